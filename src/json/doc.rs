@@ -1,0 +1,311 @@
+//! A parsed document: the pristine input, simd-json's tape over a padded
+//! copy of it kept in a bumpalo arena, and the raw byte span of every node.
+//!
+//! [`Parser`] owns everything that can be reused from one document to the
+//! next (simd-json's `Buffers`, the tape's allocation, the arena, the span
+//! table), so that in steady state parsing one more small document makes no
+//! heap allocation at all. A [`Document`] borrows the parser; dropping it hands
+//! the tape's allocation back.
+
+use std::cell::{Cell, RefCell};
+
+use bumpalo::Bump;
+use simd_json::{Buffers, INPUT_PADDING, Node, Tape};
+
+use super::error::{JsonError, JsonErrorKind};
+use super::value::Value;
+use super::{MAX_DEPTH, fallback};
+
+/// A byte range `[start, end)` of the pristine input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Span {
+    /// Offset of the first byte.
+    pub start: u32,
+    /// Offset one past the last byte.
+    pub end: u32,
+}
+
+impl Span {
+    /// The span's length in bytes.
+    pub fn len(self) -> usize {
+        self.end.saturating_sub(self.start) as usize
+    }
+
+    /// Whether the span is empty.
+    pub fn is_empty(self) -> bool {
+        self.end <= self.start
+    }
+
+    /// The span as a `usize` range.
+    pub fn range(self) -> std::ops::Range<usize> {
+        self.start as usize..self.end as usize
+    }
+}
+
+/// Which parser produced a document's tape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    /// Strict JSON, parsed by simd-json.
+    Strict,
+    /// Input simd-json refuses but Python's `json` reads: `NaN`, `Infinity`,
+    /// `-Infinity`, integers beyond 64 bits, floats that overflow to
+    /// infinity, lone surrogate escapes. Parsed by the crate's own fallback
+    /// parser; see the [module docs](super#python-quirks).
+    Python,
+}
+
+/// A reusable JSON parser: simd-json's buffers, the tape, the arena and the
+/// span table, kept from one document to the next.
+pub struct Parser {
+    buffers: Buffers,
+    tape: Tape<'static>,
+    arena: Bump,
+    spans: Vec<Span>,
+    stack: Vec<u32>,
+}
+
+impl Default for Parser {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for Parser {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Parser")
+            .field("arena_bytes", &self.arena.allocated_bytes())
+            .field("tape_capacity", &self.tape.0.capacity())
+            .finish()
+    }
+}
+
+impl Parser {
+    /// A parser with buffers sized for a typical 16 KiB document; they grow
+    /// as needed and are kept.
+    pub fn new() -> Self {
+        Self::with_capacity(16 * 1024)
+    }
+
+    /// A parser with buffers sized for documents of `len` bytes.
+    pub fn with_capacity(len: usize) -> Self {
+        let mut tape = Tape::null().reset();
+        tape.0.reserve(len / 4);
+        Parser {
+            buffers: Buffers::with_max_depth(len, MAX_DEPTH),
+            tape,
+            arena: Bump::with_capacity(len + INPUT_PADDING + 64),
+            spans: Vec::with_capacity(len / 4),
+            stack: Vec::with_capacity(64),
+        }
+    }
+
+    /// Parses `input` (the pristine bytes, which are never modified) into a
+    /// document that borrows both the input and this parser.
+    ///
+    /// Strict JSON goes through simd-json. Input it refuses is tried once
+    /// more with the fallback parser, which also accepts what Python's
+    /// `json` module accepts beyond the standard (see [`Dialect::Python`]);
+    /// what neither accepts is an error with the byte offset of the fault.
+    pub fn parse<'p>(&'p mut self, input: &'p [u8]) -> Result<Document<'p>, JsonError> {
+        if input.len() > u32::MAX as usize - 2 * INPUT_PADDING {
+            return Err(JsonError::new(JsonErrorKind::TooLarge, None, ""));
+        }
+        if input.starts_with(b"\xef\xbb\xbf") {
+            return Err(JsonError::new(JsonErrorKind::Bom, Some(0), ""));
+        }
+        if input
+            .iter()
+            .all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+        {
+            return Err(JsonError::new(JsonErrorKind::Empty, Some(0), ""));
+        }
+        let Parser {
+            buffers,
+            tape,
+            arena,
+            spans,
+            stack,
+        } = self;
+        arena.reset();
+        let arena: &'p Bump = arena;
+        let len = input.len();
+        let padded: &'p mut [u8] = arena.alloc_slice_fill_copy(len + INPUT_PADDING, 0u8);
+        padded[..len].copy_from_slice(input);
+        let mut work: Tape<'p> = std::mem::replace(tape, Tape(Vec::new())).reset();
+        spans.clear();
+        let strict = simd_json::fill_tape_padded(padded, len, buffers, &mut work);
+        let (dialect, structurals): (Dialect, &'p [u32]) = match strict {
+            Ok(()) => (Dialect::Strict, buffers.structural_indexes()),
+            Err(e) => {
+                work.0.clear();
+                let hint = e.index();
+                match fallback::parse(input, arena, &mut work.0, spans, stack) {
+                    Ok(()) => (Dialect::Python, &[]),
+                    Err(mut err) => {
+                        *tape = work.reset();
+                        if err.offset().is_none() {
+                            err = JsonError::new(err.kind(), Some(hint), err.detail());
+                        }
+                        return Err(err);
+                    }
+                }
+            }
+        };
+        let ready = dialect == Dialect::Python;
+        Ok(Document {
+            core: DocCore {
+                tape: work,
+                input,
+                structurals,
+                spans: RefCell::new(std::mem::take(spans)),
+                spans_ready: Cell::new(ready),
+                arena,
+                dialect,
+            },
+            tape_slot: tape,
+            span_slot: spans,
+            stack_slot: stack,
+        })
+    }
+}
+
+/// The parts of a document values borrow. Covariant in its lifetime, so a
+/// value's lifetime is simply the borrow of the document.
+pub(crate) struct DocCore<'p> {
+    pub(crate) tape: Tape<'p>,
+    pub(crate) input: &'p [u8],
+    structurals: &'p [u32],
+    spans: RefCell<Vec<Span>>,
+    spans_ready: Cell<bool>,
+    pub(crate) arena: &'p Bump,
+    dialect: Dialect,
+}
+
+impl<'p> DocCore<'p> {
+    #[inline]
+    pub(crate) fn nodes(&self) -> &[Node<'p>] {
+        &self.tape.0
+    }
+
+    /// The raw span of node `idx`, computing the span table on first use.
+    pub(crate) fn span(&self, idx: usize) -> Span {
+        if !self.spans_ready.get() {
+            self.compute_spans();
+        }
+        self.spans.borrow().get(idx).copied().unwrap_or_default()
+    }
+
+    /// One pass over simd-json's structural indexes gives every node its
+    /// span: dropping the `:` `,` `}` `]` entries leaves one offset per tape
+    /// node, in tape order; a container ends at its matching close, a scalar
+    /// or string just before the next structural (less white space).
+    fn compute_spans(&self) {
+        let mut spans = self.spans.borrow_mut();
+        spans.clear();
+        let n = self.tape.0.len();
+        spans.resize(n, Span::default());
+        let input = self.input;
+        let idx = self.structurals;
+        // Open containers: node indexes. Depth is bounded by MAX_DEPTH, so a
+        // small fixed stack would do; a SmallVec keeps it off the heap.
+        let mut open: smallvec::SmallVec<[u32; 64]> = smallvec::SmallVec::new();
+        let mut node = 0usize;
+        for (k, &off) in idx.iter().enumerate() {
+            let off = off as usize;
+            let Some(&b) = input.get(off) else { break };
+            match b {
+                b':' | b',' => {}
+                b'}' | b']' => {
+                    if let Some(o) = open.pop()
+                        && let Some(s) = spans.get_mut(o as usize)
+                    {
+                        s.end = (off + 1) as u32;
+                    }
+                }
+                b'{' | b'[' => {
+                    if let Some(s) = spans.get_mut(node) {
+                        s.start = off as u32;
+                    }
+                    open.push(node as u32);
+                    node += 1;
+                }
+                _ => {
+                    let next = idx.get(k + 1).map_or(input.len(), |&x| x as usize);
+                    let mut end = next.min(input.len());
+                    while end > off && matches!(input[end - 1], b' ' | b'\t' | b'\n' | b'\r') {
+                        end -= 1;
+                    }
+                    if let Some(s) = spans.get_mut(node) {
+                        *s = Span {
+                            start: off as u32,
+                            end: end as u32,
+                        };
+                    }
+                    node += 1;
+                }
+            }
+        }
+        self.spans_ready.set(true);
+    }
+}
+
+/// A parsed JSON document: the pristine input, the tape and the spans.
+///
+/// Values borrow the document ([`Document::root`]); strings without escapes
+/// borrow the padded copy in the parser's arena, so nothing is copied per
+/// value. Dropping the document hands its buffers back to the parser.
+pub struct Document<'p> {
+    core: DocCore<'p>,
+    tape_slot: &'p mut Tape<'static>,
+    span_slot: &'p mut Vec<Span>,
+    #[allow(dead_code)]
+    stack_slot: &'p mut Vec<u32>,
+}
+
+impl Drop for Document<'_> {
+    fn drop(&mut self) {
+        let tape = std::mem::replace(&mut self.core.tape, Tape(Vec::new()));
+        *self.tape_slot = tape.reset();
+        *self.span_slot = std::mem::take(self.core.spans.get_mut());
+    }
+}
+
+impl std::fmt::Debug for Document<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Document")
+            .field("len", &self.core.input.len())
+            .field("nodes", &self.core.tape.0.len())
+            .field("dialect", &self.core.dialect)
+            .finish()
+    }
+}
+
+impl<'p> Document<'p> {
+    /// The root value.
+    #[inline]
+    pub fn root(&self) -> Value<'_> {
+        Value::new(&self.core, 0)
+    }
+
+    /// The pristine input bytes.
+    #[inline]
+    pub fn input(&self) -> &'p [u8] {
+        self.core.input
+    }
+
+    /// Which parser read the document.
+    pub fn dialect(&self) -> Dialect {
+        self.core.dialect
+    }
+
+    /// How many tape nodes the document has (every value, key and element).
+    pub fn node_count(&self) -> usize {
+        self.core.tape.0.len()
+    }
+
+    /// The arena the document's padded copy lives in, for callers that
+    /// build borrowed structures alongside it (freed with the next parse).
+    pub fn arena(&self) -> &'p Bump {
+        self.core.arena
+    }
+}

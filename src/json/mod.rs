@@ -1,0 +1,66 @@
+//! The format-agnostic zero-copy JSON layer every reader is built on.
+//!
+//! - [`Parser`] parses pristine bytes with simd-json's tape over a padded
+//!   copy kept in a bumpalo arena (`simd_json::fill_tape_padded`), reusing
+//!   simd-json's `Buffers`, the tape, the arena and the span table from one
+//!   document to the next: in steady state one more small document costs no
+//!   heap allocation (the `alloc_free` test proves it with a counting
+//!   allocator).
+//! - [`Document`] / [`Value`] / [`Object`] / [`Array`]: lazy handles on the
+//!   tape. Member lookup walks the tape without building a map; getters
+//!   never panic and answer `None` for a value of another type.
+//! - Spans: every value gives its raw bytes in the pristine input
+//!   ([`Value::raw`]), from one pass over simd-json's structural indexes
+//!   made the first time a span is asked for.
+//! - [`json_object!`](crate::json_object) and [`Members`]: lossless
+//!   decoding of objects with declared members (see [`members`]).
+//! - [`OwnedValue`]: an owned value with Python-compatible writing.
+//!
+//! # Duplicate member names
+//!
+//! Python's `json.loads` builds a dict, so the last occurrence of a name
+//! wins; pydantic's JSON parser (`model_validate_json`, which the OpenHands
+//! SDK uses to read events and state) does the same. Lookup here therefore
+//! answers the **last** occurrence ([`Object::get`]), and decoded objects
+//! keep every earlier occurrence as a raw member, written back in place.
+//!
+//! # Python quirks
+//!
+//! The files these readers meet are written by Python. What Python's `json`
+//! accepts beyond RFC 8259, and what we do with it:
+//!
+//! | input | Python reads | here |
+//! |---|---|---|
+//! | `NaN`, `Infinity`, `-Infinity` | the floats | read as the `f64` values ([`Dialect::Python`]) |
+//! | integers beyond 64 bits | an exact `int` | read as the nearest `f64`; the raw span keeps every digit, so write-back is exact |
+//! | `1e400` | `inf` | `f64::INFINITY`, raw span kept |
+//! | lone surrogate escape `"\ud800"` | a `str` holding the surrogate | U+FFFD in the decoded text (no Rust `str` holds a lone surrogate); the raw span keeps the escape and write-back is exact |
+//! | a UTF-8 byte-order mark | refused (`Unexpected UTF-8 BOM`) | refused: [`JsonErrorKind::Bom`]; OC Chat strips it before parsing, as its Python code does |
+//! | invalid UTF-8 | refused | refused: [`JsonErrorKind::InvalidUtf8`] |
+//!
+//! simd-json reads strict JSON; only a document it refuses goes to the
+//! fallback parser, so the quirks cost nothing on ordinary input.
+//!
+//! # Depth
+//!
+//! Nesting deeper than [`MAX_DEPTH`] is [`JsonErrorKind::TooDeep`], from
+//! both parsers (simd-json's own limit, and the fallback's explicit stack),
+//! never a stack overflow; nothing in this crate recurses over input.
+
+mod doc;
+mod error;
+mod fallback;
+pub mod members;
+mod owned;
+mod value;
+pub mod write;
+
+pub use doc::{Dialect, Document, Parser, Span};
+pub use error::{JsonError, JsonErrorKind};
+pub use members::{ElementError, FieldValue, Item, Items, List, Members, Slot, Str, UNDECLARED};
+pub use owned::{Map, Number, OwnedValue, Style};
+pub use value::{Array, Elements, Int, JsonType, Member, Members as MemberIter, Object, Value};
+
+/// The deepest nesting of arrays and objects a document may have (simd-json's
+/// own default limit, applied by the fallback parser too).
+pub const MAX_DEPTH: usize = 1024;

@@ -1,0 +1,152 @@
+//! Writing JSON: string escaping and number formatting as Python writes
+//! them, so that what this crate writes is what the Python programs that own
+//! these formats would have written.
+
+/// Appends `s` as a JSON string literal, quotes included.
+///
+/// With `ensure_ascii` false (pydantic's `model_dump_json`, and
+/// `json.dump(..., ensure_ascii=False)`) only `"`, `\` and control
+/// characters are escaped; with it true (Python's `json.dumps` default)
+/// every non-ASCII character is written as `\uXXXX` (surrogate pairs beyond
+/// the BMP), as Python does.
+pub fn write_str(out: &mut Vec<u8>, s: &str, ensure_ascii: bool) {
+    out.push(b'"');
+    let bytes = s.as_bytes();
+    let mut run = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let esc: Option<&[u8]> = match b {
+            b'"' => Some(b"\\\""),
+            b'\\' => Some(b"\\\\"),
+            b'\n' => Some(b"\\n"),
+            b'\r' => Some(b"\\r"),
+            b'\t' => Some(b"\\t"),
+            0x08 => Some(b"\\b"),
+            0x0c => Some(b"\\f"),
+            _ => None,
+        };
+        if let Some(e) = esc {
+            out.extend_from_slice(&bytes[run..i]);
+            out.extend_from_slice(e);
+            run = i + 1;
+        } else if b < 0x20 {
+            out.extend_from_slice(&bytes[run..i]);
+            push_u_escape(out, b as u16);
+            run = i + 1;
+        } else if ensure_ascii && b >= 0x80 {
+            // Handled per char below.
+            out.extend_from_slice(&bytes[run..i]);
+            // Only act at char starts.
+            if b & 0xC0 != 0x80 {
+                let ch = s
+                    .get(i..)
+                    .and_then(|t| t.chars().next())
+                    .unwrap_or('\u{FFFD}');
+                let mut units = [0u16; 2];
+                for u in ch.encode_utf16(&mut units) {
+                    push_u_escape(out, *u);
+                }
+            }
+            run = i + 1;
+        }
+    }
+    out.extend_from_slice(&bytes[run..]);
+    out.push(b'"');
+}
+
+fn push_u_escape(out: &mut Vec<u8>, u: u16) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.extend_from_slice(b"\\u");
+    for shift in [12, 8, 4, 0] {
+        out.push(HEX[((u >> shift) & 0xF) as usize]);
+    }
+}
+
+/// Appends `v` as Python's `repr(float)` writes it, which is what `json.dumps`
+/// writes: the shortest digits that read back to the same value, in
+/// positional notation for exponents from -4 to 15 (always with a fraction,
+/// `1.0`), scientific otherwise (`1e+16`, `1.5e-07`); `NaN`, `Infinity` and
+/// `-Infinity` for the non-finite values, as Python's `json` does.
+pub fn write_f64(out: &mut Vec<u8>, v: f64) {
+    out.extend_from_slice(python_float_repr(v).as_bytes());
+}
+
+/// Python's `repr` of a float (see [`write_f64`]).
+pub fn python_float_repr(v: f64) -> String {
+    if v.is_nan() {
+        return "NaN".into();
+    }
+    if v.is_infinite() {
+        return if v > 0.0 { "Infinity" } else { "-Infinity" }.into();
+    }
+    // Rust's `{:e}` gives the shortest round-trip digits: d.ddddde<exp>.
+    let sci = format!("{v:e}");
+    let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let neg = mant.starts_with('-');
+    let digits: String = mant.chars().filter(|c| c.is_ascii_digit()).collect();
+    let sign = if neg { "-" } else { "" };
+    if (-4..16).contains(&exp) {
+        // Positional.
+        let n = digits.len() as i32;
+        let s = if exp >= 0 {
+            let int_len = exp + 1;
+            if n <= int_len {
+                format!("{}{}.0", digits, "0".repeat((int_len - n) as usize))
+            } else {
+                format!(
+                    "{}.{}",
+                    &digits[..int_len as usize],
+                    &digits[int_len as usize..]
+                )
+            }
+        } else {
+            format!("0.{}{}", "0".repeat((-exp - 1) as usize), digits)
+        };
+        format!("{sign}{s}")
+    } else {
+        let (first, rest) = digits.split_at(1.min(digits.len()));
+        let mant = if rest.is_empty() {
+            first.to_string()
+        } else {
+            format!("{first}.{rest}")
+        };
+        let esign = if exp < 0 { '-' } else { '+' };
+        format!("{sign}{mant}e{esign}{:02}", exp.abs())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn float_repr_matches_python() {
+        for (v, s) in [
+            (1.0, "1.0"),
+            (0.1, "0.1"),
+            (1e16, "1e+16"),
+            (1.5e-7, "1.5e-07"),
+            (123456789.125, "123456789.125"),
+            (0.0001, "0.0001"),
+            (0.00001, "1e-05"),
+            (-2.5, "-2.5"),
+            (1e15, "1000000000000000.0"),
+            (3e-6, "3e-06"),
+            (0.0, "0.0"),
+            (-0.0, "-0.0"),
+            (1.7976931348623157e308, "1.7976931348623157e+308"),
+        ] {
+            assert_eq!(python_float_repr(v), s, "{v}");
+        }
+    }
+
+    #[test]
+    fn escapes_like_python() {
+        let mut out = Vec::new();
+        write_str(&mut out, "a\"b\\c\n\u{1}é😀", false);
+        assert_eq!(out, "\"a\\\"b\\\\c\\n\\u0001é😀\"".as_bytes());
+        out.clear();
+        write_str(&mut out, "é😀", true);
+        assert_eq!(out, b"\"\\u00e9\\ud83d\\ude00\"");
+    }
+}

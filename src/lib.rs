@@ -1,0 +1,8 @@
+#![doc = include_str!("../README.md")]
+#![deny(missing_docs)]
+#![forbid(unsafe_op_in_unsafe_fn)]
+
+pub mod json;
+pub mod source;
+
+pub use source::MAX_SIZE;

@@ -1,0 +1,210 @@
+//! Getting bytes: reading files into reused buffers, memory-mapping large
+//! ones, and the size limit.
+//!
+//! # Read or map
+//!
+//! Most event files are 1 to 20 KB. For those, `open` + `fstat` + `read`
+//! into a buffer the caller reuses is measurably cheaper than
+//! `mmap` + page faults + `munmap`, so small files are read. Files of
+//! [`MMAP_THRESHOLD`] bytes and more are memory-mapped when the caller says
+//! the file is written once and never rewritten in place ([`Mode::MapLarge`]):
+//! a file truncated by another process under a live map raises `SIGBUS`, so
+//! `base_state.json`, `meta.json` and OC Chat files, which their writers
+//! rewrite, are always read ([`Mode::Read`]).
+//!
+//! The threshold is measured on this project's 2-core machine by the
+//! `source` criterion bench (warm page cache; time per file, read into a
+//! reused buffer vs map + touch every page + unmap); the figures are in
+//! `benches/README.md`.
+//!
+//! A file over [`MAX_SIZE`] is refused from its `fstat` size before any of it
+//! is read; a file that grows past the limit while being read is refused as
+//! well. An empty file is [`SourceError::Empty`].
+
+use std::fs::File;
+use std::io::Read;
+use std::ops::Deref;
+use std::path::{Path, PathBuf};
+
+use memmap2::Mmap;
+
+/// The largest file any reader here reads: 1 GiB. A larger file is refused
+/// rather than read into memory.
+pub const MAX_SIZE: u64 = 1 << 30;
+
+/// Files of at least this many bytes are memory-mapped under
+/// [`Mode::MapLarge`] (measured: see the module docs).
+pub const MMAP_THRESHOLD: u64 = 1 << 20;
+
+/// Why a file's bytes could not be had.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SourceError {
+    /// The file could not be opened, examined or read.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is larger than [`MAX_SIZE`].
+    #[error("{}: file of {size} bytes is over the {MAX_SIZE}-byte limit", path.display())]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// Its size in bytes (at least; it may have been growing).
+        size: u64,
+    },
+    /// The file is empty.
+    #[error("{}: empty file", path.display())]
+    Empty {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The path is not a regular file (a directory, a socket...).
+    #[error("{}: not a regular file", path.display())]
+    NotAFile {
+        /// The path.
+        path: PathBuf,
+    },
+}
+
+impl SourceError {
+    /// The path the error is about.
+    pub fn path(&self) -> &Path {
+        match self {
+            SourceError::Io { path, .. }
+            | SourceError::TooLarge { path, .. }
+            | SourceError::Empty { path }
+            | SourceError::NotAFile { path } => path,
+        }
+    }
+
+    fn io(path: &Path, source: std::io::Error) -> Self {
+        SourceError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
+/// How a file may be brought into memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// Always read into memory (files that may be rewritten in place).
+    #[default]
+    Read,
+    /// Map files of [`MMAP_THRESHOLD`] bytes and more (files written once).
+    MapLarge,
+}
+
+/// A file's bytes: read into memory or mapped.
+#[derive(Debug)]
+pub enum Bytes {
+    /// Read into an owned buffer.
+    Owned(Vec<u8>),
+    /// Memory-mapped (read-only).
+    Mapped(Mmap),
+}
+
+impl Deref for Bytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Bytes::Owned(v) => v,
+            Bytes::Mapped(m) => m,
+        }
+    }
+}
+
+impl AsRef<[u8]> for Bytes {
+    fn as_ref(&self) -> &[u8] {
+        self
+    }
+}
+
+fn open_checked(path: &Path) -> Result<(File, u64), SourceError> {
+    let file = File::open(path).map_err(|e| SourceError::io(path, e))?;
+    let meta = file.metadata().map_err(|e| SourceError::io(path, e))?;
+    if !meta.is_file() {
+        return Err(SourceError::NotAFile {
+            path: path.to_path_buf(),
+        });
+    }
+    let size = meta.len();
+    if size > MAX_SIZE {
+        return Err(SourceError::TooLarge {
+            path: path.to_path_buf(),
+            size,
+        });
+    }
+    Ok((file, size))
+}
+
+/// Reads the whole file, appending it to `buf`; returns how many bytes were
+/// appended. `buf` keeps its allocation from call to call, so reading many
+/// small files costs no allocation once it has grown. On error `buf` is
+/// left as it was.
+pub fn read_into(path: &Path, buf: &mut Vec<u8>) -> Result<usize, SourceError> {
+    let (file, size) = open_checked(path)?;
+    read_open_into(path, file, size, buf)
+}
+
+/// Like [`read_into`] for a file already open, whose `fstat` size the
+/// caller has checked against [`MAX_SIZE`].
+pub(crate) fn read_open_into(
+    path: &Path,
+    file: File,
+    size: u64,
+    buf: &mut Vec<u8>,
+) -> Result<usize, SourceError> {
+    let start = buf.len();
+    buf.reserve(size as usize + 1);
+    // Read up to one byte past the limit, to notice a file growing past it.
+    let mut limited = file.take(MAX_SIZE + 1);
+    match limited.read_to_end(buf) {
+        Ok(n) => {
+            if n as u64 > MAX_SIZE {
+                buf.truncate(start);
+                return Err(SourceError::TooLarge {
+                    path: path.to_path_buf(),
+                    size: n as u64,
+                });
+            }
+            if n == 0 {
+                buf.truncate(start);
+                return Err(SourceError::Empty {
+                    path: path.to_path_buf(),
+                });
+            }
+            Ok(n)
+        }
+        Err(e) => {
+            buf.truncate(start);
+            Err(SourceError::io(path, e))
+        }
+    }
+}
+
+/// Brings a whole file into memory: mapped when `mode` allows it and the
+/// file is at least [`MMAP_THRESHOLD`] bytes, read otherwise.
+pub fn load(path: &Path, mode: Mode) -> Result<Bytes, SourceError> {
+    let (file, size) = open_checked(path)?;
+    if mode == Mode::MapLarge && size >= MMAP_THRESHOLD {
+        // SAFETY: the caller promises (by `Mode::MapLarge`) that the file is
+        // written once and never truncated or rewritten in place, which is
+        // what keeps the map's pages valid for its life.
+        let map = unsafe { Mmap::map(&file) }.map_err(|e| SourceError::io(path, e))?;
+        if map.is_empty() {
+            return Err(SourceError::Empty {
+                path: path.to_path_buf(),
+            });
+        }
+        return Ok(Bytes::Mapped(map));
+    }
+    let mut buf = Vec::new();
+    read_open_into(path, file, size, &mut buf)?;
+    Ok(Bytes::Owned(buf))
+}
