@@ -61,7 +61,7 @@ pub struct Parser {
     tape: Tape<'static>,
     arena: Bump,
     spans: Vec<Span>,
-    stack: Vec<u32>,
+    stack: Vec<fallback::Open>,
 }
 
 impl Default for Parser {
@@ -259,7 +259,7 @@ pub struct Document<'p> {
     tape_slot: &'p mut Tape<'static>,
     span_slot: &'p mut Vec<Span>,
     #[allow(dead_code)]
-    stack_slot: &'p mut Vec<u32>,
+    stack_slot: &'p mut Vec<fallback::Open>,
 }
 
 impl Drop for Document<'_> {
