@@ -87,8 +87,15 @@ fn events_match_the_oracle() {
                 assert_eq!(ev.source(), opt_str(&w[3]), "{what}");
                 assert_eq!(ev.parent_id(), opt_str(&w[4]), "{what}");
                 assert_eq!(ev.has_parent(), !w[4].is_null(), "{what}");
-                assert!(ev.timestamp().is_some_and(|t| openhands::parse_time(t, openhands::UtcOffset::UTC)
-                    .is_some_and(|p| p.naive)), "{what}: {:?}", ev.timestamp());
+                assert!(
+                    ev.timestamp().is_some_and(|t| openhands::parse_time(
+                        t,
+                        openhands::UtcOffset::UTC
+                    )
+                    .is_some_and(|p| p.naive)),
+                    "{what}: {:?}",
+                    ev.timestamp()
+                );
                 let raw_name = format!("event-{:05}-{}.json", ev.index(), ev.file_id());
                 assert_eq!(ev.file_name(), raw_name);
                 let on_disk = std::fs::read(dir.join("events").join(ev.file_name())).unwrap();
@@ -127,14 +134,24 @@ fn events_match_the_oracle() {
             let doc = conv.open_state(&mut parser).unwrap().unwrap();
             let st = doc.state();
             assert_eq!(st.id.as_deref(), bs["id"].as_str(), "{what}");
-            assert_eq!(hex_id(st.id.as_deref().unwrap()), bs["id_hex"].as_str().unwrap());
+            assert_eq!(
+                hex_id(st.id.as_deref().unwrap()),
+                bs["id_hex"].as_str().unwrap()
+            );
             assert_eq!(conv.name(), bs["id_hex"].as_str().unwrap());
             let ai = st.agent_info();
             assert_eq!(ai.kind, bs["agent_kind"].as_str(), "{what}");
             assert_eq!(ai.model, bs["llm_model"].as_str(), "{what}");
             assert_eq!(ai.usage_id, bs["llm_usage_id"].as_str(), "{what}");
-            assert_eq!(st.execution_status.as_deref(), bs["execution_status"].as_str());
-            assert_eq!(st.leaf_event_id.as_deref(), bs["leaf_event_id"].as_str(), "{what}");
+            assert_eq!(
+                st.execution_status.as_deref(),
+                bs["execution_status"].as_str()
+            );
+            assert_eq!(
+                st.leaf_event_id.as_deref(),
+                bs["leaf_event_id"].as_str(),
+                "{what}"
+            );
             assert!(st.working_dir().is_some());
             let stats = st.stats.as_ref().unwrap();
             let map = stats.usage_to_metrics.as_ref().unwrap();
@@ -155,7 +172,10 @@ fn events_match_the_oracle() {
                 };
                 assert_eq!(float(m.accumulated_cost), w["accumulated_cost"].as_f64());
                 let acc = m.accumulated_token_usage.as_ref().unwrap();
-                assert_eq!(count(acc.prompt_tokens), w["prompt_tokens"].as_u64().unwrap());
+                assert_eq!(
+                    count(acc.prompt_tokens),
+                    w["prompt_tokens"].as_u64().unwrap()
+                );
                 assert_eq!(
                     count(acc.completion_tokens),
                     w["completion_tokens"].as_u64().unwrap()
@@ -167,7 +187,10 @@ fn events_match_the_oracle() {
             }
         }
     }
-    assert!(n_conv >= 50 && n_events >= 3000, "{n_conv} conversations, {n_events} events");
+    assert!(
+        n_conv >= 50 && n_events >= 3000,
+        "{n_conv} conversations, {n_events} events"
+    );
 }
 
 /// The conversations the oracles list, found by `find_sessions` and the
@@ -186,7 +209,11 @@ fn sessions_and_subagents() {
         for dir in &top {
             let mut stack = vec![dir.clone()];
             while let Some(d) = stack.pop() {
-                let rel = d.strip_prefix(&scenario).unwrap().to_string_lossy().into_owned();
+                let rel = d
+                    .strip_prefix(&scenario)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
                 got.insert(rel);
                 let conv = read_conversation(&d).unwrap();
                 for s in conv.subagent_dirs() {
@@ -238,7 +265,13 @@ fn round_trip() {
                     out.clear();
                     x.write_to(&mut out);
                     let got = OwnedValue::parse(&out).unwrap();
-                    assert!(got == want, "{}: {} {}", dir.display(), ev.file_name(), $what);
+                    assert!(
+                        got == want,
+                        "{}: {} {}",
+                        dir.display(),
+                        ev.file_name(),
+                        $what
+                    );
                     if compact {
                         assert_eq!(
                             String::from_utf8_lossy(&out),
@@ -267,7 +300,14 @@ fn round_trip() {
                 "MessageEvent" => {
                     let msg = m.llm_message.as_ref().unwrap();
                     assert!(msg.role.is_some());
-                    assert!(msg.content.as_ref().unwrap().items().iter().all(|i| matches!(i, Item::Ok(_))));
+                    assert!(
+                        msg.content
+                            .as_ref()
+                            .unwrap()
+                            .items()
+                            .iter()
+                            .all(|i| matches!(i, Item::Ok(_)))
+                    );
                     assert!(m.members.undeclared().all(|s| s.key != "llm_message"));
                 }
                 "ActionEvent" => {
@@ -277,7 +317,10 @@ fn round_trip() {
                         assert!(act.kind.is_some());
                         out.clear();
                         act.write_to(&mut out);
-                        assert!(OwnedValue::parse(&out).unwrap() == OwnedValue::parse(a.action.unwrap().raw()).unwrap());
+                        assert!(
+                            OwnedValue::parse(&out).unwrap()
+                                == OwnedValue::parse(a.action.unwrap().raw()).unwrap()
+                        );
                     }
                 }
                 "ObservationEvent" => {
@@ -302,17 +345,18 @@ fn round_trip() {
                 _ => {}
             }
         }
-        for (file, open) in [
-            ("state", conv.open_state(&mut parser)),
-        ] {
-            let doc = open.unwrap().unwrap();
+        {
+            let doc = conv.open_state(&mut parser).unwrap().unwrap();
             let want = OwnedValue::parse(conv.state_raw().unwrap()).unwrap();
             let st = doc.state();
             out.clear();
             st.write_to(&mut out);
-            assert!(OwnedValue::parse(&out).unwrap() == want, "{file}");
+            assert!(OwnedValue::parse(&out).unwrap() == want, "state");
             if compact {
                 assert_eq!(out, conv.state_raw().unwrap());
+            }
+            for s in st.members.undeclared() {
+                assert!(contains(&out, s.raw_key) && contains(&out, s.raw));
             }
             checked += 1;
         }
@@ -321,7 +365,10 @@ fn round_trip() {
             let meta = doc.meta();
             out.clear();
             meta.write_to(&mut out);
-            assert!(OwnedValue::parse(&out).unwrap() == OwnedValue::parse(conv.meta_raw().unwrap()).unwrap());
+            assert!(
+                OwnedValue::parse(&out).unwrap()
+                    == OwnedValue::parse(conv.meta_raw().unwrap()).unwrap()
+            );
         }
     }
     assert!(checked > 20_000, "{checked}");
@@ -355,7 +402,11 @@ fn files_of(dir: &Path) -> BTreeMap<String, Vec<u8>> {
             if p.is_dir() {
                 stack.push(p);
             } else {
-                let rel = p.strip_prefix(dir).unwrap().to_string_lossy().replace('\\', "/");
+                let rel = p
+                    .strip_prefix(dir)
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace('\\', "/");
                 out.insert(rel, std::fs::read(&p).unwrap());
             }
         }
@@ -369,7 +420,11 @@ pub fn assert_same(a: &Conversation, b: &Conversation, what: &str) {
     assert_eq!(a.name(), b.name(), "{what}");
     assert_eq!(a.has_state(), b.has_state(), "{what}");
     assert_eq!(a.state_raw(), b.state_raw(), "{what}");
-    assert_eq!(a.state_error().is_some(), b.state_error().is_some(), "{what}");
+    assert_eq!(
+        a.state_error().is_some(),
+        b.state_error().is_some(),
+        "{what}"
+    );
     assert_eq!(a.has_meta(), b.has_meta(), "{what}");
     assert_eq!(a.meta_raw(), b.meta_raw(), "{what}");
     assert_eq!(a.meta_error().is_some(), b.meta_error().is_some(), "{what}");
@@ -390,11 +445,25 @@ pub fn assert_same(a: &Conversation, b: &Conversation, what: &str) {
     }
     let fa: Vec<_> = a
         .files()
-        .map(|f| (f.name().to_owned(), f.index(), f.id().map(str::to_owned), f.status()))
+        .map(|f| {
+            (
+                f.name().to_owned(),
+                f.index(),
+                f.id().map(str::to_owned),
+                f.status(),
+            )
+        })
         .collect();
     let fb: Vec<_> = b
         .files()
-        .map(|f| (f.name().to_owned(), f.index(), f.id().map(str::to_owned), f.status()))
+        .map(|f| {
+            (
+                f.name().to_owned(),
+                f.index(),
+                f.id().map(str::to_owned),
+                f.status(),
+            )
+        })
         .collect();
     assert_eq!(fa, fb, "{what}");
     assert_eq!(a.others(), b.others(), "{what}");
@@ -444,7 +513,9 @@ fn names_only() {
         let want: std::collections::HashSet<String> =
             conv.events().map(|e| e.file_id().to_owned()).collect();
         assert_eq!(ids, want);
-        let scan = openhands::EventFiles::scan(&dir.join("events"), openhands::NamePattern::FiveDigits).unwrap();
+        let scan =
+            openhands::EventFiles::scan(&dir.join("events"), openhands::NamePattern::FiveDigits)
+                .unwrap();
         assert_eq!(scan.len(), conv.len());
         assert!(scan.ids().eq(conv.events().map(|e| e.file_id())));
     }

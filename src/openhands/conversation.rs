@@ -32,8 +32,8 @@ use super::discover::{conversation_dir, entry_is_dir, is_conversation_dir_with, 
 use super::event::{EventRec, Events, Txt};
 use super::events::{EventFiles, File, NamePattern};
 use super::kinds::{
-    ActionEvent, AgentErrorEvent, Condensation, MessageEvent, ObservationEvent,
-    SystemPromptEvent, UserRejectObservation,
+    ActionEvent, AgentErrorEvent, Condensation, MessageEvent, ObservationEvent, SystemPromptEvent,
+    UserRejectObservation,
 };
 use super::state::{Meta, State};
 use super::{DIR_EVENTS, DIR_SUBAGENTS, Event, FILE_BASE_STATE, FILE_META, MAX_SIZE};
@@ -474,7 +474,10 @@ impl Conversation {
 
     /// Parses `base_state.json` for decoding ([`Doc::state`]); `None` when
     /// the directory has none.
-    pub fn open_state<'p>(&'p self, parser: &'p mut Parser) -> Option<Result<Doc<'p>, DecodeError>> {
+    pub fn open_state<'p>(
+        &'p self,
+        parser: &'p mut Parser,
+    ) -> Option<Result<Doc<'p>, DecodeError>> {
         self.state_file().map(|f| f.open(parser))
     }
 
@@ -847,7 +850,8 @@ impl Reader {
         sub_names.dedup();
         let base = PathBuf::from(name);
         if let Some(b) = lookup(FILE_BASE_STATE) {
-            conv.state.set(&base.join(FILE_BASE_STATE), b, &mut self.parser);
+            conv.state
+                .set(&base.join(FILE_BASE_STATE), b, &mut self.parser);
         }
         if let Some(b) = lookup(FILE_META) {
             conv.meta.set(&base.join(FILE_META), b, &mut self.parser);

@@ -71,7 +71,8 @@ pub(crate) fn is_conversation_dir_with(dir: &Path, parser: &mut Parser, buf: &mu
         return true;
     }
     buf.clear();
-    let ok = source::read_into(&dir.join(FILE_BASE_STATE), buf).is_ok() && is_state_bytes(parser, buf);
+    let ok =
+        source::read_into(&dir.join(FILE_BASE_STATE), buf).is_ok() && is_state_bytes(parser, buf);
     buf.clear();
     ok
 }

@@ -144,11 +144,11 @@ pub fn parse_event_name(name: &str, pattern: NamePattern) -> Result<EventName<'_
 const DIGIT_ZEROS: [u32; 68] = [
     0x30, 0x660, 0x6F0, 0x7C0, 0x966, 0x9E6, 0xA66, 0xAE6, 0xB66, 0xBE6, 0xC66, 0xCE6, 0xD66,
     0xDE6, 0xE50, 0xED0, 0xF20, 0x1040, 0x1090, 0x17E0, 0x1810, 0x1946, 0x19D0, 0x1A80, 0x1A90,
-    0x1B50, 0x1BB0, 0x1C40, 0x1C50, 0xA620, 0xA8D0, 0xA900, 0xA9D0, 0xA9F0, 0xAA50, 0xABF0,
-    0xFF10, 0x104A0, 0x10D30, 0x11066, 0x110F0, 0x11136, 0x111D0, 0x112F0, 0x11450, 0x114D0,
-    0x11650, 0x116C0, 0x11730, 0x118E0, 0x11950, 0x11C50, 0x11D50, 0x11DA0, 0x11F50, 0x16A60,
-    0x16AC0, 0x16B50, 0x1D7CE, 0x1D7D8, 0x1D7E2, 0x1D7EC, 0x1D7F6, 0x1E140, 0x1E2F0, 0x1E4F0,
-    0x1E950, 0x1FBF0,
+    0x1B50, 0x1BB0, 0x1C40, 0x1C50, 0xA620, 0xA8D0, 0xA900, 0xA9D0, 0xA9F0, 0xAA50, 0xABF0, 0xFF10,
+    0x104A0, 0x10D30, 0x11066, 0x110F0, 0x11136, 0x111D0, 0x112F0, 0x11450, 0x114D0, 0x11650,
+    0x116C0, 0x11730, 0x118E0, 0x11950, 0x11C50, 0x11D50, 0x11DA0, 0x11F50, 0x16A60, 0x16AC0,
+    0x16B50, 0x1D7CE, 0x1D7D8, 0x1D7E2, 0x1D7EC, 0x1D7F6, 0x1E140, 0x1E2F0, 0x1E4F0, 0x1E950,
+    0x1FBF0,
 ];
 
 /// The value of a Unicode decimal digit, as Python's `\d` and `int()` read it.
@@ -229,7 +229,10 @@ impl fmt::Display for Reason<'_> {
                 "comes after index {missing}, which no file has: the SDK does not read it"
             ),
             Reason::Duplicate { taken_by } => {
-                write!(f, "its index is taken by {taken_by}, whose name sorts first")
+                write!(
+                    f,
+                    "its index is taken by {taken_by}, whose name sorts first"
+                )
             }
             Reason::BadName(e) => write!(f, "not an event file's name: {e}"),
         }
@@ -459,9 +462,11 @@ impl EventFiles {
     /// The file IDs of the sequence, in index order (the same ID may occur
     /// at two indexes; the SDK looks an ID up at its first).
     pub fn ids(&self) -> impl ExactSizeIterator<Item = &str> + DoubleEndedIterator {
-        self.sequence
-            .iter()
-            .map(|&p| self.files.get(p as usize).map_or("", |f| slice(&self.names, f.id)))
+        self.sequence.iter().map(|&p| {
+            self.files
+                .get(p as usize)
+                .map_or("", |f| slice(&self.names, f.id))
+        })
     }
 
     /// The first missing index when files of larger indexes exist (a gap);
@@ -542,7 +547,9 @@ impl<'a> File<'a> {
 
     /// The event ID the name holds; `None` for a bad name.
     pub fn id(&self) -> Option<&'a str> {
-        self.rec.matched.then(|| slice(&self.set.names, self.rec.id))
+        self.rec
+            .matched
+            .then(|| slice(&self.set.names, self.rec.id))
     }
 
     /// What the file is to the reader.
@@ -582,9 +589,14 @@ mod tests {
     fn names() {
         let p = NamePattern::FiveOrMoreDigits;
         let n = parse_event_name("event-00042-0b9f1c3e-5d2a.json", p).unwrap();
-        assert_eq!((n.index, n.id, n.digits), (Some(42), "0b9f1c3e-5d2a", "00042"));
         assert_eq!(
-            parse_event_name("event-123456-abcdef12.json", p).unwrap().index,
+            (n.index, n.id, n.digits),
+            (Some(42), "0b9f1c3e-5d2a", "00042")
+        );
+        assert_eq!(
+            parse_event_name("event-123456-abcdef12.json", p)
+                .unwrap()
+                .index,
             Some(123_456)
         );
         assert_eq!(
@@ -598,12 +610,30 @@ mod tests {
         // Arabic-Indic digits are `\d` to Python.
         let n = parse_event_name("event-٠٠٠٠٣-abcdef12.json", p).unwrap();
         assert_eq!(n.index, Some(3));
-        assert_eq!(parse_event_name("event-0000-abcdef12.json", p), Err(NameError::Index { five_or_more: true }));
-        assert_eq!(parse_event_name("event-00000-abcdefgh.json", p), Err(NameError::Id));
-        assert_eq!(parse_event_name("event-00000-abcdef1.json", p), Err(NameError::Id));
-        assert_eq!(parse_event_name("event-00000-abcdef12.JSON", p), Err(NameError::Suffix));
-        assert_eq!(parse_event_name("Event-00000-abcdef12.json", p), Err(NameError::Prefix));
-        assert_eq!(parse_event_name("event-00000_abcdef12.json", p), Err(NameError::Index { five_or_more: true }));
+        assert_eq!(
+            parse_event_name("event-0000-abcdef12.json", p),
+            Err(NameError::Index { five_or_more: true })
+        );
+        assert_eq!(
+            parse_event_name("event-00000-abcdefgh.json", p),
+            Err(NameError::Id)
+        );
+        assert_eq!(
+            parse_event_name("event-00000-abcdef1.json", p),
+            Err(NameError::Id)
+        );
+        assert_eq!(
+            parse_event_name("event-00000-abcdef12.JSON", p),
+            Err(NameError::Suffix)
+        );
+        assert_eq!(
+            parse_event_name("Event-00000-abcdef12.json", p),
+            Err(NameError::Prefix)
+        );
+        assert_eq!(
+            parse_event_name("event-00000_abcdef12.json", p),
+            Err(NameError::Index { five_or_more: true })
+        );
         let big = "event-99999999999999999999999-abcdef12.json";
         assert_eq!(parse_event_name(big, p).unwrap().index, None);
         assert_eq!(decimal_value('\u{1E4F9}'), Some(9));

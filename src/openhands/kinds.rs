@@ -65,14 +65,13 @@ impl<'a> Contents<'a> {
             Contents::Text(s) => Some(s.as_str()),
             Contents::List(_) => None,
         };
-        bare.into_iter().chain(self.items().iter().filter_map(|i| match i {
-            Item::Ok(c)
-                if c.type_.as_ref().is_none_or(|t| *t == super::CONTENT_TEXT) =>
-            {
-                c.text.as_ref().map(Str::as_str)
-            }
-            _ => None,
-        }))
+        bare.into_iter()
+            .chain(self.items().iter().filter_map(|i| match i {
+                Item::Ok(c) if c.type_.as_ref().is_none_or(|t| *t == super::CONTENT_TEXT) => {
+                    c.text.as_ref().map(Str::as_str)
+                }
+                _ => None,
+            }))
     }
 }
 

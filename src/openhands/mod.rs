@@ -89,13 +89,11 @@ pub use events::{
     EventFiles, EventName, File, FileStatus, NameError, NamePattern, Reason, parse_event_name,
 };
 pub use kinds::{
-    Action, ActionEvent, AgentErrorEvent, Condensation, Content, Contents, Message,
-    MessageEvent, Observation, ObservationEvent, ReasoningItem, StrMap, SystemPromptEvent,
-    TerminalMetadata, ThinkingBlock, ToolCall, UserRejectObservation,
+    Action, ActionEvent, AgentErrorEvent, Condensation, Content, Contents, Message, MessageEvent,
+    Observation, ObservationEvent, ReasoningItem, StrMap, SystemPromptEvent, TerminalMetadata,
+    ThinkingBlock, ToolCall, UserRejectObservation,
 };
-pub use state::{
-    AgentInfo, Cost, Latency, Meta, Metrics, MetricsMap, State, Stats, TokenUsage,
-};
+pub use state::{AgentInfo, Cost, Latency, Meta, Metrics, MetricsMap, State, Stats, TokenUsage};
 pub use time::{ParsedTime, Timestamp, UtcOffset, parse_time};
 
 pub use crate::MAX_SIZE;
@@ -272,9 +270,7 @@ pub const MAX_COUNT: u64 = 1_000_000_000_000_000_000;
 /// A whole number written with a fraction (`12.0`) counts.
 pub fn count(v: Option<Value<'_>>) -> u64 {
     match v.and_then(|v| v.as_int()) {
-        Some(Int { value, exact: true }) if value >= 0 && value as u64 <= MAX_COUNT => {
-            value as u64
-        }
+        Some(Int { value, exact: true }) if value >= 0 && value as u64 <= MAX_COUNT => value as u64,
         _ => 0,
     }
 }

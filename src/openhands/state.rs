@@ -1,8 +1,8 @@
 //! `base_state.json` (the conversation's `ConversationState`, events not in
 //! it), its stats and metrics, and the agent server's `meta.json`.
 
-use crate::json::{FieldValue, Item, Items, List, Str, Value, members::ElementError};
 use crate::json::members::{Expected, write_key};
+use crate::json::{FieldValue, Item, Items, List, Str, Value, members::ElementError};
 
 use super::AGENT_KIND_ACP;
 
