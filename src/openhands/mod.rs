@@ -1,0 +1,3 @@
+//! OpenHands SDK conversation directories (seed 000).
+
+pub mod view;
