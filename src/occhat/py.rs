@@ -264,11 +264,7 @@ fn needs_normalising(value: &OwnedValue) -> bool {
     let mut stack = vec![value];
     while let Some(v) = stack.pop() {
         match v {
-            OwnedValue::Number(n) => {
-                if *number_text(n.as_str()) != *n.as_str() {
-                    return true;
-                }
-            }
+            OwnedValue::Number(n) if *number_text(n.as_str()) != *n.as_str() => return true,
             OwnedValue::Array(items) => stack.extend(items.iter()),
             OwnedValue::Object(map) => {
                 if dict_members(map).len() != map.len() {
