@@ -7,6 +7,8 @@
 #[cfg(feature = "gen")]
 pub mod r#gen;
 pub mod json;
+pub mod occhat;
+pub mod openhands;
 pub mod source;
 
 pub use source::MAX_SIZE;
