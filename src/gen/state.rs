@@ -415,9 +415,7 @@ pub(crate) fn write_sidecars(c: &mut Conv<'_>) -> Result<(), GenError> {
         c.write_file("TASKS.json", &bytes, false)?;
     }
     if c.plan.sdk == Sdk::V158 {
-        if !c.plan.is_subagent {
-            c.write_file("events/.eventlog.lock", b"", false)?;
-        }
+        c.write_file("events/.eventlog.lock", b"", false)?;
         let name = format!("events/.eventlog-len-{}.marker", c.len());
         c.write_file(&name, b"", false)?;
     }
