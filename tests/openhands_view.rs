@@ -7,82 +7,8 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use agentlog::json::{OwnedValue, Style};
-use agentlog::openhands::view::{
-    Entry, EventInput, SdkVersion, Sidecars, View, ViewInput, ViewOptions,
-};
-
-/// A conversation directory's files, as the view needs them.
-struct Loaded {
-    events: Vec<(usize, String, Vec<u8>)>,
-    base_state: Option<Vec<u8>>,
-    sidecars: Sidecars,
-}
-
-impl Loaded {
-    fn input(&self) -> ViewInput<'_> {
-        ViewInput {
-            events: self
-                .events
-                .iter()
-                .map(|(index, id, raw)| EventInput {
-                    index: *index,
-                    file_id: id,
-                    raw,
-                })
-                .collect(),
-            base_state: self.base_state.as_deref(),
-            sidecars: Some(self.sidecars),
-        }
-    }
-}
-
-/// Parses `event-<index>-<id>.json`.
-fn parse_name(name: &str) -> Option<(usize, String)> {
-    let rest = name.strip_prefix("event-")?.strip_suffix(".json")?;
-    let (idx, id) = rest.split_once('-')?;
-    if idx.len() < 5 || !idx.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    if id.len() < 8 || !id.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-') {
-        return None;
-    }
-    Some((idx.parse().ok()?, id.to_owned()))
-}
-
-/// Lists `events/` (sorted by index, up to the first missing index) and
-/// reads the files and `base_state.json`.
-fn load(dir: &Path) -> Loaded {
-    let mut found: Vec<(usize, String)> = Vec::new();
-    let mut sidecars = Sidecars::default();
-    for entry in std::fs::read_dir(dir.join("events")).expect("events dir") {
-        let name = entry.expect("entry").file_name();
-        let name = name.to_string_lossy();
-        if name == ".eventlog.lock" {
-            sidecars.eventlog_lock = true;
-        } else if name.starts_with(".eventlog-len-") {
-            sidecars.length_marker = true;
-        } else if let Some(x) = parse_name(&name) {
-            found.push(x);
-        }
-    }
-    found.sort();
-    let mut events = Vec::new();
-    for (expect, (index, id)) in found.into_iter().enumerate() {
-        if index != expect {
-            break;
-        }
-        let path = dir
-            .join("events")
-            .join(format!("event-{index:05}-{id}.json"));
-        let raw = std::fs::read(&path).expect("event file");
-        events.push((index, id, raw));
-    }
-    Loaded {
-        events,
-        base_state: std::fs::read(dir.join("base_state.json")).ok(),
-        sidecars,
-    }
-}
+use agentlog::openhands::read_conversation;
+use agentlog::openhands::view::{Entry, SdkVersion, View, ViewOptions};
 
 fn oracles() -> Vec<PathBuf> {
     let root = common::corpus_dir().join("openhands");
@@ -137,8 +63,8 @@ fn first_difference(ours: &[OwnedValue], theirs: &[OwnedValue]) -> Option<String
 fn check(scenario_dir: &Path, sdk: SdkVersion, conv: &OwnedValue) -> Vec<String> {
     let mut fails = Vec::new();
     let rel = conv.get("path").and_then(OwnedValue::as_str).expect("path");
-    let loaded = load(&scenario_dir.join(rel));
-    let view = View::build(&loaded.input(), &ViewOptions::default());
+    let read = read_conversation(scenario_dir.join(rel)).expect("conversation");
+    let view = View::from_conversation(&read, &ViewOptions::default());
     if view.version().version.algorithm() != sdk.algorithm() {
         fails.push(format!(
             "detected {} (range {}..{:?}) for an SDK {sdk} directory",
@@ -265,12 +191,13 @@ fn a_forced_wrong_version_differs_from_the_oracle() {
             .and_then(OwnedValue::as_array)
             .expect("conversations")[0];
         let rel = conv.get("path").and_then(OwnedValue::as_str).expect("path");
-        let loaded = load(&root.join(version).join(scenario).join(rel));
+        let read =
+            read_conversation(root.join(version).join(scenario).join(rel)).expect("conversation");
         let options = ViewOptions {
             version: Some(forced),
             ..Default::default()
         };
-        let view = View::build(&loaded.input(), &options);
+        let view = View::from_conversation(&read, &options);
         assert!(view.version().forced);
         let next = conv.get("next_messages").expect("next");
         let sdk = next

@@ -110,6 +110,34 @@ pub struct ViewInput<'a> {
     pub sidecars: Option<Sidecars>,
 }
 
+impl<'a> ViewInput<'a> {
+    /// The input of a conversation the reader read: its events (index
+    /// order, up to the first missing index; a file that did not read is
+    /// passed on and reported by the view), `base_state.json` and the
+    /// sidecars of `events/`.
+    pub fn from_conversation(conv: &'a super::Conversation) -> Self {
+        let sidecars = conv.events_error().is_none().then(|| Sidecars {
+            eventlog_lock: conv.sidecars().iter().any(|s| s == ".eventlog.lock"),
+            length_marker: conv
+                .sidecars()
+                .iter()
+                .any(|s| s.starts_with(".eventlog-len-") && s.ends_with(".marker")),
+        });
+        ViewInput {
+            events: conv
+                .events()
+                .map(|e| EventInput {
+                    index: usize::try_from(e.index()).unwrap_or(usize::MAX),
+                    file_id: e.file_id(),
+                    raw: e.raw(),
+                })
+                .collect(),
+            base_state: conv.state_raw(),
+            sidecars,
+        }
+    }
+}
+
 /// Choices the caller can make.
 #[derive(Debug, Clone, Default)]
 pub struct ViewOptions {
@@ -427,6 +455,12 @@ impl<'a> View<'a> {
             }),
             issues,
         }
+    }
+
+    /// Builds the view of a conversation the reader read
+    /// ([`read_conversation`](super::read_conversation)).
+    pub fn from_conversation(conv: &'a super::Conversation, options: &ViewOptions) -> View<'a> {
+        View::build(&ViewInput::from_conversation(conv), options)
     }
 
     /// The version whose behaviour the view reproduces, and why.
