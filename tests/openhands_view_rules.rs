@@ -545,6 +545,15 @@ fn version_is_detected_from_the_files() {
     let dump = &v.sdk_messages()[1];
     assert_eq!(dump.get("cache_enabled"), Some(&OwnedValue::Bool(false)));
     assert!(dump.get("send_reasoning_content").is_none());
+    // The same events in a conversation a newer SDK resumed (its state has
+    // the 1.34+ members): the newest writer is reproduced, the mix is
+    // reported.
+    let state = r#"{"head_is_empty":false,"activated_path_rules":[],"tags":{}}"#;
+    let v = View::build(&input(&old, Some(state)), &ViewOptions::default());
+    assert!(v.version().version >= SdkVersion::new(1, 34, 0));
+    assert!(v.version().conflicting);
+    assert!(v.issues().contains(&ViewIssue::ConflictingEvidence));
+    assert!(v.sdk_messages()[1].get("cache_enabled").is_none());
 }
 
 #[test]

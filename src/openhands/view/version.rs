@@ -332,8 +332,10 @@ pub struct Detected {
     pub min: SdkVersion,
     /// The first version the evidence excludes (`None`: no upper bound).
     pub max_exclusive: Option<SdkVersion>,
-    /// Whether pieces of evidence contradicted each other (the bounds are
-    /// then those of the evidence seen first, and the rest was ignored).
+    /// Whether pieces of evidence contradicted each other: an upper bound
+    /// below another fact's lower bound (files of an older writer in a
+    /// conversation a newer SDK resumed). The newest writer's range is
+    /// kept.
     pub conflicting: bool,
     /// The evidence, each fact once, in the order first seen.
     pub evidence: Vec<Evidence>,
@@ -366,23 +368,28 @@ impl Detector {
         }
     }
 
+    /// The range of the newest writer: every lower bound holds for it (it
+    /// is at least as new as any writer whose traces are in the files);
+    /// an upper bound below that comes from an older writer of a
+    /// conversation a newer SDK resumed, and is set aside (and reported
+    /// as conflicting).
     pub(crate) fn finish(self) -> Detected {
-        let mut min = SdkVersion::V1_0_0;
+        let min = self
+            .evidence
+            .iter()
+            .map(|e| e.bounds().0)
+            .max()
+            .unwrap_or(SdkVersion::V1_0_0);
         let mut max: Option<SdkVersion> = None;
         let mut conflicting = false;
         for e in &self.evidence {
-            let (lo, hi) = e.bounds();
-            let new_min = min.max(lo);
-            let new_max = match (max, hi) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
-            if new_max.is_some_and(|m| m <= new_min) {
-                conflicting = true;
-                continue;
+            if let Some(hi) = e.bounds().1 {
+                if hi <= min {
+                    conflicting = true;
+                } else {
+                    max = Some(max.map_or(hi, |m| m.min(hi)));
+                }
             }
-            min = new_min;
-            max = new_max;
         }
         let version = KNOWN_RELEASES
             .iter()
