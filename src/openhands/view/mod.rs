@@ -629,3 +629,34 @@ fn events_to_messages<'a>(
     }
     messages
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(llm: &str) -> WireOptions {
+        let mut p = Parser::new();
+        let doc = p.parse(llm.as_bytes()).expect("json");
+        wire_options_for_llm(doc.root())
+    }
+
+    #[test]
+    fn wire_options_from_the_llm_config() {
+        let o = opts(r#"{"model":"openai/fake-model"}"#);
+        assert!(o.function_calling && !o.vision && !o.prompt_caching);
+        let o = opts(r#"{"model":"openai/gpt-4o","caching_prompt":true}"#);
+        assert!(o.vision && !o.prompt_caching);
+        let o = opts(r#"{"model":"anthropic/claude-sonnet-4-5-20250929"}"#);
+        assert!(o.vision && o.prompt_caching);
+        let o = opts(
+            r#"{"model":"anthropic/claude-sonnet-4-5","caching_prompt":false,"disable_vision":true}"#,
+        );
+        assert!(!o.vision && !o.prompt_caching);
+        let o = opts(r#"{"model":"deepseek/deepseek-reasoner","native_tool_calling":false}"#);
+        assert!(o.force_string_serializer && o.send_reasoning_content && !o.function_calling);
+        let o = opts(r#"{"model":"x/glm-4.6","force_string_serializer":false}"#);
+        assert!(!o.force_string_serializer);
+        let o = opts(r#"{"model":"m","capability_overrides":{"supports_vision":true}}"#);
+        assert!(o.vision);
+    }
+}
