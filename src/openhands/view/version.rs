@@ -236,6 +236,9 @@ pub enum Evidence {
     NoMessageFlags,
     /// `TextContent.enable_truncation`: 1.6.0 – 1.11.0.
     EnableTruncation,
+    /// A `TextContent` without `enable_truncation`: not 1.6.0 – 1.11.0
+    /// (which always write it).
+    NoEnableTruncation,
     /// `ExecuteBash*` kinds: ≤ 1.2.0.
     ExecuteBash,
     /// `Terminal*` kinds: ≥ 1.3.0.
@@ -292,6 +295,7 @@ impl Evidence {
             MessageFlags => (v(1, 1, 0), Some(v(1, 10, 0))),
             NoMessageFlags => (v(1, 10, 0), None),
             EnableTruncation => (v(1, 6, 0), Some(v(1, 11, 1))),
+            NoEnableTruncation => (v(1, 0, 0), None),
             ExecuteBash => (v(1, 0, 0), Some(v(1, 3, 0))),
             Terminal => (v(1, 3, 0), None),
             EventTree => (v(1, 31, 0), None),
@@ -317,6 +321,17 @@ impl Evidence {
             StateAgentState(false) => (v(1, 0, 0), Some(v(1, 11, 2))),
             StateInvokedSkills(true) => (v(1, 18, 0), None),
             StateInvokedSkills(false) => (v(1, 0, 0), Some(v(1, 18, 0))),
+        }
+    }
+}
+
+impl Evidence {
+    /// Writer versions the fact rules out, `[from, to)`, beyond
+    /// [`bounds`](Self::bounds).
+    pub fn excludes(self) -> Option<(SdkVersion, SdkVersion)> {
+        match self {
+            Evidence::NoEnableTruncation => Some((SdkVersion::V1_6_0, SdkVersion::V1_11_1)),
+            _ => None,
         }
     }
 }
@@ -391,11 +406,22 @@ impl Detector {
                 }
             }
         }
-        let version = KNOWN_RELEASES
-            .iter()
-            .rev()
-            .map(|&(a, b, c)| SdkVersion::new(a, b, c))
-            .find(|v| *v >= min && max.is_none_or(|m| *v < m))
+        let excluded: Vec<(SdkVersion, SdkVersion)> =
+            self.evidence.iter().filter_map(|e| e.excludes()).collect();
+        let in_range = |v: &SdkVersion| *v >= min && max.is_none_or(|m| *v < m);
+        let allowed = |v: &SdkVersion| !excluded.iter().any(|(a, b)| v >= a && v < b);
+        let releases = || {
+            KNOWN_RELEASES
+                .iter()
+                .rev()
+                .map(|&(a, b, c)| SdkVersion::new(a, b, c))
+        };
+        let version = releases()
+            .find(|v| in_range(v) && allowed(v))
+            .or_else(|| {
+                conflicting = true;
+                releases().find(in_range)
+            })
             .unwrap_or(min);
         Detected {
             version,
@@ -447,6 +473,14 @@ mod tests {
 
         let r = Detector::default().finish();
         assert_eq!(r.version, SdkVersion::LATEST);
+
+        // 1.1.0 – 1.6.x, but no enable_truncation: older than 1.6.0.
+        let mut d = Detector::default();
+        d.add(Evidence::SpacedJson);
+        d.add(Evidence::ChatToolParams);
+        d.add(Evidence::MessageFlags);
+        d.add(Evidence::NoEnableTruncation);
+        assert_eq!(d.finish().version, SdkVersion::new(1, 5, 2));
     }
 
     #[test]
