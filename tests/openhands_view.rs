@@ -60,17 +60,26 @@ fn first_difference(ours: &[OwnedValue], theirs: &[OwnedValue]) -> Option<String
 }
 
 /// Checks one conversation; returns the failures.
-fn check(scenario_dir: &Path, sdk: SdkVersion, conv: &OwnedValue) -> Vec<String> {
+fn check(scenario_dir: &Path, sdk: SdkVersion, conv: &OwnedValue) -> (Vec<String>, String) {
     let mut fails = Vec::new();
     let rel = conv.get("path").and_then(OwnedValue::as_str).expect("path");
     let read = read_conversation(scenario_dir.join(rel)).expect("conversation");
     let view = View::from_conversation(&read, &ViewOptions::default());
-    if view.version().version.algorithm() != sdk.algorithm() {
+    let d = view.version();
+    let detected = format!(
+        "detected {} in [{}, {})",
+        d.version,
+        d.min,
+        d.max_exclusive.map_or("-".to_owned(), |m| m.to_string())
+    );
+    let in_range = d.min <= sdk && d.max_exclusive.is_none_or(|m| sdk < m);
+    if !in_range || d.conflicting || view.version().version.algorithm() != sdk.algorithm() {
         fails.push(format!(
-            "detected {} (range {}..{:?}) for an SDK {sdk} directory",
+            "detected {} (range {}..{:?}, conflicting {}) for an SDK {sdk} directory",
             view.version().version,
             view.version().min,
-            view.version().max_exclusive.map(|v| v.to_string())
+            view.version().max_exclusive.map(|v| v.to_string()),
+            d.conflicting
         ));
     }
     // View event ids.
@@ -127,7 +136,7 @@ fn check(scenario_dir: &Path, sdk: SdkVersion, conv: &OwnedValue) -> Vec<String>
     if let Some(d) = first_difference(&view.wire_messages(), theirs) {
         fails.push(format!("wire messages: {d}"));
     }
-    fails
+    (fails, detected)
 }
 
 #[test]
@@ -157,9 +166,9 @@ fn every_corpus_conversation_matches_its_oracle() {
         {
             total += 1;
             let rel = conv.get("path").and_then(OwnedValue::as_str).unwrap_or("?");
-            let fails = check(&scenario_dir, sdk, conv);
+            let (fails, detected) = check(&scenario_dir, sdk, conv);
             let status = if fails.is_empty() { "pass" } else { "FAIL" };
-            report.push(format!("{status} {sdk} {scenario} {rel}"));
+            report.push(format!("{status} {sdk} {scenario} {rel} ({detected})"));
             if !fails.is_empty() {
                 failed += 1;
                 for x in fails {

@@ -220,9 +220,11 @@ fn read_state<'a>(raw: &'a [u8], det: &mut Detector, issues: &mut Vec<ViewIssue>
         "agent_state",
         "invoked_skills",
     ]);
-    if empty.is_some() {
-        det.add(Evidence::EventTree);
-    }
+    det.add(if empty.is_some() {
+        Evidence::EventTree
+    } else {
+        Evidence::NoHeadIsEmpty
+    });
     det.add(Evidence::StatePathRules(path_rules.is_some()));
     det.add(Evidence::StateTags(tags.is_some()));
     det.add(Evidence::StateBlockedActions(blocked.is_some()));

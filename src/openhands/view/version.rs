@@ -279,6 +279,8 @@ pub enum Evidence {
     StateAgentState(bool),
     /// State `invoked_skills`: ≥ 1.18.0; absent: ≤ 1.17.x.
     StateInvokedSkills(bool),
+    /// State without `head_is_empty` (always written from 1.31.0): ≤ 1.30.x.
+    NoHeadIsEmpty,
 }
 
 impl Evidence {
@@ -321,6 +323,7 @@ impl Evidence {
             StateAgentState(false) => (v(1, 0, 0), Some(v(1, 11, 2))),
             StateInvokedSkills(true) => (v(1, 18, 0), None),
             StateInvokedSkills(false) => (v(1, 0, 0), Some(v(1, 18, 0))),
+            NoHeadIsEmpty => (v(1, 0, 0), Some(v(1, 31, 0))),
         }
     }
 }
