@@ -1,6 +1,7 @@
 //! The view against the SDK's own oracles, for every conversation of the
-//! shared corpus: view event ids, active branch, SDK messages and wire
-//! messages, compared as JSON values.
+//! shared corpus: the detected version range, view event ids, active
+//! branch, SDK messages and wire messages — compared as JSON values, and
+//! then their member order too (the compact serializations are equal).
 
 mod common;
 
@@ -126,15 +127,21 @@ fn check(scenario_dir: &Path, sdk: SdkVersion, conv: &OwnedValue) -> (Vec<String
         .get("messages")
         .and_then(OwnedValue::as_array)
         .expect("messages");
-    if let Some(d) = first_difference(&view.sdk_messages(), theirs) {
+    let ours = view.sdk_messages();
+    if let Some(d) = first_difference(&ours, theirs) {
         fails.push(format!("sdk messages: {d}"));
+    } else if ours.iter().map(compact).ne(theirs.iter().map(compact)) {
+        fails.push("sdk messages: same values, other member order".to_owned());
     }
     let theirs = next
         .get("wire_messages")
         .and_then(OwnedValue::as_array)
         .expect("wire_messages");
-    if let Some(d) = first_difference(&view.wire_messages(), theirs) {
+    let ours = view.wire_messages();
+    if let Some(d) = first_difference(&ours, theirs) {
         fails.push(format!("wire messages: {d}"));
+    } else if ours.iter().map(compact).ne(theirs.iter().map(compact)) {
+        fails.push("wire messages: same values, other member order".to_owned());
     }
     (fails, detected)
 }

@@ -27,6 +27,36 @@
 //!    ([`View::sdk_messages`]) and the chat-completions dicts of
 //!    `LLM.format_messages_for_llm` ([`View::wire_messages`]).
 //!
+//! # Example
+//!
+//! ```
+//! use agentlog::openhands::view::{EventInput, View, ViewInput, ViewOptions};
+//!
+//! let system = br#"{"id":"s","timestamp":"t","source":"agent","system_prompt":{"cache_prompt":false,"type":"text","text":"You are helpful."},"tools":[],"kind":"SystemPromptEvent"}"#;
+//! let user = br#"{"id":"u","timestamp":"t","source":"user","llm_message":{"role":"user","content":[{"cache_prompt":false,"type":"text","text":"Hi"}],"thinking_blocks":[]},"kind":"MessageEvent"}"#;
+//! let input = ViewInput {
+//!     events: vec![
+//!         EventInput { index: 0, file_id: "s", raw: system },
+//!         EventInput { index: 1, file_id: "u", raw: user },
+//!     ],
+//!     ..Default::default()
+//! };
+//! let view = View::build(&input, &ViewOptions::default());
+//! assert_eq!(view.event_ids(), ["s", "u"]);
+//! // The text "Hi" is borrowed from the file's bytes.
+//! assert!(matches!(
+//!     &view.messages()[1].content[0],
+//!     agentlog::openhands::view::Content::Text(t) if matches!(t.text, std::borrow::Cow::Borrowed("Hi"))
+//! ));
+//! let wire = view.wire_messages();
+//! assert_eq!(
+//!     wire[1].to_string_styled(agentlog::json::Style::COMPACT),
+//!     r#"{"content":[{"type":"text","text":"Hi"}],"role":"user"}"#
+//! );
+//! ```
+//!
+//! With the reader: `View::from_conversation(&read_conversation(dir)?, &ViewOptions::default())`.
+//!
 //! # Limitations (kept, written down)
 //!
 //! - Before 1.10.0 the SDK gives a condensation summary a fresh random id on
