@@ -400,6 +400,7 @@ fn branch_abandoned_by_navigation() {
     let abandoned = view.tree().abandoned_branches();
     assert_eq!(abandoned.len(), 1);
     assert_eq!(abandoned[0].events, [0, 1, 2, 3]);
+    assert_eq!(view.branch_ids(&abandoned[0]), ["s", "u1", "a", "o"]);
     assert_eq!(view.tree().branches().len(), 2);
     // u1 and u2 are consecutive plain user messages: one turn.
     assert_eq!(view.messages().len(), 2);

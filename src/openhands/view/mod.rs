@@ -528,6 +528,16 @@ impl<'a> View<'a> {
             .collect()
     }
 
+    /// The JSON ids of a branch's events (from [`EventTree::branches`],
+    /// [`EventTree::abandoned_branches`] or [`EventTree::path_to_root`]).
+    pub fn branch_ids(&self, branch: &Branch) -> Vec<&str> {
+        branch
+            .events
+            .iter()
+            .filter_map(|&p| self.events.get(p).map(|e| e.id.as_ref()))
+            .collect()
+    }
+
     /// The SDK's `View`: the events (and summaries) in the model's context.
     pub fn entries(&self) -> &[Entry] {
         &self.entries
