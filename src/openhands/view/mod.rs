@@ -8,8 +8,13 @@
 //! 1. Every event file is parsed once ([`ViewEvent`]): the envelope and what
 //!    the view and the messages need from its kind, strings borrowed from
 //!    the file's bytes when their JSON literal has no escape.
-//! 2. The writer's version is inferred from the files ([`Detected`];
-//!    forced with [`ViewOptions::version`]).
+//! 2. The writer's version is inferred from the files ([`Detected`],
+//!    [`Evidence`]: JSON style, message and content members, tool and
+//!    observation kinds, state members, the `events/` sidecars); each fact
+//!    bounds the writer, the newest known release inside the bounds is
+//!    reproduced, and in a conversation a newer SDK resumed (facts of two
+//!    writers) the newest writer wins and the mix is reported. Forced with
+//!    [`ViewOptions::version`].
 //! 3. The event tree ([`EventTree`]): effective parents, the head
 //!    (`leaf_event_id`, `head_is_empty`, or the version's fallback), the
 //!    active branch, every branch, abandoned branches, cycles and dangling
@@ -82,6 +87,12 @@
 //! - Condensers are not run (they may call an LLM): the view is the
 //!   context with the condensations already on disk applied, as the
 //!   corpus oracles define it.
+//! - Strings are borrowed from the event files when their JSON literal has
+//!   no escape; text with escapes (most multi-line text) is decoded into an
+//!   owned string once, and rendered text (terminal output with its
+//!   footers, rejections, task headers) is owned by construction.
+//! - Behaviour between SDK 1.43.1 and 1.58.2 was checked against the
+//!   corpus oracles of 1.58.2 only (the SDK sources read stop at 1.43.1).
 
 mod build;
 mod event;
