@@ -2,7 +2,7 @@
 //! same value, and a lossless object decode re-encodes to the same value.
 #![no_main]
 
-use agentlog::json::{OwnedValue, Parser, Str, Style, Value};
+use agentlog::json::{List, OwnedValue, Parser, Str, Style, Value};
 use libfuzzer_sys::fuzz_target;
 
 agentlog::json_object! {
@@ -16,8 +16,8 @@ agentlog::json_object! {
         flag: bool = "flag",
         /// Anything.
         any: Value<'a> = "any",
-        /// A nested object of the same shape.
-        child: Probe<'a> = "child",
+        /// Nested objects of the same shape.
+        children: List<'a, Probe<'a>> = "children",
     }
 }
 
