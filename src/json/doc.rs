@@ -129,8 +129,11 @@ impl Parser {
         arena.reset();
         let arena: &'p Bump = arena;
         let len = input.len();
-        let padded: &'p mut [u8] = arena.alloc_slice_fill_copy(len + INPUT_PADDING, 0u8);
-        padded[..len].copy_from_slice(input);
+        // The padded copy: one copy of the input and zeroed padding (not a
+        // zero fill of the whole then a copy over it).
+        let mut padded = bumpalo::collections::Vec::with_capacity_in(len + INPUT_PADDING, arena);
+        padded.extend_from_slices_copy(&[input, &[0u8; INPUT_PADDING]]);
+        let padded: &'p mut [u8] = padded.into_bump_slice_mut();
         let mut work: Tape<'p> = std::mem::replace(tape, Tape(Vec::new())).reset();
         spans.clear();
         let strict = simd_json::fill_tape_padded(padded, len, buffers, &mut work);
