@@ -3,9 +3,10 @@
 //!
 //! [`Parser`] owns everything that can be reused from one document to the
 //! next (simd-json's `Buffers`, the tape's allocation, the arena, the span
-//! table), so that in steady state parsing one more small document makes no
-//! heap allocation at all. A [`Document`] borrows the parser; dropping it hands
-//! the tape's allocation back.
+//! table, the container stacks of the span pass and of the fallback parser),
+//! so that in steady state parsing one more small document makes no heap
+//! allocation at all. A [`Document`] borrows the parser; dropping it hands
+//! the tape, the span table and the span stack back.
 
 use std::cell::{Cell, RefCell};
 
@@ -62,6 +63,7 @@ pub struct Parser {
     arena: Bump,
     spans: Vec<Span>,
     stack: Vec<fallback::Open>,
+    span_stack: Vec<u32>,
 }
 
 impl Default for Parser {
@@ -96,6 +98,7 @@ impl Parser {
             arena: Bump::with_capacity(len + INPUT_PADDING + 64),
             spans: Vec::with_capacity(len / 4),
             stack: Vec::with_capacity(64),
+            span_stack: Vec::with_capacity(64),
         }
     }
 
@@ -125,6 +128,7 @@ impl Parser {
             arena,
             spans,
             stack,
+            span_stack,
         } = self;
         arena.reset();
         let arena: &'p Bump = arena;
@@ -162,12 +166,13 @@ impl Parser {
                 structurals,
                 spans: RefCell::new(std::mem::take(spans)),
                 spans_ready: Cell::new(ready),
+                span_stack: RefCell::new(std::mem::take(span_stack)),
                 arena,
                 dialect,
             },
             tape_slot: tape,
             span_slot: spans,
-            stack_slot: stack,
+            span_stack_slot: span_stack,
         })
     }
 }
@@ -180,6 +185,8 @@ pub(crate) struct DocCore<'p> {
     structurals: &'p [u32],
     spans: RefCell<Vec<Span>>,
     spans_ready: Cell<bool>,
+    /// The open containers of the span pass (the parser's, reused).
+    span_stack: RefCell<Vec<u32>>,
     pub(crate) arena: &'p Bump,
     dialect: Dialect,
 }
@@ -209,9 +216,10 @@ impl<'p> DocCore<'p> {
         spans.resize(n, Span::default());
         let input = self.input;
         let idx = self.structurals;
-        // Open containers: node indexes. Depth is bounded by MAX_DEPTH, so a
-        // small fixed stack would do; a SmallVec keeps it off the heap.
-        let mut open: smallvec::SmallVec<[u32; 64]> = smallvec::SmallVec::new();
+        // Open containers: node indexes (at most MAX_DEPTH of them), in a
+        // stack the parser keeps from one document to the next.
+        let mut open = self.span_stack.borrow_mut();
+        open.clear();
         let mut node = 0usize;
         for (k, &off) in idx.iter().enumerate() {
             let off = off as usize;
@@ -261,8 +269,7 @@ pub struct Document<'p> {
     core: DocCore<'p>,
     tape_slot: &'p mut Tape<'static>,
     span_slot: &'p mut Vec<Span>,
-    #[allow(dead_code)]
-    stack_slot: &'p mut Vec<fallback::Open>,
+    span_stack_slot: &'p mut Vec<u32>,
 }
 
 impl Drop for Document<'_> {
@@ -270,6 +277,7 @@ impl Drop for Document<'_> {
         let tape = std::mem::replace(&mut self.core.tape, Tape(Vec::new()));
         *self.tape_slot = tape.reset();
         *self.span_slot = std::mem::take(self.core.spans.get_mut());
+        *self.span_stack_slot = std::mem::take(self.core.span_stack.get_mut());
     }
 }
 
