@@ -17,6 +17,9 @@ use super::error::{JsonError, JsonErrorKind};
 use super::value::Value;
 use super::{MAX_DEPTH, fallback};
 
+/// The alignment of the padded copy simd-json reads (a cache line).
+const COPY_ALIGN: usize = 64;
+
 /// A byte range `[start, end)` of the pristine input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Span {
@@ -95,7 +98,7 @@ impl Parser {
         Parser {
             buffers: Buffers::with_max_depth(len, MAX_DEPTH),
             tape,
-            arena: Bump::with_capacity(len + INPUT_PADDING + 64),
+            arena: Bump::with_capacity(len + INPUT_PADDING + COPY_ALIGN + 64),
             spans: Vec::with_capacity(len / 4),
             stack: Vec::with_capacity(64),
             span_stack: Vec::with_capacity(64),
@@ -134,10 +137,21 @@ impl Parser {
         let arena: &'p Bump = arena;
         let len = input.len();
         // The padded copy: one copy of the input and zeroed padding (not a
-        // zero fill of the whole then a copy over it).
-        let mut padded = bumpalo::collections::Vec::with_capacity_in(len + INPUT_PADDING, arena);
-        padded.extend_from_slices_copy(&[input, &[0u8; INPUT_PADDING]]);
+        // zero fill of the whole then a copy over it), starting on a 64-byte
+        // boundary. The arena hands out byte slices at any address; on a
+        // misaligned copy every other SIMD load of simd-json's stage 1
+        // straddles two cache lines, which measurably slows the parse.
+        const ZEROS: [u8; COPY_ALIGN + INPUT_PADDING] = [0; COPY_ALIGN + INPUT_PADDING];
+        let mut padded: bumpalo::collections::Vec<'p, u8> =
+            bumpalo::collections::Vec::with_capacity_in(len + INPUT_PADDING + COPY_ALIGN, arena);
+        let skew = padded.as_ptr().align_offset(COPY_ALIGN).min(COPY_ALIGN - 1);
+        padded.extend_from_slices_copy(&[
+            ZEROS.get(..skew).unwrap_or_default(),
+            input,
+            ZEROS.get(..INPUT_PADDING).unwrap_or_default(),
+        ]);
         let padded: &'p mut [u8] = padded.into_bump_slice_mut();
+        let padded: &'p mut [u8] = padded.get_mut(skew..).unwrap_or_default();
         let mut work: Tape<'p> = std::mem::replace(tape, Tape(Vec::new())).reset();
         spans.clear();
         let strict = simd_json::fill_tape_padded(padded, len, buffers, &mut work);
@@ -380,6 +394,22 @@ mod tests {
             }
         }
         assert!(strict >= 95, "{strict}");
+    }
+
+    /// The padded copy simd-json reads starts on a cache line, whatever the
+    /// arena's state: a root string without escapes borrows the copy at
+    /// offset 1.
+    #[test]
+    fn padded_copy_is_cache_line_aligned() {
+        let mut p = Parser::new();
+        for n in [0usize, 1, 5, 63, 64, 65, 1000, 40_000, 3, 17] {
+            let input = format!("\"{}\"", "x".repeat(n));
+            let doc = p.parse(input.as_bytes()).unwrap();
+            assert_eq!(doc.dialect(), Dialect::Strict);
+            let s = doc.root().as_str().unwrap();
+            assert_eq!(s.len(), n);
+            assert_eq!(s.as_ptr() as usize % COPY_ALIGN, 1, "length {n}");
+        }
     }
 
     /// The fallback parser alone refuses every `n_` case but the three
