@@ -610,9 +610,9 @@ fn unknown_members_survive_a_load_and_save() {
     let p = store2.save_session_metadata(&mut again).unwrap();
     let a = OwnedValue::parse(&fs::read(&p).unwrap()).unwrap();
     let mut b = new_meta.clone();
-    for (k, v) in [("last_modified", a.get("last_modified").unwrap().clone())] {
-        b.as_object_mut().unwrap().insert(k, v);
-    }
+    b.as_object_mut()
+        .unwrap()
+        .insert("last_modified", a.get("last_modified").unwrap().clone());
     assert_eq!(
         a.to_string_styled(Style::INDENT2_UNICODE),
         b.to_string_styled(Style::INDENT2_UNICODE)
