@@ -1,0 +1,933 @@
+//! Reading a conversation directory, or its files' contents.
+//!
+//! A [`Reader`] owns what can be reused from one conversation to the next:
+//! one JSON [`Parser`], a path buffer, and the size of the last
+//! conversation's event bytes (to reserve the next one's buffer at once).
+//! Every event file of a conversation is read back to back into one byte
+//! buffer the [`Conversation`] owns (`source::read_into`: open, `fstat`,
+//! read, with the [`MAX_SIZE`](crate::MAX_SIZE) limit checked before
+//! reading), parsed once, and its envelope taken in one pass over the root
+//! object's members ([`Event`]). Reading an event costs no heap allocation
+//! beyond the growth of the conversation's buffers; [`Reader::read_into`]
+//! reuses a conversation's buffers as well.
+//!
+//! `base_state.json` and `meta.json` are rewritten in place by their
+//! writers, so they are always read into memory, never mapped; each keeps
+//! its raw bytes and its own error ([`JsonFile`]).
+//!
+//! Reading fails only when the directory cannot be listed or holds no
+//! conversation (no `base_state.json`, no `meta.json`, and no file of
+//! `events/` named like an event file). Every other fault is recorded where
+//! it happened: a file's [`FileError`], `events/` or `subagents/` that
+//! cannot be listed.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::json::{Document, FieldValue, JsonError, JsonType, Parser, Value};
+use crate::source::{self, SourceError};
+
+use super::discover::{conversation_dir, entry_is_dir, is_conversation_dir_with, is_state_bytes};
+use super::event::{EventRec, Events, Txt};
+use super::events::{EventFiles, File, NamePattern};
+use super::kinds::{
+    ActionEvent, AgentErrorEvent, Condensation, MessageEvent, ObservationEvent, SystemPromptEvent,
+    UserRejectObservation,
+};
+use super::state::{Meta, State};
+use super::{DIR_EVENTS, DIR_SUBAGENTS, Event, FILE_BASE_STATE, FILE_META, MAX_SIZE};
+
+/// Why a file of a conversation did not read as a JSON object.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum FileError {
+    /// The file could not be read: an I/O error, over
+    /// [`MAX_SIZE`](crate::MAX_SIZE), empty, or not a regular file.
+    #[error(transparent)]
+    Source(#[from] SourceError),
+    /// The file is not JSON.
+    #[error("{}: {source}", path.display())]
+    Json {
+        /// The file.
+        path: PathBuf,
+        /// The parse error, with its byte offset.
+        source: JsonError,
+    },
+    /// The file is JSON but not an object.
+    #[error("{}: a JSON {} where an object was expected", path.display(), found.as_str())]
+    NotAnObject {
+        /// The file.
+        path: PathBuf,
+        /// What it holds instead.
+        found: JsonType,
+    },
+}
+
+impl FileError {
+    /// The file the error is about.
+    pub fn path(&self) -> &Path {
+        match self {
+            FileError::Source(e) => e.path(),
+            FileError::Json { path, .. } | FileError::NotAnObject { path, .. } => path,
+        }
+    }
+
+    /// The byte offset of the fault in the file, when known.
+    pub fn offset(&self) -> Option<usize> {
+        match self {
+            FileError::Json { source, .. } => source.offset(),
+            _ => None,
+        }
+    }
+
+    /// Whether the file was empty (which the SDK's iteration skips
+    /// silently).
+    pub fn is_empty_file(&self) -> bool {
+        matches!(self, FileError::Source(SourceError::Empty { .. }))
+            || matches!(self, FileError::Json { source, .. } if source.kind() == crate::json::JsonErrorKind::Empty)
+    }
+}
+
+/// Why a conversation could not be read at all.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReadError {
+    /// The path could not be examined, or the directory listed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// The operating system's error.
+        source: io::Error,
+    },
+    /// The directory holds no conversation.
+    #[error("{}: no conversation here (no base_state.json, meta.json or event file)", path.display())]
+    NoConversation {
+        /// The directory.
+        path: PathBuf,
+    },
+    /// The path is a file that is not one a conversation directory is
+    /// found by (`base_state.json`, `meta.json`, an event file).
+    #[error("{}: not a file of a conversation directory", path.display())]
+    NotAConversationFile {
+        /// The file.
+        path: PathBuf,
+    },
+}
+
+impl ReadError {
+    pub(crate) fn io(path: &Path, source: io::Error) -> Self {
+        ReadError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
+/// Why a file could not be opened for decoding.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DecodeError {
+    /// The file could not be read (see its [`FileError`]).
+    #[error("the file could not be read")]
+    Unread,
+    /// The bytes are not JSON.
+    #[error(transparent)]
+    Json(#[from] JsonError),
+    /// The JSON is not an object.
+    #[error("a JSON {} where an object was expected", .0.as_str())]
+    NotAnObject(JsonType),
+}
+
+impl DecodeError {
+    pub(crate) fn from_file_error(e: &FileError) -> Self {
+        match e {
+            FileError::Source(_) => DecodeError::Unread,
+            FileError::Json { source, .. } => DecodeError::Json(source.clone()),
+            FileError::NotAnObject { found, .. } => DecodeError::NotAnObject(*found),
+        }
+    }
+}
+
+/// A parsed JSON object of a conversation (an event, the state, the meta),
+/// whose members the typed views decode on demand, borrowing it.
+#[derive(Debug)]
+pub struct Doc<'p> {
+    doc: Document<'p>,
+}
+
+impl<'p> Doc<'p> {
+    /// Parses `bytes`, which must hold a JSON object.
+    pub fn open(parser: &'p mut Parser, bytes: &'p [u8]) -> Result<Doc<'p>, DecodeError> {
+        let doc = parser.parse(bytes)?;
+        let t = doc.root().json_type();
+        if t != JsonType::Object {
+            return Err(DecodeError::NotAnObject(t));
+        }
+        Ok(Doc { doc })
+    }
+
+    /// The parsed document.
+    pub fn document(&self) -> &Document<'p> {
+        &self.doc
+    }
+
+    /// The root object, as a value.
+    pub fn root(&self) -> Value<'_> {
+        self.doc.root()
+    }
+
+    /// Decodes the root object as any lossless type (a
+    /// [`json_object!`](crate::json_object) type, or one implementing
+    /// [`FieldValue`]).
+    pub fn decode<'s, T: FieldValue<'s>>(&'s self) -> Option<T> {
+        T::decode_field(self.doc.root())
+    }
+
+    /// Decodes a `MessageEvent` (whatever the `kind`: check it first).
+    pub fn message(&self) -> MessageEvent<'_> {
+        MessageEvent::decode(self.root()).unwrap_or_default()
+    }
+
+    /// Decodes an `ActionEvent`.
+    pub fn action(&self) -> ActionEvent<'_> {
+        ActionEvent::decode(self.root()).unwrap_or_default()
+    }
+
+    /// Decodes an `ObservationEvent`.
+    pub fn observation(&self) -> ObservationEvent<'_> {
+        ObservationEvent::decode(self.root()).unwrap_or_default()
+    }
+
+    /// Decodes an `AgentErrorEvent`.
+    pub fn agent_error(&self) -> AgentErrorEvent<'_> {
+        AgentErrorEvent::decode(self.root()).unwrap_or_default()
+    }
+
+    /// Decodes a `Condensation`.
+    pub fn condensation(&self) -> Condensation<'_> {
+        Condensation::decode(self.root()).unwrap_or_default()
+    }
+
+    /// Decodes a `SystemPromptEvent`.
+    pub fn system_prompt(&self) -> SystemPromptEvent<'_> {
+        SystemPromptEvent::decode(self.root()).unwrap_or_default()
+    }
+
+    /// Decodes a `UserRejectObservation`.
+    pub fn user_reject(&self) -> UserRejectObservation<'_> {
+        UserRejectObservation::decode(self.root()).unwrap_or_default()
+    }
+
+    /// Decodes `base_state.json`.
+    pub fn state(&self) -> State<'_> {
+        State::decode(self.root()).unwrap_or_default()
+    }
+
+    /// Decodes `meta.json`.
+    pub fn meta(&self) -> Meta<'_> {
+        Meta::decode(self.root()).unwrap_or_default()
+    }
+}
+
+/// `base_state.json` or `meta.json` as read: its raw bytes, and why it did
+/// not read as a JSON object.
+#[derive(Debug, Default)]
+pub struct JsonFile {
+    raw: Vec<u8>,
+    error: Option<FileError>,
+    present: bool,
+}
+
+impl JsonFile {
+    /// The bytes as read (empty when the file could not be read).
+    pub fn raw(&self) -> &[u8] {
+        &self.raw
+    }
+
+    /// Why the file did not read as a JSON object.
+    pub fn error(&self) -> Option<&FileError> {
+        self.error.as_ref()
+    }
+
+    /// Whether the file read as a JSON object.
+    pub fn is_ok(&self) -> bool {
+        self.error.is_none()
+    }
+
+    /// Parses the file for decoding ([`Doc::state`], [`Doc::meta`]).
+    pub fn open<'p>(&'p self, parser: &'p mut Parser) -> Result<Doc<'p>, DecodeError> {
+        if let Some(e) = &self.error {
+            return Err(DecodeError::from_file_error(e));
+        }
+        Doc::open(parser, &self.raw)
+    }
+
+    fn clear(&mut self) {
+        self.raw.clear();
+        self.error = None;
+        self.present = false;
+    }
+
+    /// Reads and checks a file (always read, never mapped).
+    fn read(&mut self, path: &Path, parser: &mut Parser) {
+        self.present = true;
+        if let Err(e) = source::read_into(path, &mut self.raw) {
+            self.error = Some(e.into());
+            return;
+        }
+        self.error = check_object(parser, &self.raw).err().map(|b| b.at(path));
+    }
+
+    /// Takes a file's contents.
+    fn set(&mut self, path: &Path, bytes: &[u8], parser: &mut Parser) {
+        self.present = true;
+        if let Err(e) = in_memory_check(path, bytes) {
+            self.error = Some(e.into());
+            return;
+        }
+        self.raw.extend_from_slice(bytes);
+        self.error = check_object(parser, &self.raw).err().map(|b| b.at(path));
+    }
+}
+
+/// Reads the `base_state.json` of `dir`: `Ok` only when it is a JSON object.
+pub fn read_state(dir: &Path) -> Result<JsonFile, FileError> {
+    let mut f = JsonFile::default();
+    f.read(&dir.join(FILE_BASE_STATE), &mut Parser::new());
+    match f.error.take() {
+        Some(e) => Err(e),
+        None => Ok(f),
+    }
+}
+
+/// A fault found parsing a file, before its path is attached.
+enum Bad {
+    Json(JsonError),
+    NotAnObject(JsonType),
+}
+
+impl Bad {
+    fn at(self, path: &Path) -> FileError {
+        match self {
+            Bad::Json(source) => FileError::Json {
+                path: path.to_path_buf(),
+                source,
+            },
+            Bad::NotAnObject(found) => FileError::NotAnObject {
+                path: path.to_path_buf(),
+                found,
+            },
+        }
+    }
+}
+
+fn check_object(parser: &mut Parser, bytes: &[u8]) -> Result<(), Bad> {
+    let doc = parser.parse(bytes).map_err(Bad::Json)?;
+    match doc.root().json_type() {
+        JsonType::Object => Ok(()),
+        t => Err(Bad::NotAnObject(t)),
+    }
+}
+
+/// The limits `source::read_into` applies to a file, for contents given in
+/// memory.
+fn in_memory_check(path: &Path, bytes: &[u8]) -> Result<(), SourceError> {
+    if bytes.len() as u64 > MAX_SIZE {
+        return Err(SourceError::TooLarge {
+            path: path.to_path_buf(),
+            size: bytes.len() as u64,
+        });
+    }
+    if bytes.is_empty() {
+        return Err(SourceError::Empty {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(())
+}
+
+fn push_txt(strings: &mut String, s: &str) -> Option<Txt> {
+    let len = u32::try_from(s.len()).ok()?;
+    let start = strings.len();
+    strings.push_str(s);
+    Some(Txt { start, len })
+}
+
+/// Parses an event file's bytes and takes its envelope, in one pass over
+/// the root object's members.
+fn ingest(
+    parser: &mut Parser,
+    bytes: &[u8],
+    strings: &mut String,
+    rec: &mut EventRec,
+) -> Result<(), Bad> {
+    let doc = parser.parse(bytes).map_err(Bad::Json)?;
+    let root = doc.root();
+    let Some(obj) = root.as_object() else {
+        return Err(Bad::NotAnObject(root.json_type()));
+    };
+    for m in obj.iter() {
+        let slot = match m.key {
+            "kind" => &mut rec.kind,
+            "id" => &mut rec.id,
+            "timestamp" => &mut rec.timestamp,
+            "source" => &mut rec.source,
+            "parent_id" => {
+                rec.has_parent = !m.value.is_null();
+                &mut rec.parent_id
+            }
+            _ => continue,
+        };
+        *slot = m.value.as_str().and_then(|s| push_txt(strings, s));
+    }
+    Ok(())
+}
+
+fn new_rec(file: u32, index: u64, start: usize) -> EventRec {
+    EventRec {
+        file,
+        index,
+        raw: (start, start),
+        kind: None,
+        id: None,
+        timestamp: None,
+        source: None,
+        parent_id: None,
+        has_parent: false,
+        ok: false,
+    }
+}
+
+/// One conversation directory as read: its state, meta, events in index
+/// order, every file of `events/` with its status, its other files and
+/// directories, and its sub-agents.
+#[derive(Debug, Default)]
+pub struct Conversation {
+    dir: PathBuf,
+    name: String,
+    state: JsonFile,
+    meta: JsonFile,
+    pub(crate) files: EventFiles,
+    events: Vec<EventRec>,
+    pub(crate) blob: Vec<u8>,
+    pub(crate) strings: String,
+    others: Vec<String>,
+    dirs: Vec<String>,
+    subagents: Vec<String>,
+    subagents_error: Option<ReadError>,
+    events_error: Option<ReadError>,
+}
+
+impl Conversation {
+    /// An empty conversation, to read into ([`Reader::read_into`]).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn clear(&mut self) {
+        self.dir.clear();
+        self.name.clear();
+        self.state.clear();
+        self.meta.clear();
+        self.files.reset(NamePattern::default());
+        self.events.clear();
+        self.blob.clear();
+        self.strings.clear();
+        self.others.clear();
+        self.dirs.clear();
+        self.subagents.clear();
+        self.subagents_error = None;
+        self.events_error = None;
+    }
+
+    /// The directory (for [`parse`], the name it was given).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The directory's name: the conversation ID as 32 hex digits.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Whether the directory has a `base_state.json`.
+    pub fn has_state(&self) -> bool {
+        self.state.present
+    }
+
+    /// `base_state.json`, when the directory has one.
+    pub fn state_file(&self) -> Option<&JsonFile> {
+        self.state.present.then_some(&self.state)
+    }
+
+    /// The raw bytes of `base_state.json`.
+    pub fn state_raw(&self) -> Option<&[u8]> {
+        self.state_file().map(JsonFile::raw)
+    }
+
+    /// Why `base_state.json` did not read as a JSON object.
+    pub fn state_error(&self) -> Option<&FileError> {
+        self.state.error()
+    }
+
+    /// Parses `base_state.json` for decoding ([`Doc::state`]); `None` when
+    /// the directory has none.
+    pub fn open_state<'p>(
+        &'p self,
+        parser: &'p mut Parser,
+    ) -> Option<Result<Doc<'p>, DecodeError>> {
+        self.state_file().map(|f| f.open(parser))
+    }
+
+    /// Whether the directory has a `meta.json` (agent server).
+    pub fn has_meta(&self) -> bool {
+        self.meta.present
+    }
+
+    /// `meta.json`, when the directory has one.
+    pub fn meta_file(&self) -> Option<&JsonFile> {
+        self.meta.present.then_some(&self.meta)
+    }
+
+    /// The raw bytes of `meta.json`.
+    pub fn meta_raw(&self) -> Option<&[u8]> {
+        self.meta_file().map(JsonFile::raw)
+    }
+
+    /// Why `meta.json` did not read as a JSON object.
+    pub fn meta_error(&self) -> Option<&FileError> {
+        self.meta.error()
+    }
+
+    /// Parses `meta.json` for decoding ([`Doc::meta`]); `None` when the
+    /// directory has none.
+    pub fn open_meta<'p>(&'p self, parser: &'p mut Parser) -> Option<Result<Doc<'p>, DecodeError>> {
+        self.meta_file().map(|f| f.open(parser))
+    }
+
+    /// The events OpenHands reads, in index order from 0 up to the first
+    /// missing index. A malformed file in the sequence is an event with an
+    /// [`error`](Event::error).
+    pub fn events(&self) -> Events<'_> {
+        Events {
+            conv: self,
+            iter: self.events.iter(),
+        }
+    }
+
+    /// The event at `index`.
+    pub fn event(&self, index: usize) -> Option<Event<'_>> {
+        self.events.get(index).map(|rec| Event { conv: self, rec })
+    }
+
+    /// How many events the sequence has (malformed ones included).
+    pub fn len(&self) -> usize {
+        self.events.len()
+    }
+
+    /// Whether the sequence has no event.
+    pub fn is_empty(&self) -> bool {
+        self.events.is_empty()
+    }
+
+    /// How many events of the sequence read as JSON objects: what the SDK's
+    /// iteration yields (`len(list(state.events))`) when it can load the
+    /// conversation at all (it skips an empty file, and fails on any other
+    /// malformed one).
+    pub fn event_count(&self) -> usize {
+        self.events.iter().filter(|e| e.ok).count()
+    }
+
+    /// How many files of `events/` are named `event-*.json`, matching the
+    /// pattern or not (what the SDK counts before appending).
+    pub fn event_file_count(&self) -> usize {
+        self.files.event_file_count()
+    }
+
+    /// Every file of `events/` but the sidecars, by name, with its status.
+    pub fn files(&self) -> impl ExactSizeIterator<Item = File<'_>> + DoubleEndedIterator {
+        self.files.files()
+    }
+
+    /// The `events/` scan: files, sequence, gap, sidecars.
+    pub fn event_files(&self) -> &EventFiles {
+        &self.files
+    }
+
+    /// The names in `events/` starting with `.` (lock file, length marker,
+    /// temp files), sorted.
+    pub fn sidecars(&self) -> &[String] {
+        self.files.sidecars()
+    }
+
+    /// Why `events/` could not be listed (the events are then none).
+    pub fn events_error(&self) -> Option<&ReadError> {
+        self.events_error.as_ref()
+    }
+
+    /// The directory's other files (not `base_state.json`, `meta.json`),
+    /// sorted.
+    pub fn others(&self) -> &[String] {
+        &self.others
+    }
+
+    /// The directory's directories (`events`, `subagents`, `observations`…),
+    /// sorted.
+    pub fn dirs(&self) -> &[String] {
+        &self.dirs
+    }
+
+    /// The directories under `subagents/` that hold a conversation of their
+    /// own, sorted. Each reads as a conversation ([`subagent_dirs`](Self::subagent_dirs)).
+    pub fn subagents(&self) -> &[String] {
+        &self.subagents
+    }
+
+    /// The paths of the sub-agents' conversations.
+    pub fn subagent_dirs(&self) -> impl Iterator<Item = PathBuf> + '_ {
+        self.subagents
+            .iter()
+            .map(|s| self.dir.join(DIR_SUBAGENTS).join(s))
+    }
+
+    /// Why `subagents/` could not be listed.
+    pub fn subagents_error(&self) -> Option<&ReadError> {
+        self.subagents_error.as_ref()
+    }
+
+    /// The number of units the conversation accounts for: `base_state.json`,
+    /// `meta.json`, each file of `events/` (sidecars aside) and each other
+    /// file.
+    pub fn units(&self) -> usize {
+        usize::from(self.state.present)
+            + usize::from(self.meta.present)
+            + self.files.files().len()
+            + self.others.len()
+    }
+
+    /// The bytes of every event file read, back to back.
+    pub fn event_bytes(&self) -> &[u8] {
+        &self.blob
+    }
+}
+
+/// Reads conversations, keeping its buffers from one to the next.
+#[derive(Debug, Default)]
+pub struct Reader {
+    parser: Parser,
+    pattern: NamePattern,
+    path: PathBuf,
+    scratch: Vec<u8>,
+    hint: usize,
+}
+
+/// The largest event buffer a [`Reader`] reserves ahead from the last
+/// conversation's size.
+const MAX_HINT: usize = 64 << 20;
+
+impl Reader {
+    /// A reader matching event file names with the SDK 1.30+ pattern.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A reader matching event file names with `pattern`.
+    pub fn with_pattern(pattern: NamePattern) -> Self {
+        Reader {
+            pattern,
+            ..Self::default()
+        }
+    }
+
+    /// The file-name pattern.
+    pub fn pattern(&self) -> NamePattern {
+        self.pattern
+    }
+
+    /// Sets the file-name pattern.
+    pub fn set_pattern(&mut self, pattern: NamePattern) {
+        self.pattern = pattern;
+    }
+
+    /// The reader's JSON parser, to decode with between reads.
+    pub fn parser(&mut self) -> &mut Parser {
+        &mut self.parser
+    }
+
+    /// Reads the conversation directory `path` names, or the conversation
+    /// of the file it names ([`conversation_dir`]).
+    pub fn read(&mut self, path: impl AsRef<Path>) -> Result<Conversation, ReadError> {
+        let mut conv = Conversation::new();
+        conv.blob.reserve(self.hint.min(MAX_HINT));
+        self.read_into(path, &mut conv)?;
+        Ok(conv)
+    }
+
+    /// Like [`read`](Self::read), into `conv`, reusing its buffers. On error
+    /// `conv` is left empty.
+    pub fn read_into(
+        &mut self,
+        path: impl AsRef<Path>,
+        conv: &mut Conversation,
+    ) -> Result<(), ReadError> {
+        conv.clear();
+        let dir = conversation_dir(path.as_ref())?;
+        let rd = fs::read_dir(&dir).map_err(|e| ReadError::io(&dir, e))?;
+        conv.name = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let (mut has_events, mut has_subagents) = (false, false);
+        let (mut has_state, mut has_meta) = (false, false);
+        for entry in rd {
+            let entry = entry.map_err(|e| ReadError::io(&dir, e))?;
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            match &*name {
+                FILE_BASE_STATE => has_state = true,
+                FILE_META => has_meta = true,
+                _ if entry_is_dir(&entry) => {
+                    has_events |= name == DIR_EVENTS;
+                    has_subagents |= name == DIR_SUBAGENTS;
+                    conv.dirs.push(name.into_owned());
+                }
+                _ => conv.others.push(name.into_owned()),
+            }
+        }
+        conv.dir = dir;
+        conv.others.sort_unstable();
+        conv.dirs.sort_unstable();
+        let mut path = std::mem::take(&mut self.path);
+        path.clear();
+        path.push(&conv.dir);
+        if has_state {
+            path.push(FILE_BASE_STATE);
+            conv.state.read(&path, &mut self.parser);
+            path.pop();
+        }
+        if has_meta {
+            path.push(FILE_META);
+            conv.meta.read(&path, &mut self.parser);
+            path.pop();
+        }
+        path.push(DIR_EVENTS);
+        conv.files.reset(self.pattern);
+        if has_events && let Err(e) = conv.files.rescan(&path, self.pattern) {
+            conv.events_error = Some(ReadError::io(&path, e));
+            conv.files.reset(self.pattern);
+            conv.files.finish();
+        } else if !has_events {
+            conv.files.finish();
+        }
+        let any_event_name = conv.files.files().any(|f| f.id().is_some());
+        if !has_state && !has_meta && !any_event_name && conv.events_error.is_none() {
+            self.path = path;
+            let dir = std::mem::take(&mut conv.dir);
+            conv.clear();
+            return Err(ReadError::NoConversation { path: dir });
+        }
+        conv.events.reserve(conv.files.len());
+        for i in 0..conv.files.len() {
+            let Some(&pos) = conv.files.sequence_positions().get(i) else {
+                break;
+            };
+            path.push(conv.files.name_of(pos));
+            let start = conv.blob.len();
+            let mut rec = new_rec(pos, i as u64, start);
+            match source::read_into(&path, &mut conv.blob) {
+                Ok(_) => {
+                    rec.raw = (start, conv.blob.len());
+                    let bytes = conv.blob.get(start..).unwrap_or(&[]);
+                    match ingest(&mut self.parser, bytes, &mut conv.strings, &mut rec) {
+                        Ok(()) => rec.ok = true,
+                        Err(b) => conv.files.mark_malformed(pos, b.at(&path)),
+                    }
+                }
+                Err(e) => conv.files.mark_malformed(pos, e.into()),
+            }
+            conv.events.push(rec);
+            path.pop();
+        }
+        path.pop();
+        if has_subagents {
+            path.push(DIR_SUBAGENTS);
+            match fs::read_dir(&path) {
+                Ok(rd) => {
+                    for entry in rd.flatten() {
+                        if !entry_is_dir(&entry) {
+                            continue;
+                        }
+                        let sub = entry.path();
+                        if is_conversation_dir_with(&sub, &mut self.parser, &mut self.scratch) {
+                            conv.subagents
+                                .push(entry.file_name().to_string_lossy().into_owned());
+                        }
+                    }
+                    conv.subagents.sort_unstable();
+                }
+                Err(e) => conv.subagents_error = Some(ReadError::io(&path, e)),
+            }
+            path.pop();
+        }
+        self.hint = conv.blob.len();
+        self.path = path;
+        Ok(())
+    }
+
+    /// Reads a conversation from its files' contents, without touching the
+    /// file system: `base_state.json` and `meta.json` by name, each file of
+    /// `events/` as `events/<name>`, other top-level files by name, and any
+    /// deeper file by its relative path (`subagents/<hex>/base_state.json`
+    /// makes `<hex>` a sub-agent when it is a conversation). `name` is the
+    /// directory's name. Paths use `/`; a path given twice counts once (the
+    /// last contents).
+    ///
+    /// The result is what [`read`](Self::read) gives for a directory holding
+    /// those files, except that a directory with no file is not seen, and no
+    /// conversation is an empty one rather than an error.
+    pub fn parse<I, K, V>(&mut self, name: &str, files: I) -> Conversation
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: AsRef<str>,
+        V: AsRef<[u8]>,
+    {
+        let mut conv = Conversation::new();
+        self.parse_into(name, files, &mut conv);
+        conv
+    }
+
+    /// Like [`parse`](Self::parse), into `conv`, reusing its buffers.
+    pub fn parse_into<I, K, V>(&mut self, name: &str, files: I, conv: &mut Conversation)
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: AsRef<str>,
+        V: AsRef<[u8]>,
+    {
+        conv.clear();
+        conv.dir = PathBuf::from(name);
+        conv.name = name.to_owned();
+        let items: Vec<(K, V)> = files.into_iter().collect();
+        // Last contents of each path, sorted by path.
+        let mut paths: Vec<(&str, &[u8])> = Vec::with_capacity(items.len());
+        for (k, v) in items.iter() {
+            paths.push((k.as_ref(), v.as_ref()));
+        }
+        paths.reverse();
+        paths.sort_by(|a, b| a.0.cmp(b.0));
+        paths.dedup_by(|a, b| a.0 == b.0);
+        let lookup = |p: &str| -> Option<&[u8]> {
+            paths
+                .binary_search_by(|e| e.0.cmp(p))
+                .ok()
+                .and_then(|i| paths.get(i))
+                .map(|e| e.1)
+        };
+        let mut event_names: Vec<&str> = Vec::new();
+        let mut sub_names: Vec<&str> = Vec::new();
+        for &(p, _) in &paths {
+            match p.split_once('/') {
+                None => match p {
+                    FILE_BASE_STATE | FILE_META => {}
+                    _ => conv.others.push(p.to_owned()),
+                },
+                Some((d, rest)) => {
+                    if conv.dirs.last().map(String::as_str) != Some(d) {
+                        conv.dirs.push(d.to_owned());
+                    }
+                    let first = rest.split('/').next().unwrap_or(rest);
+                    if d == DIR_EVENTS {
+                        event_names.push(first);
+                    } else if d == DIR_SUBAGENTS {
+                        sub_names.push(first);
+                    }
+                }
+            }
+        }
+        conv.dirs.dedup();
+        event_names.dedup();
+        sub_names.dedup();
+        let base = PathBuf::from(name);
+        if let Some(b) = lookup(FILE_BASE_STATE) {
+            conv.state
+                .set(&base.join(FILE_BASE_STATE), b, &mut self.parser);
+        }
+        if let Some(b) = lookup(FILE_META) {
+            conv.meta.set(&base.join(FILE_META), b, &mut self.parser);
+        }
+        conv.files.reset(self.pattern);
+        for n in &event_names {
+            conv.files.add(n, false);
+        }
+        conv.files.finish();
+        conv.events.reserve(conv.files.len());
+        let events_dir = base.join(DIR_EVENTS);
+        let mut key = String::new();
+        for i in 0..conv.files.len() {
+            let Some(&pos) = conv.files.sequence_positions().get(i) else {
+                break;
+            };
+            let fname = conv.files.name_of(pos);
+            key.clear();
+            key.push_str(DIR_EVENTS);
+            key.push('/');
+            key.push_str(fname);
+            let path = events_dir.join(fname);
+            let start = conv.blob.len();
+            let mut rec = new_rec(pos, i as u64, start);
+            let checked = match lookup(&key) {
+                Some(b) => in_memory_check(&path, b).map(|()| b),
+                // Only deeper paths: a directory.
+                None => Err(SourceError::NotAFile { path: path.clone() }),
+            };
+            match checked {
+                Ok(b) => {
+                    conv.blob.extend_from_slice(b);
+                    rec.raw = (start, conv.blob.len());
+                    let bytes = conv.blob.get(start..).unwrap_or(&[]);
+                    match ingest(&mut self.parser, bytes, &mut conv.strings, &mut rec) {
+                        Ok(()) => rec.ok = true,
+                        Err(b) => conv.files.mark_malformed(pos, b.at(&path)),
+                    }
+                }
+                Err(e) => conv.files.mark_malformed(pos, e.into()),
+            }
+            conv.events.push(rec);
+        }
+        for s in sub_names {
+            let prefix = format!("{DIR_SUBAGENTS}/{s}/");
+            let state = lookup(&format!("{prefix}{FILE_BASE_STATE}"))
+                .is_some_and(|b| is_state_bytes(&mut self.parser, b));
+            let events_prefix = format!("{prefix}{DIR_EVENTS}/");
+            let has_event = state
+                || paths.iter().any(|(p, _)| {
+                    p.strip_prefix(&events_prefix).is_some_and(|n| {
+                        !n.contains('/') && super::parse_event_name(n, self.pattern).is_ok()
+                    })
+                });
+            if has_event {
+                conv.subagents.push(s.to_owned());
+            }
+        }
+    }
+}
+
+/// Reads the conversation directory `path` names, or the conversation of
+/// the file it names, with a fresh [`Reader`]. A file that cannot be read
+/// or parsed is recorded on the conversation, never fatal: this fails only
+/// when the directory cannot be listed or holds no conversation.
+pub fn read_conversation(path: impl AsRef<Path>) -> Result<Conversation, ReadError> {
+    Reader::new().read(path)
+}
+
+/// Reads a conversation from its files' contents, without touching the file
+/// system (see [`Reader::parse`]).
+pub fn parse<I, K, V>(name: &str, files: I) -> Conversation
+where
+    I: IntoIterator<Item = (K, V)>,
+    K: AsRef<str>,
+    V: AsRef<[u8]>,
+{
+    Reader::new().parse(name, files)
+}

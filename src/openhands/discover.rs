@@ -1,0 +1,251 @@
+//! Finding conversation directories.
+//!
+//! A directory holds a conversation when its `base_state.json` is
+//! OpenHands' state (a JSON object with a string `id` and an object
+//! `agent`), or its `events/` has a file named like an event file.
+//! Conversations live in a store directory (`~/.openhands/conversations`,
+//! the agent server's `workspace/conversations`, Agent Canvas's
+//! `~/.openhands/agent-canvas/conversations`, an SDK caller's own), one
+//! directory each; sub-agents' conversations nest under `subagents/`.
+
+use std::collections::HashSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::json::Parser;
+use crate::source;
+
+use super::conversation::ReadError;
+use super::events::{EventFiles, NamePattern, parse_event_name};
+use super::{DIR_EVENTS, DIR_SUBAGENTS, FILE_BASE_STATE, FILE_META};
+
+/// Directories [`find_sessions`] never walks into: the parts of a
+/// conversation, what the agent server and ACP agents keep beside them, and
+/// version control.
+const SKIPPED_DIRS: [&str; 13] = [
+    "events",
+    "subagents",
+    "observations",
+    "bash_events",
+    "acp",
+    "npm-cache",
+    ".git",
+    ".hg",
+    ".svn",
+    ".bzr",
+    ".jj",
+    "_darcs",
+    "CVS",
+];
+
+/// Whether a directory entry is a directory, following a symbolic link.
+pub(crate) fn entry_is_dir(entry: &fs::DirEntry) -> bool {
+    match entry.file_type() {
+        Ok(t) if t.is_dir() => true,
+        Ok(t) if t.is_symlink() => fs::metadata(entry.path()).is_ok_and(|m| m.is_dir()),
+        _ => false,
+    }
+}
+
+/// Whether `bytes` are OpenHands' state: a JSON object with a string `id`
+/// and an object `agent`.
+pub(crate) fn is_state_bytes(parser: &mut Parser, bytes: &[u8]) -> bool {
+    let Ok(doc) = parser.parse(bytes) else {
+        return false;
+    };
+    let Some(obj) = doc.root().as_object() else {
+        return false;
+    };
+    let [id, agent] = obj.get_many(["id", "agent"]);
+    id.is_some_and(|v| v.as_str().is_some()) && agent.is_some_and(|v| v.as_object().is_some())
+}
+
+/// Whether `dir` holds a conversation: a `base_state.json` that is
+/// OpenHands' state, or an `events` directory with an event file in it.
+pub fn is_conversation_dir(dir: impl AsRef<Path>) -> bool {
+    is_conversation_dir_with(dir.as_ref(), &mut Parser::new(), &mut Vec::new())
+}
+
+pub(crate) fn is_conversation_dir_with(dir: &Path, parser: &mut Parser, buf: &mut Vec<u8>) -> bool {
+    if has_event_file(&dir.join(DIR_EVENTS)) {
+        return true;
+    }
+    buf.clear();
+    let ok =
+        source::read_into(&dir.join(FILE_BASE_STATE), buf).is_ok() && is_state_bytes(parser, buf);
+    buf.clear();
+    ok
+}
+
+/// Whether `events_dir` lists a name matching the SDK 1.30+ pattern.
+fn has_event_file(events_dir: &Path) -> bool {
+    let Ok(rd) = fs::read_dir(events_dir) else {
+        return false;
+    };
+    rd.flatten().any(|e| {
+        e.file_name()
+            .to_str()
+            .is_some_and(|n| parse_event_name(n, NamePattern::FiveOrMoreDigits).is_ok())
+    })
+}
+
+/// Whether `path` is a file a conversation directory is found by: its
+/// `base_state.json`, or an event file (by the SDK 1.30+ pattern) in its
+/// `events` directory.
+pub fn is_conversation_file(path: impl AsRef<Path>) -> bool {
+    let path = path.as_ref();
+    if !fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        return false;
+    };
+    name == FILE_BASE_STATE || (in_events_dir(path) && is_event_name(name))
+}
+
+fn is_event_name(name: &str) -> bool {
+    parse_event_name(name, NamePattern::FiveOrMoreDigits).is_ok()
+}
+
+fn in_events_dir(path: &Path) -> bool {
+    path.parent()
+        .and_then(Path::file_name)
+        .is_some_and(|n| n == DIR_EVENTS)
+}
+
+/// The parent of `path`, `.` for a bare relative name.
+fn parent_or_dot(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// The conversation directory `path` names: the path itself when it is a
+/// directory, the directory of its `base_state.json` or `meta.json`, or the
+/// conversation of an event file (`<dir>/events/<event file>`). The path is
+/// returned as given, not made absolute.
+pub fn conversation_dir(path: impl AsRef<Path>) -> Result<PathBuf, ReadError> {
+    let path = path.as_ref();
+    let meta = fs::metadata(path).map_err(|e| ReadError::io(path, e))?;
+    if meta.is_dir() {
+        return Ok(path.to_path_buf());
+    }
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    if name == FILE_BASE_STATE || name == FILE_META {
+        return Ok(parent_or_dot(path));
+    }
+    if in_events_dir(path)
+        && is_event_name(name)
+        && let Some(events) = path.parent()
+    {
+        return Ok(parent_or_dot(events));
+    }
+    Err(ReadError::NotAConversationFile {
+        path: path.to_path_buf(),
+    })
+}
+
+/// The conversation directory a sub-agent's directory,
+/// `<parent>/subagents/<hex>`, is under; `None` when `dir` is not one (by
+/// its path alone).
+pub fn subagent_parent(dir: impl AsRef<Path>) -> Option<PathBuf> {
+    let dir = dir.as_ref();
+    let name = dir.file_name()?.to_str()?;
+    if name.starts_with('.') {
+        return None;
+    }
+    let subagents = dir.parent()?;
+    if subagents.file_name()? != DIR_SUBAGENTS {
+        return None;
+    }
+    Some(parent_or_dot(subagents))
+}
+
+/// The conversation ID the `base_state.json` of `dir` holds (its `id`,
+/// dashed as written); `None` when it holds none or cannot be read.
+pub fn state_id(dir: impl AsRef<Path>) -> Option<String> {
+    let mut buf = Vec::new();
+    source::read_into(&dir.as_ref().join(FILE_BASE_STATE), &mut buf).ok()?;
+    let mut parser = Parser::new();
+    let doc = parser.parse(&buf).ok()?;
+    doc.root().get("id")?.as_str().map(str::to_owned)
+}
+
+/// The event IDs the events directory of `dir` names, from the file names
+/// alone (no file is opened): the file IDs of the event sequence, indexes 0
+/// up to the first missing one, by the SDK 1.30+ pattern. A fork's copied
+/// events are told by these: they keep their IDs.
+pub fn event_ids(dir: impl AsRef<Path>) -> Result<HashSet<String>, ReadError> {
+    let events = dir.as_ref().join(DIR_EVENTS);
+    let files = EventFiles::scan(&events, NamePattern::FiveOrMoreDigits)
+        .map_err(|e| ReadError::io(&events, e))?;
+    Ok(files.ids().map(str::to_owned).collect())
+}
+
+/// The identity of a directory, to walk each once whatever links lead to it.
+#[cfg(unix)]
+fn dir_key(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let m = fs::metadata(path).ok()?;
+    Some((m.dev(), m.ino()))
+}
+
+#[cfg(not(unix))]
+fn dir_key(path: &Path) -> Option<PathBuf> {
+    fs::canonicalize(path).ok()
+}
+
+/// The conversation directories under `root`, sorted.
+///
+/// `root` may be a directory of conversations (`~/.openhands/conversations`),
+/// a directory above several (`~/.openhands`), one conversation directory,
+/// or a file in one, whose conversation is returned. Sub-agents'
+/// conversations under `subagents/` are part of their parent's and are not
+/// listed; nor are a conversation's own directories (`events`,
+/// `observations`…), the agent server's and ACP agents' (`bash_events`,
+/// `acp`, `npm-cache`) and version-control directories walked. A directory
+/// that cannot be read is skipped; each directory is walked once, so
+/// symbolic-link loops end. Fails only when `root` cannot be examined or,
+/// being a directory, listed.
+pub fn find_sessions(root: impl AsRef<Path>) -> Result<Vec<PathBuf>, ReadError> {
+    let root = root.as_ref();
+    let meta = fs::metadata(root).map_err(|e| ReadError::io(root, e))?;
+    if !meta.is_dir() {
+        return Ok(vec![conversation_dir(root)?]);
+    }
+    let mut parser = Parser::new();
+    let mut buf = Vec::new();
+    if is_conversation_dir_with(root, &mut parser, &mut buf) {
+        return Ok(vec![root.to_path_buf()]);
+    }
+    // Fail on a root that cannot be listed; skip any other.
+    fs::read_dir(root).map_err(|e| ReadError::io(root, e))?;
+    let mut out = Vec::new();
+    let mut seen = HashSet::new();
+    if let Some(k) = dir_key(root) {
+        seen.insert(k);
+    }
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(rd) = fs::read_dir(&dir) else { continue };
+        for entry in rd.flatten() {
+            let name = entry.file_name();
+            if SKIPPED_DIRS.iter().any(|s| name == *s) || !entry_is_dir(&entry) {
+                continue;
+            }
+            let path = entry.path();
+            let Some(key) = dir_key(&path) else { continue };
+            if !seen.insert(key) {
+                continue;
+            }
+            if is_conversation_dir_with(&path, &mut parser, &mut buf) {
+                out.push(path);
+            } else {
+                stack.push(path);
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}

@@ -1,0 +1,333 @@
+//! The OpenHands software-agent SDK's conversation directories (SDK 1.0.0 to
+//! 1.58.2): the format the OpenHands CLI, the agent server and Agent Canvas
+//! write.
+//!
+//! One directory per conversation, named by the conversation ID as 32
+//! lowercase hex digits, holds `base_state.json` (the conversation's state,
+//! rewritten in place on every change), `events/event-<index>-<event id>.json`
+//! (one event per file, written once), and, from the agent server,
+//! `meta.json`. Sub-agents' conversations nest under `subagents/<hex>/` in
+//! the same layout. No file records a format version; shapes are told apart
+//! by their members.
+//!
+//! # Reading
+//!
+//! - [`read_conversation`] (or a [`Reader`], which keeps its buffers from one
+//!   conversation to the next) reads a directory; [`parse`] reads the same
+//!   from in-memory file contents and gives the same [`Conversation`].
+//! - Events are read as the SDK reads them: the names of `events/` are
+//!   matched against the SDK's own pattern ([`NamePattern`], by version), and
+//!   the events are the files of indexes 0, 1, 2… up to the first missing
+//!   index. Every file of `events/` is accounted for with a [`FileStatus`]:
+//!   an event, malformed, after a gap, a duplicate, or a bad name — with the
+//!   reason ([`Reason`]). See [`events`](self::EventFiles) for the rules.
+//! - Each event file is read into one byte buffer the conversation owns,
+//!   parsed once, and only its envelope (kind, id, timestamp, source,
+//!   parent_id) is taken from it ([`Event`]). Its kind's members are decoded
+//!   on demand and without copying: [`Event::open`] gives a [`Doc`], whose
+//!   decoders ([`Doc::message`], [`Doc::action`]…) return borrowed views
+//!   made with [`json_object!`](crate::json_object). An event of a kind
+//!   this module does not know, or whose members do not fit its kind, is
+//!   still an event.
+//! - Every decoded object keeps the members it does not declare, and those
+//!   of another JSON type than declared, and writes them back byte for byte:
+//!   decoding then encoding gives the same JSON value.
+//! - A file that cannot be read or parsed is recorded with a typed
+//!   [`FileError`] (path, and byte offset where known) and the rest is read.
+//!   Reading fails ([`ReadError`]) only when the directory cannot be listed
+//!   or holds no conversation.
+//! - Answers that need only file names — the event count, the event IDs,
+//!   the index order, gaps — come from [`EventFiles::scan`] and
+//!   [`event_ids`], which open no event file.
+//!
+//! # Where this follows the SDK rather than the reference
+//!
+//! The reference for this module is the documentation of a Go package that
+//! reads the same directories (SDK 1.0 to 1.55); the facts about the format
+//! come from the SDK's source. Where they differ:
+//!
+//! - [`KNOWN_KINDS`]: the SDK writes no new event kind between 1.55 and
+//!   1.58.2 (the `openhands-sdk` 1.55.1 and 1.58.2 wheels declare the same
+//!   `Event` subclasses), so the list is the reference's twenty.
+//! - [`is_artifact`] keeps the reference's two kinds, which the SDK itself
+//!   calls "non-tree artifacts" when it picks a leaf; but the SDK does make a
+//!   `ConversationErrorEvent` the head when it appends one (1.31–1.58), which
+//!   [`becomes_head`] tells.
+//! - File names: the reference reads the 1.30+ pattern; here the pattern is
+//!   chosen by version ([`NamePattern`]), and matched as Python's `re` does
+//!   (`\d` is any Unicode decimal digit, `$` also matches before a final
+//!   newline).
+//! - Duplicate indexes: the SDK keeps whichever file `os.listdir` yields last,
+//!   which no reader can reproduce; here the name that sorts first (by bytes)
+//!   wins, and the others are [`FileStatus::Duplicate`].
+//! - An event file is read by the name it is listed under; the SDK rebuilds
+//!   the name from the index padded to five digits, so a hand-made
+//!   over-padded name (`event-000007-….json`) is read here but not by the SDK
+//!   1.30+.
+//! - [`parse_time`] takes a fixed UTC offset rather than a time-zone database
+//!   (the standard library has none); callers that need daylight-saving
+//!   rules resolve the offset themselves.
+
+mod conversation;
+mod discover;
+mod event;
+mod events;
+mod kinds;
+mod state;
+mod time;
+pub mod view;
+
+pub use conversation::{
+    Conversation, DecodeError, Doc, FileError, JsonFile, ReadError, Reader, parse,
+    read_conversation, read_state,
+};
+pub use discover::{
+    conversation_dir, event_ids, find_sessions, is_conversation_dir, is_conversation_file,
+    state_id, subagent_parent,
+};
+pub use event::{Event, Events};
+pub use events::{
+    EventFiles, EventName, File, FileStatus, NameError, NamePattern, Reason, parse_event_name,
+};
+pub use kinds::{
+    Action, ActionEvent, AgentErrorEvent, Condensation, Content, Contents, Message, MessageEvent,
+    Observation, ObservationEvent, ReasoningItem, StrMap, SystemPromptEvent, TerminalMetadata,
+    ThinkingBlock, ToolCall, UserRejectObservation,
+};
+pub use state::{AgentInfo, Cost, Latency, Meta, Metrics, MetricsMap, State, Stats, TokenUsage};
+pub use time::{ParsedTime, Timestamp, UtcOffset, parse_time};
+
+pub use crate::MAX_SIZE;
+
+use crate::json::{Int, Value};
+
+/// The conversation's state, rewritten on every change.
+pub const FILE_BASE_STATE: &str = "base_state.json";
+/// The agent server's stored conversation (`StoredConversation`).
+pub const FILE_META: &str = "meta.json";
+/// The directory of event files.
+pub const DIR_EVENTS: &str = "events";
+/// The directory of sub-agents' conversations (1.13.0+).
+pub const DIR_SUBAGENTS: &str = "subagents";
+/// The directory of tools' full outputs and screenshots (1.4.0+).
+pub const DIR_OBSERVATIONS: &str = "observations";
+
+/// The system prompt and the tools the agent was given.
+pub const KIND_SYSTEM_PROMPT: &str = "SystemPromptEvent";
+/// A message from the user, the agent or the environment.
+pub const KIND_MESSAGE: &str = "MessageEvent";
+/// One tool call.
+pub const KIND_ACTION: &str = "ActionEvent";
+/// A tool's result.
+pub const KIND_OBSERVATION: &str = "ObservationEvent";
+/// A call the user or a hook rejected.
+pub const KIND_USER_REJECT: &str = "UserRejectObservation";
+/// A call the agent could not run.
+pub const KIND_AGENT_ERROR: &str = "AgentErrorEvent";
+/// A context edit: forgotten events and an optional summary.
+pub const KIND_CONDENSATION: &str = "Condensation";
+/// A request to condense.
+pub const KIND_CONDENSATION_REQUEST: &str = "CondensationRequest";
+/// The summary a condensation inserts (built in memory, never written).
+pub const KIND_CONDENSATION_SUMMARY: &str = "CondensationSummaryEvent";
+/// `pause()`.
+pub const KIND_PAUSE: &str = "PauseEvent";
+/// `interrupt()` of an async run (1.23.0+).
+pub const KIND_INTERRUPT: &str = "InterruptEvent";
+/// A change of a state field (agent-server conversations).
+pub const KIND_STATE_UPDATE: &str = "ConversationStateUpdateEvent";
+/// A run-loop failure (1.1.0+).
+pub const KIND_CONVERSATION_ERROR: &str = "ConversationErrorEvent";
+/// An agent-server error (sent on the websocket only).
+pub const KIND_SERVER_ERROR: &str = "ServerErrorEvent";
+/// A security analyzer's verdicts (1.54.0+).
+pub const KIND_SECURITY_ANALYSIS: &str = "SecurityAnalysisEvent";
+/// A hook run (1.13.0+).
+pub const KIND_HOOK_EXECUTION: &str = "HookExecutionEvent";
+/// Prompt and response token IDs (1.1.0+).
+pub const KIND_TOKEN: &str = "TokenEvent";
+/// A raw completion log (agent server, 1.3.0+).
+pub const KIND_COMPLETION_LOG: &str = "LLMCompletionLogEvent";
+/// An ACP agent's tool call (1.12.0+).
+pub const KIND_ACP_TOOL_CALL: &str = "ACPToolCallEvent";
+/// Token deltas (websocket only, 1.18.1+).
+pub const KIND_STREAMING_DELTA: &str = "StreamingDeltaEvent";
+
+/// Every event kind the SDK defines, from 1.0.0 to 1.58.2, including the
+/// three it never writes into `events/` (`CondensationSummaryEvent`,
+/// `ServerErrorEvent`, `StreamingDeltaEvent`).
+pub const KNOWN_KINDS: [&str; 20] = [
+    KIND_SYSTEM_PROMPT,
+    KIND_MESSAGE,
+    KIND_ACTION,
+    KIND_OBSERVATION,
+    KIND_USER_REJECT,
+    KIND_AGENT_ERROR,
+    KIND_CONDENSATION,
+    KIND_CONDENSATION_REQUEST,
+    KIND_CONDENSATION_SUMMARY,
+    KIND_PAUSE,
+    KIND_INTERRUPT,
+    KIND_STATE_UPDATE,
+    KIND_CONVERSATION_ERROR,
+    KIND_SERVER_ERROR,
+    KIND_SECURITY_ANALYSIS,
+    KIND_HOOK_EXECUTION,
+    KIND_TOKEN,
+    KIND_COMPLETION_LOG,
+    KIND_ACP_TOOL_CALL,
+    KIND_STREAMING_DELTA,
+];
+
+/// An event the agent emitted.
+pub const SOURCE_AGENT: &str = "agent";
+/// An event from the user.
+pub const SOURCE_USER: &str = "user";
+/// An event from the environment (tools, condenser, hooks' feedback).
+pub const SOURCE_ENVIRONMENT: &str = "environment";
+/// An event from a hook (1.13.0+).
+pub const SOURCE_HOOK: &str = "hook";
+
+/// The `type` of a `TextContent`.
+pub const CONTENT_TEXT: &str = "text";
+/// The `type` of an `ImageContent`.
+pub const CONTENT_IMAGE: &str = "image";
+
+/// The `type` of an Anthropic thinking block.
+pub const BLOCK_THINKING: &str = "thinking";
+/// The `type` of an Anthropic redacted thinking block.
+pub const BLOCK_REDACTED_THINKING: &str = "redacted_thinking";
+
+/// The task tool's action kind (1.12.0+).
+pub const ACTION_TASK: &str = "TaskAction";
+/// The delegate tool's action kind.
+pub const ACTION_DELEGATE: &str = "DelegateAction";
+
+/// The kind of an agent that drives an external ACP agent, such as Claude
+/// Code, and records its tool calls rather than a model context (1.12.0+).
+pub const AGENT_KIND_ACP: &str = "ACPAgent";
+
+/// The reason OpenHands writes when a rejection gave none.
+pub const DEFAULT_REJECTION_REASON: &str = "User rejected the action";
+
+/// The start of an `AgentErrorEvent`'s error that answers a call a pause or
+/// an interrupt cut (1.23.0+).
+pub const INTERRUPTED_PREFIX: &str = "Tool call interrupted before completion.";
+
+/// The `parent_id` that marks an event a new root of the event tree (1.31.0+).
+pub const ROOT_PARENT: &str = "__root__";
+
+/// Whether the SDK defines events of `kind` ([`KNOWN_KINDS`]).
+pub fn is_known_kind(kind: &str) -> bool {
+    KNOWN_KINDS.contains(&kind)
+}
+
+/// Whether events of `kind` enter the model's context: the SDK's
+/// LLM-convertible kinds.
+pub fn in_context(kind: &str) -> bool {
+    matches!(
+        kind,
+        KIND_SYSTEM_PROMPT
+            | KIND_MESSAGE
+            | KIND_ACTION
+            | KIND_OBSERVATION
+            | KIND_USER_REJECT
+            | KIND_AGENT_ERROR
+            | KIND_CONDENSATION_SUMMARY
+    )
+}
+
+/// Whether events of `kind` answer a tool call (the SDK's
+/// `ObservationBaseEvent`s).
+pub fn is_observation_like(kind: &str) -> bool {
+    matches!(kind, KIND_OBSERVATION | KIND_USER_REJECT | KIND_AGENT_ERROR)
+}
+
+/// Whether events of `kind` are not nodes of the event tree: OpenHands
+/// stamps them with a parent, and skips them when it falls back to the last
+/// event for a missing leaf (1.35.0+, `_resolve_active_leaf`, which calls
+/// them "non-tree artifacts"): `ConversationStateUpdateEvent` and
+/// `ConversationErrorEvent`.
+///
+/// The reference also says OpenHands never makes one the head; the SDK
+/// (1.31–1.58) does make a `ConversationErrorEvent` the head when it appends
+/// one. [`becomes_head`] tells that apart.
+pub fn is_artifact(kind: &str) -> bool {
+    matches!(kind, KIND_STATE_UPDATE | KIND_CONVERSATION_ERROR)
+}
+
+/// Whether appending an event of `kind` moves the head to it (1.31.0+,
+/// `ConversationState.append_event`): every kind but
+/// `ConversationStateUpdateEvent`.
+pub fn becomes_head(kind: &str) -> bool {
+    kind != KIND_STATE_UPDATE
+}
+
+/// The largest token count [`count`] accepts: a billion billion.
+pub const MAX_COUNT: u64 = 1_000_000_000_000_000_000;
+
+/// Reads a token count: 0 for one that is absent, `null`, not a number,
+/// negative, not a whole number, or over a billion billion ([`MAX_COUNT`]).
+/// A whole number written with a fraction (`12.0`) counts.
+pub fn count(v: Option<Value<'_>>) -> u64 {
+    match v.and_then(|v| v.as_int()) {
+        Some(Int { value, exact: true }) if value >= 0 && value as u64 <= MAX_COUNT => value as u64,
+        _ => 0,
+    }
+}
+
+/// Reads an integer written as a number, possibly `12.0`; `exact` is false
+/// when a fraction was dropped. `None` for an absent value, another type,
+/// `NaN`, infinities, and numbers outside `i64`.
+pub fn int(v: Option<Value<'_>>) -> Option<Int> {
+    v.and_then(|v| v.as_int())
+}
+
+/// Reads a number written as a number (Python's `NaN` and `Infinity`
+/// included); `None` for an absent value or another type.
+pub fn float(v: Option<Value<'_>>) -> Option<f64> {
+    v.and_then(|v| v.as_f64())
+}
+
+/// Whether `v` is absent or `null` (the SDK writes neither for `None`: it
+/// leaves the member out).
+pub fn is_null(v: Option<Value<'_>>) -> bool {
+    v.is_none_or(|v| v.is_null())
+}
+
+/// The ID OpenHands (1.10.0+) gives the summary a condensation inserts,
+/// which a later condensation forgets it by: `<condensation id>-summary`.
+pub fn summary_id(condensation_id: &str) -> String {
+    let mut s = String::with_capacity(condensation_id.len() + 8);
+    s.push_str(condensation_id);
+    s.push_str("-summary");
+    s
+}
+
+/// A conversation ID as its directory names it: the dashes removed and the
+/// hex digits lowercased (`uuid.hex`), so that `base_state.json`'s dashed
+/// `id`, `meta.json`'s hex `id` and a directory name compare equal. Braces
+/// and a `urn:uuid:` prefix, which Python's `uuid.UUID` also accepts, are
+/// removed. A string that is not a UUID is returned with the same changes.
+pub fn hex_id(id: &str) -> String {
+    let mut s = id.trim();
+    if let Some(rest) = s.strip_prefix("urn:uuid:") {
+        s = rest;
+    }
+    if let Some(rest) = s.strip_prefix('{').and_then(|r| r.strip_suffix('}')) {
+        s = rest;
+    }
+    s.chars()
+        .filter(|&c| c != '-')
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
+}
+
+/// Whether `name` is a conversation ID as a directory names it: 32 hex
+/// digits, lowercase.
+pub fn is_hex_id(name: &str) -> bool {
+    name.len() == 32
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}

@@ -1,0 +1,262 @@
+//! `base_state.json` (the conversation's `ConversationState`, events not in
+//! it), its stats and metrics, and the agent server's `meta.json`.
+
+use crate::json::members::{Expected, write_key};
+use crate::json::{FieldValue, Item, Items, List, Str, Value, members::ElementError};
+
+use super::AGENT_KIND_ACP;
+
+crate::json_object! {
+    /// `base_state.json`: the conversation's state, rewritten on every
+    /// change. Events are not in it.
+    pub struct State<'a> {
+        /// The conversation ID, dashed.
+        id: Str<'a> = "id",
+        /// The kind-tagged agent ([`State::agent_info`]).
+        agent: Value<'a> = "agent",
+        /// The kind-tagged workspace ([`State::working_dir`]).
+        workspace: Value<'a> = "workspace",
+        /// `idle`, `running`, `paused`, `waiting_for_confirmation`,
+        /// `finished`, `error`, `stuck`, `deleting`.
+        execution_status: Str<'a> = "execution_status",
+        /// The kind-tagged confirmation policy.
+        confirmation_policy: Value<'a> = "confirmation_policy",
+        /// The head of the event tree (1.31.0+).
+        leaf_event_id: Str<'a> = "leaf_event_id",
+        /// Whether the head is deliberately empty (1.31.0+).
+        head_is_empty: bool = "head_is_empty",
+        /// Per-LLM metrics.
+        stats: Stats<'a> = "stats",
+    }
+}
+
+/// What the converter reads of the agent's configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct AgentInfo<'a> {
+    /// `Agent`, or `ACPAgent` for an agent that drives an external ACP
+    /// agent ([`AGENT_KIND_ACP`]).
+    pub kind: Option<&'a str>,
+    /// The LLM's model, as last saved (`acp-managed` for an ACP agent).
+    pub model: Option<&'a str>,
+    /// The LLM's usage ID (the legacy `service_id` when there is no
+    /// `usage_id`).
+    pub usage_id: Option<&'a str>,
+    /// The LLM's reasoning effort.
+    pub reasoning_effort: Option<&'a str>,
+}
+
+impl AgentInfo<'_> {
+    /// Whether the agent drives an external ACP agent.
+    pub fn is_acp(&self) -> bool {
+        self.kind == Some(AGENT_KIND_ACP)
+    }
+}
+
+impl<'a> State<'a> {
+    /// Reads the agent's kind and LLM.
+    pub fn agent_info(&self) -> AgentInfo<'a> {
+        let agent = self.agent;
+        let llm = agent.and_then(|a| a.get("llm"));
+        let s = |v: Option<Value<'a>>, k: &str| v.and_then(|v| v.get(k)).and_then(|v| v.as_str());
+        AgentInfo {
+            kind: s(agent, "kind"),
+            model: s(llm, "model"),
+            usage_id: s(llm, "usage_id").or_else(|| s(llm, "service_id")),
+            reasoning_effort: s(llm, "reasoning_effort"),
+        }
+    }
+
+    /// Reads the workspace's working directory.
+    pub fn working_dir(&self) -> Option<&'a str> {
+        self.workspace?.get("working_dir")?.as_str()
+    }
+}
+
+crate::json_object! {
+    /// The conversation's per-LLM metrics, by usage ID: `agent`,
+    /// `condenser`, an LLM's own usage ID, and the copies of sub-agents'
+    /// metrics under `task:<id>` and `delegate:<id>`.
+    pub struct Stats<'a> {
+        /// The metrics by usage ID.
+        usage_to_metrics: MetricsMap<'a> = "usage_to_metrics",
+    }
+}
+
+/// `usage_to_metrics`, read value by value: a value that is not an object
+/// is kept with its error. Entries keep their order, and their keys' raw
+/// literals.
+#[derive(Debug, Clone)]
+pub struct MetricsMap<'a> {
+    entries: List<'a, (Str<'a>, Item<'a, Metrics<'a>>)>,
+}
+
+impl<'a> MetricsMap<'a> {
+    /// The entries in order (a repeated key appears each time).
+    pub fn entries(&self) -> &[(Str<'a>, Item<'a, Metrics<'a>>)] {
+        &self.entries
+    }
+
+    /// The usage IDs, sorted, each once.
+    pub fn keys(&self) -> Vec<&'a str> {
+        let mut k: Vec<&'a str> = self.entries.iter().map(|(k, _)| k.as_str()).collect();
+        k.sort_unstable();
+        k.dedup();
+        k
+    }
+
+    /// The metrics of `usage_id` (the last entry when it repeats); `None`
+    /// when absent, `Some(Item::Bad)` when not an object.
+    pub fn get(&self, usage_id: &str) -> Option<&Item<'a, Metrics<'a>>> {
+        self.entries
+            .iter()
+            .rev()
+            .find(|(k, _)| k.as_str() == usage_id)
+            .map(|(_, v)| v)
+    }
+
+    /// How many entries there are.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether there is no entry.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+impl<'a> FieldValue<'a> for MetricsMap<'a> {
+    fn decode_field(v: Value<'a>) -> Option<Self> {
+        let obj = v.as_object()?;
+        let mut entries = List::with_capacity_in(obj.len(), v.arena());
+        for m in obj.iter() {
+            let k = Str::decode_field(m.key_value)?;
+            let item = match Metrics::decode(m.value) {
+                Some(x) => Item::Ok(x),
+                None => Item::Bad {
+                    raw: m.value,
+                    error: ElementError {
+                        expected: "object",
+                        found: m.value.json_type().as_str(),
+                    },
+                },
+            };
+            entries.push((k, item));
+        }
+        Some(MetricsMap { entries })
+    }
+    fn encode_field(&self, out: &mut Vec<u8>) {
+        out.push(b'{');
+        for (i, (k, v)) in self.entries.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            match k.raw() {
+                Some(r) => {
+                    out.extend_from_slice(r);
+                    out.push(b':');
+                }
+                None => write_key(out, k),
+            }
+            match v {
+                Item::Ok(m) => m.write_to(out),
+                Item::Bad { raw, .. } => out.extend_from_slice(raw.raw()),
+            }
+        }
+        out.push(b'}');
+    }
+}
+
+impl Expected for MetricsMap<'_> {
+    const EXPECTED: &'static str = "object";
+}
+
+crate::json_object! {
+    /// One LLM's metrics: every call's token usage, latency and cost, and
+    /// their totals.
+    pub struct Metrics<'a> {
+        /// The model (`default` for merged sub-agent metrics).
+        model_name: Str<'a> = "model_name",
+        /// The total cost.
+        accumulated_cost: Value<'a> = "accumulated_cost",
+        /// The budget.
+        max_budget_per_task: Value<'a> = "max_budget_per_task",
+        /// The sum of every call's token usage.
+        accumulated_token_usage: TokenUsage<'a> = "accumulated_token_usage",
+        /// One per call with a non-zero cost.
+        costs: Items<'a, Cost<'a>> = "costs",
+        /// One per call.
+        response_latencies: Items<'a, Latency<'a>> = "response_latencies",
+        /// One per call that reported tokens.
+        token_usages: Items<'a, TokenUsage<'a>> = "token_usages",
+    }
+}
+
+crate::json_object! {
+    /// One call's cost. It names no response.
+    pub struct Cost<'a> {
+        /// The model.
+        model: Str<'a> = "model",
+        /// The cost ([`float`](super::float)).
+        cost: Value<'a> = "cost",
+        /// Unix seconds ([`float`](super::float)).
+        timestamp: Value<'a> = "timestamp",
+    }
+}
+
+crate::json_object! {
+    /// One call's latency in seconds.
+    pub struct Latency<'a> {
+        /// The model.
+        model: Str<'a> = "model",
+        /// Seconds ([`float`](super::float)).
+        latency: Value<'a> = "latency",
+        /// The response (joins `llm_response_id` of events).
+        response_id: Str<'a> = "response_id",
+    }
+}
+
+crate::json_object! {
+    /// One call's token counts ([`count`](super::count) reads each).
+    /// `prompt_tokens` is litellm's, which counts cache reads and writes,
+    /// except for an ACP agent, which counts them apart.
+    pub struct TokenUsage<'a> {
+        /// The model.
+        model: Str<'a> = "model",
+        /// Prompt tokens.
+        prompt_tokens: Value<'a> = "prompt_tokens",
+        /// Completion tokens.
+        completion_tokens: Value<'a> = "completion_tokens",
+        /// Tokens read from the prompt cache.
+        cache_read_tokens: Value<'a> = "cache_read_tokens",
+        /// Tokens written to the prompt cache.
+        cache_write_tokens: Value<'a> = "cache_write_tokens",
+        /// Reasoning tokens.
+        reasoning_tokens: Value<'a> = "reasoning_tokens",
+        /// The context window.
+        context_window: Value<'a> = "context_window",
+        /// Prompt plus completion tokens of the call.
+        per_turn_token: Value<'a> = "per_turn_token",
+        /// The response (the ACP session for an ACP agent).
+        response_id: Str<'a> = "response_id",
+    }
+}
+
+crate::json_object! {
+    /// `meta.json`, the agent server's `StoredConversation` (written
+    /// without `exclude_none`: absent values are `null`).
+    pub struct Meta<'a> {
+        /// The conversation ID, 32 hex digits.
+        id: Str<'a> = "id",
+        /// The title.
+        title: Str<'a> = "title",
+        /// UTC, with `Z`.
+        created_at: Str<'a> = "created_at",
+        /// UTC, with `Z`.
+        updated_at: Str<'a> = "updated_at",
+        /// The conversation this one was forked from, 32 hex digits (1.31.0+).
+        forked_from_conversation_id: Str<'a> = "forked_from_conversation_id",
+        /// The event it was forked at (1.31.0+; `null` for a whole copy).
+        forked_from_event_id: Str<'a> = "forked_from_event_id",
+    }
+}
