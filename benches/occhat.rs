@@ -10,7 +10,9 @@
 //!   same fields out of the meta).
 //! - `read_only`: the same scans and reads, no parsing (the I/O floor).
 //!
-//! The store has `OCCHAT_BENCH_SESSIONS` sessions (default 10,000), each a
+//! The store has `OCCHAT_BENCH_SESSIONS` sessions (default 2,000, so that
+//! `cargo bench --bench occhat` takes a couple of minutes; the figures in
+//! `benches/README.md` are for 10,000), each a
 //! meta and a chat log of 3 to 40 messages (user, assistant with usage,
 //! tool calls and tool results), plus an archived earlier version for one
 //! session in four, written once to a temporary directory.
@@ -92,12 +94,18 @@ fn generate(root: &Path, n: usize) {
         let turns = 1 + rng.below(13);
         let mut messages = vec![obj(vec![
             ("role", "system".into()),
-            ("content", "You are OC Chat, a concise coding assistant.".into()),
+            (
+                "content",
+                "You are OC Chat, a concise coding assistant.".into(),
+            ),
         ])];
         let (mut p, mut c) = (0i64, 0i64);
         for t in 0..turns {
             let w = 5 + rng.below(40);
-            messages.push(obj(vec![("role", "user".into()), ("content", text(&mut rng, w).into())]));
+            messages.push(obj(vec![
+                ("role", "user".into()),
+                ("content", text(&mut rng, w).into()),
+            ]));
             if rng.below(3) == 0 {
                 let id = format!("call_{i}_{t}");
                 messages.push(obj(vec![
@@ -161,9 +169,15 @@ fn generate(root: &Path, n: usize) {
             ("last_modified", "20250401_120000".into()),
             ("model", "deepseek-chat".into()),
             ("reasoning_effort", "high".into()),
-            ("system_prompt", "You are OC Chat, a concise coding assistant.".into()),
+            (
+                "system_prompt",
+                "You are OC Chat, a concise coding assistant.".into(),
+            ),
             ("stats", stats),
-            ("chat_logs", OwnedValue::Array(vec![log_name.as_str().into()])),
+            (
+                "chat_logs",
+                OwnedValue::Array(vec![log_name.as_str().into()]),
+            ),
             ("ui", obj(vec![])),
             ("last_turn_max_prompt_tokens", 0.into()),
             ("rollover_hint_shown", false.into()),
@@ -187,7 +201,11 @@ fn generate(root: &Path, n: usize) {
             write(&old, &log, t - Duration::from_secs(86_400));
             let arch = root.join("archive").join(&name);
             fs::create_dir_all(&arch).unwrap();
-            write(&arch.join(format!("{name}_2025-03-01--00-00-00_meta.json")), &meta, t);
+            write(
+                &arch.join(format!("{name}_2025-03-01--00-00-00_meta.json")),
+                &meta,
+                t,
+            );
         }
     }
 }
@@ -203,7 +221,10 @@ fn newest(dir: &Path, suffix: &str) -> Option<(PathBuf, u64)> {
         let path = dir.join(&name);
         let Ok(m) = fs::metadata(&path) else { continue };
         let t = m.modified().ok()?;
-        if best.as_ref().is_none_or(|(bt, bp, _)| (t, &path) > (*bt, bp)) {
+        if best
+            .as_ref()
+            .is_none_or(|(bt, bp, _)| (t, &path) > (*bt, bp))
+        {
             best = Some((t, path, m.len()));
         }
     }
@@ -229,9 +250,13 @@ fn session_dirs(root: &Path) -> Vec<PathBuf> {
 fn list_serde(root: &Path) -> usize {
     let mut n = 0;
     for dir in session_dirs(root) {
-        let Some((meta, _)) = newest(&dir, "_meta.json") else { continue };
+        let Some((meta, _)) = newest(&dir, "_meta.json") else {
+            continue;
+        };
         let Ok(bytes) = fs::read(&meta) else { continue };
-        let Ok(v) = serde_json::from_slice::<serde_json::Value>(&bytes) else { continue };
+        let Ok(v) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+            continue;
+        };
         let Some(o) = v.as_object() else { continue };
         let size = newest(&dir, "_chat_log.json").map_or(0, |(_, l)| l);
         black_box((
@@ -261,7 +286,9 @@ fn load_serde(root: &Path, names: &[String]) -> usize {
 fn list_read_only(root: &Path) -> usize {
     let mut bytes = 0;
     for dir in session_dirs(root) {
-        let Some((meta, _)) = newest(&dir, "_meta.json") else { continue };
+        let Some((meta, _)) = newest(&dir, "_meta.json") else {
+            continue;
+        };
         bytes += fs::read(&meta).map_or(0, |b| b.len());
         bytes += newest(&dir, "_chat_log.json").map_or(0, |(_, l)| l as usize);
     }
@@ -281,7 +308,7 @@ fn bench(c: &mut Criterion) {
     let n: usize = std::env::var("OCCHAT_BENCH_SESSIONS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(10_000);
+        .unwrap_or(2_000);
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("sessions");
     generate(&root, n);
@@ -303,7 +330,7 @@ fn bench(c: &mut Criterion) {
     eprintln!("occhat bench: {n} sessions, {total_msgs} messages, {bytes} chat-log bytes");
 
     let mut g = c.benchmark_group(format!("occhat_list_{n}"));
-    g.sample_size(10).measurement_time(Duration::from_secs(8));
+    g.sample_size(10).measurement_time(Duration::from_secs(5));
     g.bench_function("read_only", |b| b.iter(|| black_box(list_read_only(&root))));
     g.bench_function("serde_json", |b| b.iter(|| black_box(list_serde(&root))));
     g.bench_function("agentlog", |b| {
@@ -312,9 +339,13 @@ fn bench(c: &mut Criterion) {
     g.finish();
 
     let mut g = c.benchmark_group(format!("occhat_load_chat_logs_{n}"));
-    g.sample_size(10).measurement_time(Duration::from_secs(10));
-    g.bench_function("read_only", |b| b.iter(|| black_box(load_read_only(&root, &names))));
-    g.bench_function("serde_json", |b| b.iter(|| black_box(load_serde(&root, &names))));
+    g.sample_size(10).measurement_time(Duration::from_secs(5));
+    g.bench_function("read_only", |b| {
+        b.iter(|| black_box(load_read_only(&root, &names)))
+    });
+    g.bench_function("serde_json", |b| {
+        b.iter(|| black_box(load_serde(&root, &names)))
+    });
     g.bench_function("agentlog", |b| {
         b.iter(|| {
             let mut m = 0;
