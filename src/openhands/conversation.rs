@@ -8,8 +8,10 @@
 //! read, with the [`MAX_SIZE`](crate::MAX_SIZE) limit checked before
 //! reading), parsed once, and its envelope taken in one pass over the root
 //! object's members ([`Event`]). Reading an event costs no heap allocation
-//! beyond the growth of the conversation's buffers; [`Reader::read_into`]
-//! reuses a conversation's buffers as well.
+//! beyond the growth of the conversation's buffers, and the standard
+//! library's directory listing (which allocates each entry's name);
+//! [`Reader::read_into`] reuses a conversation's buffers as well (the
+//! `openhands_alloc` test counts).
 //!
 //! `base_state.json` and `meta.json` are rewritten in place by their
 //! writers, so they are always read into memory, never mapped; each keeps

@@ -97,6 +97,9 @@ pub use state::{AgentInfo, Cost, Latency, Meta, Metrics, MetricsMap, State, Stat
 pub use time::{ParsedTime, Timestamp, UtcOffset, parse_time};
 
 pub use crate::MAX_SIZE;
+/// The bookkeeping every decoded object carries: its members in order, the
+/// raw undeclared and mistyped ones, and which declared ones were `null`.
+pub use crate::json::Members;
 
 use crate::json::{Int, Value};
 
