@@ -75,6 +75,7 @@ mod events;
 mod kinds;
 mod state;
 mod time;
+pub mod view;
 
 pub use conversation::{
     Conversation, DecodeError, Doc, FileError, JsonFile, ReadError, Reader, parse,

@@ -1,0 +1,188 @@
+//! One-shot migration from the flat pre-session-system layout.
+
+use std::ffi::OsStr;
+use std::fs;
+use std::os::unix::ffi::OsStrExt;
+
+use crate::json::{Map, OwnedValue};
+
+use super::fsops::{self, Archived, Found, WriteStep};
+use super::save::SaveError;
+use super::store::read_owned;
+use super::{LEGACY_DIR_NAME, Store, py};
+
+/// What [`Store::migrate_legacy_layout`] did (the seed's summary dict).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MigrationSummary {
+    /// Flat `{name}.json` metas moved into `{name}/` directories.
+    pub migrated: u64,
+    /// Always 0: the seed reports it but never counts anything.
+    pub recovered: u64,
+    /// Orphan chat logs moved to `legacy/`.
+    pub orphans_moved: u64,
+    /// `"{file}: {error}"` for each file that could not be migrated.
+    pub errors: Vec<String>,
+}
+
+impl MigrationSummary {
+    /// The seed's dict: `migrated`, `recovered`, `orphans_moved`, `errors`.
+    pub fn to_json(&self) -> OwnedValue {
+        let mut m = Map::new();
+        let e = m.entries_mut();
+        e.push(("migrated".into(), OwnedValue::Number(self.migrated.into())));
+        e.push((
+            "recovered".into(),
+            OwnedValue::Number(self.recovered.into()),
+        ));
+        e.push((
+            "orphans_moved".into(),
+            OwnedValue::Number(self.orphans_moved.into()),
+        ));
+        e.push((
+            "errors".into(),
+            OwnedValue::Array(self.errors.iter().map(|s| s.as_str().into()).collect()),
+        ));
+        OwnedValue::Object(m)
+    }
+}
+
+fn lossy(s: &OsStr) -> String {
+    s.to_string_lossy().into_owned()
+}
+
+impl Store {
+    /// Converts a flat-layout store to the per-session-directory layout, as
+    /// the seed does; running it again changes nothing.
+    ///
+    /// 1. Every `{name}.json` file in the root (name order) is read (a
+    ///    failure is recorded in `errors` and the file left alone) and
+    ///    written, re-serialised, as `{name}/{name}_{stamp}_meta.json`, the
+    ///    stamp made from the flat file's modification time; its chat log
+    ///    `Chat_logs/{name}_log.json`, if any, becomes
+    ///    `{name}/{name}_{stamp}_chat_log.json` the same way and the old log
+    ///    is removed; then the flat file is removed.
+    /// 2. Every other file in `Chat_logs/` (but `.gitkeep`) moves to
+    ///    `legacy/`; `Chat_logs/` is removed when nothing else is left.
+    ///
+    /// Every file is written atomically and no name is ever overwritten;
+    /// the root is locked for the duration, so two migrations serialise.
+    ///
+    /// **Difference from the seed's code (6):** the seed deletes an orphan
+    /// whose name already exists in `legacy/` without looking at either
+    /// file. Here only a byte-identical orphan is deleted; a differing one
+    /// is moved to `legacy/{stem}__{N}{suffix}` (first free N) and counted
+    /// in `orphans_moved`. In the same spirit, a flat meta whose migrated
+    /// name already exists with other content is left in place and reported
+    /// in `errors` (the seed would delete it).
+    pub fn migrate_legacy_layout(&self) -> Result<MigrationSummary, SaveError> {
+        let io = self.io();
+        let base = &self.dir;
+        io.ensure_dir(base)?;
+        let _lock = io.lock_dir(base)?;
+        let mut summary = MigrationSummary::default();
+        let chat_dir = py::join(base, "Chat_logs");
+
+        let (flat, _) = fsops::scan(base, fsops::ends_with(".json"));
+        for flat_meta in flat.into_iter().filter(|f| f.is_file) {
+            let (stem, _) = py::stem_suffix(&flat_meta.name);
+            let name = lossy(stem);
+            let data = match read_owned(&flat_meta.path) {
+                Ok(v) => v,
+                Err(e) => {
+                    summary
+                        .errors
+                        .push(format!("{}: {e}", lossy(&flat_meta.name)));
+                    continue;
+                }
+            };
+            let sdir = py::join(base, stem);
+            io.ensure_dir(&sdir)?;
+            let meta_stamp = self.tz.local_of_file_time(flat_meta.mtime).file_stamp();
+            let new_meta = py::join(
+                &sdir,
+                Self::stamped_name(&name, &meta_stamp, "meta", "json"),
+            );
+            let bytes = py::dump(&data);
+            if !io.write_new(&new_meta, &bytes)? {
+                let same = fs::read(&new_meta).is_ok_and(|b| b == bytes);
+                if !same {
+                    summary.errors.push(format!(
+                        "{}: kept: {} already exists with other content",
+                        lossy(&flat_meta.name),
+                        new_meta.display()
+                    ));
+                    continue;
+                }
+            }
+            let mut log_name = stem.to_os_string();
+            log_name.push("_log.json");
+            let old_log = py::join(&chat_dir, &log_name);
+            if let Ok(m) = fs::metadata(&old_log) {
+                let mtime = m.modified().unwrap_or(std::time::SystemTime::UNIX_EPOCH);
+                let log_stamp = self.tz.local_of_file_time(mtime).file_stamp();
+                let new_log = py::join(
+                    &sdir,
+                    Self::stamped_name(&name, &log_stamp, "chat_log", "json"),
+                );
+                if !new_log.exists() {
+                    match read_owned(&old_log) {
+                        Err(e) => summary.errors.push(format!("{}: {e}", lossy(&log_name))),
+                        Ok(v) => {
+                            if io.write_new(&new_log, &py::dump(&v))? {
+                                io.step(WriteStep::Remove, &old_log)?;
+                                fs::remove_file(&old_log)
+                                    .map_err(|e| fsops::io_err("remove", &old_log, e))?;
+                            }
+                        }
+                    }
+                }
+            }
+            io.step(WriteStep::Remove, &flat_meta.path)?;
+            fs::remove_file(&flat_meta.path)
+                .map_err(|e| fsops::io_err("remove", &flat_meta.path, e))?;
+            summary.migrated += 1;
+        }
+
+        if chat_dir.is_dir() {
+            let legacy = py::join(base, LEGACY_DIR_NAME);
+            io.ensure_dir(&legacy)?;
+            let (orphans, _) = fsops::scan(&chat_dir, |_| true);
+            let mut to_remove: Vec<Found> = Vec::new();
+            for orphan in orphans {
+                if orphan.name.as_bytes() == b".gitkeep" || !orphan.is_file {
+                    continue;
+                }
+                io.step(WriteStep::Move, &orphan.path)?;
+                match io.archive_link(&orphan, &legacy, false)? {
+                    Archived::Linked => {
+                        summary.orphans_moved += 1;
+                        to_remove.push(orphan);
+                    }
+                    Archived::Moved => summary.orphans_moved += 1,
+                    // Byte-identical copy already in legacy/: only then may
+                    // the orphan go.
+                    Archived::Duplicate => to_remove.push(orphan),
+                    Archived::Vanished => {}
+                }
+            }
+            io.sync_dir(&legacy)?;
+            for orphan in &to_remove {
+                io.remove_archived(&orphan.path)?;
+            }
+            let gitkeep = py::join(&chat_dir, ".gitkeep");
+            let others = fs::read_dir(&chat_dir)
+                .map(|rd| {
+                    rd.flatten()
+                        .any(|e| e.file_name().as_bytes() != b".gitkeep")
+                })
+                .unwrap_or(true);
+            if gitkeep.exists() && !others {
+                io.step(WriteStep::Remove, &gitkeep)?;
+                let _ = fs::remove_file(&gitkeep);
+            }
+            let _ = fs::remove_dir(&chat_dir);
+            io.sync_dir(base)?;
+        }
+        Ok(summary)
+    }
+}

@@ -1,0 +1,665 @@
+//! What the view needs from each event file, decoded once, leniently, with
+//! strings borrowed from the file's bytes when they hold no escape.
+
+use std::borrow::Cow;
+
+use crate::json::{Parser, Value};
+
+use super::message::{Content, ImageContent, LegacyFlags, Message, ReasoningItem, Role};
+use super::message::{TextContent, ThinkingBlock, ToolCall};
+use super::version::{Detector, Evidence};
+
+/// The event kinds the view tells apart (the JSON `kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum EventKind {
+    /// `SystemPromptEvent`.
+    SystemPrompt,
+    /// `MessageEvent`.
+    Message,
+    /// `ActionEvent`.
+    Action,
+    /// `ObservationEvent`.
+    Observation,
+    /// `UserRejectObservation`.
+    UserReject,
+    /// `AgentErrorEvent`.
+    AgentError,
+    /// `Condensation`.
+    Condensation,
+    /// `CondensationRequest`.
+    CondensationRequest,
+    /// `CondensationSummaryEvent` (never written by the SDK, read if found).
+    CondensationSummary,
+    /// `PauseEvent`.
+    Pause,
+    /// `ConversationStateUpdateEvent` (never the head).
+    StateUpdate,
+    /// `ConversationErrorEvent`.
+    ConversationError,
+    /// Any other kind (or a file that did not parse).
+    Other,
+}
+
+impl EventKind {
+    /// The kind named `s`.
+    pub fn parse(s: &str) -> EventKind {
+        match s {
+            "SystemPromptEvent" => EventKind::SystemPrompt,
+            "MessageEvent" => EventKind::Message,
+            "ActionEvent" => EventKind::Action,
+            "ObservationEvent" => EventKind::Observation,
+            "UserRejectObservation" => EventKind::UserReject,
+            "AgentErrorEvent" => EventKind::AgentError,
+            "Condensation" => EventKind::Condensation,
+            "CondensationRequest" => EventKind::CondensationRequest,
+            "CondensationSummaryEvent" => EventKind::CondensationSummary,
+            "PauseEvent" => EventKind::Pause,
+            "ConversationStateUpdateEvent" => EventKind::StateUpdate,
+            "ConversationErrorEvent" => EventKind::ConversationError,
+            _ => EventKind::Other,
+        }
+    }
+
+    /// LLM-convertible: the kinds that reach the model.
+    pub fn is_llm_convertible(self) -> bool {
+        matches!(
+            self,
+            EventKind::SystemPrompt
+                | EventKind::Message
+                | EventKind::Action
+                | EventKind::Observation
+                | EventKind::UserReject
+                | EventKind::AgentError
+                | EventKind::CondensationSummary
+        )
+    }
+
+    /// Observation-like: answers a tool call.
+    pub fn is_observation_like(self) -> bool {
+        matches!(
+            self,
+            EventKind::Observation | EventKind::UserReject | EventKind::AgentError
+        )
+    }
+}
+
+/// The `parent_id` member as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ParentField<'a> {
+    /// Absent (a root at index 0, or a legacy event).
+    Absent,
+    /// `"__root__"`: an explicit new root.
+    Root,
+    /// An event id.
+    Id(Cow<'a, str>),
+}
+
+/// Why an event gives the view nothing although its kind would.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum EventProblem {
+    /// The file is not JSON (or is empty): the byte offset and message.
+    Malformed {
+        /// Byte offset of the fault, when known.
+        offset: Option<usize>,
+        /// The parser's message.
+        message: String,
+    },
+    /// The file is JSON but not an object.
+    NotAnObject,
+    /// A member the kind requires is missing or of another type.
+    MissingMember(&'static str),
+}
+
+/// One event as the view sees it.
+#[derive(Debug, Clone)]
+pub struct ViewEvent<'a> {
+    /// The index from the file name.
+    pub index: usize,
+    /// The event id from the file name (the tree resolves parents by it).
+    pub file_id: &'a str,
+    /// The JSON `id` (the view matches events by it); the file id when the
+    /// member is missing.
+    pub id: Cow<'a, str>,
+    /// The kind.
+    pub kind: EventKind,
+    /// The JSON `kind` text.
+    pub kind_name: Cow<'a, str>,
+    /// `parent_id` as stored.
+    pub parent: ParentField<'a>,
+    /// Set when the event could not be used.
+    pub problem: Option<EventProblem>,
+    pub(crate) body: Body<'a>,
+}
+
+/// Kind-specific data.
+#[derive(Debug, Clone, Default)]
+pub(crate) enum Body<'a> {
+    #[default]
+    None,
+    System {
+        prompt: TextContent<'a>,
+        dynamic: Option<TextContent<'a>>,
+    },
+    Message(Box<Message<'a>>, Vec<Content<'a>>),
+    Action(Box<ActionData<'a>>),
+    Observation(Box<ObservationData<'a>>),
+    Reject {
+        tool_name: Option<Cow<'a, str>>,
+        tool_call_id: Cow<'a, str>,
+        reason: Cow<'a, str>,
+    },
+    Error {
+        tool_name: Option<Cow<'a, str>>,
+        tool_call_id: Cow<'a, str>,
+        error: Cow<'a, str>,
+    },
+    Condensation {
+        forgotten: Vec<Cow<'a, str>>,
+        summary: Option<Cow<'a, str>>,
+        offset: Option<usize>,
+    },
+    Summary(Cow<'a, str>),
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct ActionData<'a> {
+    pub(crate) thought: Vec<Content<'a>>,
+    pub(crate) reasoning_content: Option<Cow<'a, str>>,
+    pub(crate) thinking_blocks: Vec<ThinkingBlock<'a>>,
+    pub(crate) reasoning_item: Option<ReasoningItem<'a>>,
+    pub(crate) tool_call: ToolCall<'a>,
+    pub(crate) tool_call_id: Cow<'a, str>,
+    pub(crate) llm_response_id: Cow<'a, str>,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct ObservationData<'a> {
+    pub(crate) tool_name: Option<Cow<'a, str>>,
+    pub(crate) tool_call_id: Cow<'a, str>,
+    pub(crate) content: Vec<Content<'a>>,
+    pub(crate) is_error: bool,
+    pub(crate) special: Special<'a>,
+    pub(crate) extended: Vec<Content<'a>>,
+}
+
+/// Observation kinds that render themselves (spec §9).
+#[derive(Debug, Clone)]
+pub(crate) enum Special<'a> {
+    Plain,
+    Terminal {
+        prefix: Cow<'a, str>,
+        suffix: Cow<'a, str>,
+        working_dir: Option<Cow<'a, str>>,
+        py_interpreter: Option<Cow<'a, str>>,
+        exit_code: i64,
+        save_dir: Option<Cow<'a, str>>,
+    },
+    Browser {
+        screenshot: Option<Cow<'a, str>>,
+        save_dir: Option<Cow<'a, str>>,
+    },
+    Task {
+        task_id: Cow<'a, str>,
+        subagent: Cow<'a, str>,
+        status: Cow<'a, str>,
+    },
+    Tom {
+        suggestions: Cow<'a, str>,
+        confidence: Option<f64>,
+        reasoning: Option<Cow<'a, str>>,
+    },
+    Sleeptime {
+        message: Cow<'a, str>,
+        sessions: i64,
+    },
+}
+
+impl<'a> ViewEvent<'a> {
+    /// The `tool_call_id` of an action or observation-like event.
+    pub fn tool_call_id(&self) -> Option<&str> {
+        match &self.body {
+            Body::Action(a) => Some(&a.tool_call_id),
+            Body::Observation(o) => Some(&o.tool_call_id),
+            Body::Reject { tool_call_id, .. } | Body::Error { tool_call_id, .. } => {
+                Some(tool_call_id)
+            }
+            _ => None,
+        }
+    }
+
+    /// The `llm_response_id` of an action.
+    pub fn llm_response_id(&self) -> Option<&str> {
+        match &self.body {
+            Body::Action(a) => Some(&a.llm_response_id),
+            _ => None,
+        }
+    }
+
+    /// Whether an action carries thinking blocks (starts a tool loop).
+    pub fn has_thinking_blocks(&self) -> bool {
+        matches!(&self.body, Body::Action(a) if !a.thinking_blocks.is_empty())
+    }
+
+    /// The kind as the view uses it: an event whose data could not be
+    /// decoded counts as a kind the model never sees.
+    pub(crate) fn effective_kind(&self) -> EventKind {
+        if self.problem.is_some() {
+            EventKind::Other
+        } else {
+            self.kind
+        }
+    }
+}
+
+/// A string value borrowed from `input` when its literal has no escape.
+pub(crate) fn cow<'a>(input: &'a [u8], v: Value<'_>) -> Option<Cow<'a, str>> {
+    let text = v.as_str()?;
+    let span = v.span();
+    let start = span.start as usize + 1;
+    let end = (span.end as usize).saturating_sub(1);
+    if let Some(raw) = input.get(start..end)
+        && raw.len() == text.len()
+        && !raw.contains(&b'\\')
+        && let Ok(s) = std::str::from_utf8(raw)
+    {
+        return Some(Cow::Borrowed(s));
+    }
+    Some(Cow::Owned(text.to_owned()))
+}
+
+fn get_cow<'a>(input: &'a [u8], v: Value<'_>, key: &str) -> Option<Cow<'a, str>> {
+    v.get(key).and_then(|x| cow(input, x))
+}
+
+fn get_bool(v: Value<'_>, key: &str) -> Option<bool> {
+    v.get(key).and_then(|x| x.as_bool())
+}
+
+/// A `TextContent` object.
+fn text_content<'a>(input: &'a [u8], v: Value<'_>, det: &mut Detector) -> Option<TextContent<'a>> {
+    let [text, cache, trunc] =
+        v.as_object()?
+            .get_many(["text", "cache_prompt", "enable_truncation"]);
+    let enable_truncation = trunc.and_then(|t| t.as_bool());
+    if enable_truncation.is_some() {
+        det.add(Evidence::EnableTruncation);
+    }
+    Some(TextContent {
+        text: cow(input, text?)?,
+        cache_prompt: cache.and_then(|c| c.as_bool()).unwrap_or(false),
+        enable_truncation,
+    })
+}
+
+/// A content list (`TextContent | ImageContent` objects); a bare string is
+/// one text part and `null` none, as `Message` coerces them.
+fn content_list<'a>(input: &'a [u8], v: Option<Value<'_>>, det: &mut Detector) -> Vec<Content<'a>> {
+    let Some(v) = v else { return Vec::new() };
+    if let Some(t) = cow(input, v) {
+        return vec![Content::Text(TextContent::new(t))];
+    }
+    let Some(arr) = v.as_array() else {
+        return Vec::new();
+    };
+    let mut out = Vec::with_capacity(arr.len());
+    for item in arr.iter() {
+        match item.get("type").and_then(|t| t.as_str()) {
+            Some("image") => {
+                let urls = item
+                    .get("image_urls")
+                    .and_then(|u| u.as_array())
+                    .map(|a| a.iter().filter_map(|u| cow(input, u)).collect())
+                    .unwrap_or_default();
+                out.push(Content::Image(ImageContent {
+                    image_urls: urls,
+                    cache_prompt: get_bool(item, "cache_prompt").unwrap_or(false),
+                }));
+            }
+            _ => {
+                if let Some(t) = text_content(input, item, det) {
+                    out.push(Content::Text(t));
+                }
+            }
+        }
+    }
+    out
+}
+
+fn thinking_blocks<'a>(input: &'a [u8], v: Option<Value<'_>>) -> Vec<ThinkingBlock<'a>> {
+    let Some(arr) = v.and_then(|v| v.as_array()) else {
+        return Vec::new();
+    };
+    arr.iter()
+        .filter_map(|b| match b.get("type").and_then(|t| t.as_str()) {
+            Some("redacted_thinking") => Some(ThinkingBlock::Redacted {
+                data: get_cow(input, b, "data")?,
+            }),
+            _ => Some(ThinkingBlock::Thinking {
+                thinking: get_cow(input, b, "thinking")?,
+                signature: get_cow(input, b, "signature"),
+            }),
+        })
+        .collect()
+}
+
+fn str_list<'a>(input: &'a [u8], v: Option<Value<'_>>) -> Option<Vec<Cow<'a, str>>> {
+    let arr = v?.as_array()?;
+    Some(arr.iter().filter_map(|x| cow(input, x)).collect())
+}
+
+fn reasoning_item<'a>(input: &'a [u8], v: Option<Value<'_>>) -> Option<ReasoningItem<'a>> {
+    let v = v?;
+    v.as_object()?;
+    Some(ReasoningItem {
+        id: get_cow(input, v, "id"),
+        summary: str_list(input, v.get("summary")).unwrap_or_default(),
+        content: str_list(input, v.get("content")),
+        encrypted_content: get_cow(input, v, "encrypted_content"),
+        status: get_cow(input, v, "status"),
+    })
+}
+
+fn tool_call<'a>(input: &'a [u8], v: Value<'_>) -> Option<ToolCall<'a>> {
+    let [id, name, arguments, origin, item] =
+        v.as_object()?
+            .get_many(["id", "name", "arguments", "origin", "responses_item_id"]);
+    let arguments = match arguments {
+        Some(a) => match cow(input, a) {
+            Some(s) => s,
+            // Not a string: pydantic would refuse; keep its JSON text.
+            None => Cow::Owned(a.raw_str().to_owned()),
+        },
+        None => return None,
+    };
+    Some(ToolCall {
+        id: cow(input, id?)?,
+        name: cow(input, name?)?,
+        arguments,
+        origin: origin
+            .and_then(|o| cow(input, o))
+            .unwrap_or(Cow::Borrowed("completion")),
+        responses_item_id: item.and_then(|i| cow(input, i)),
+    })
+}
+
+/// A `Message` object (`MessageEvent.llm_message`).
+fn message<'a>(input: &'a [u8], v: Value<'_>, det: &mut Detector) -> Option<Message<'a>> {
+    let o = v.as_object()?;
+    let role = Role::parse(o.get("role")?.as_str()?)?;
+    let cache_enabled = o.get("cache_enabled").and_then(|b| b.as_bool());
+    let send = o.get("send_reasoning_content").and_then(|b| b.as_bool());
+    match (cache_enabled.is_some(), send.is_some()) {
+        (true, false) => det.add(Evidence::MessageFlagsV1_0),
+        (_, true) => det.add(Evidence::MessageFlags),
+        (false, false) => det.add(Evidence::NoMessageFlags),
+    }
+    let flag = |k: &str| o.get(k).and_then(|b| b.as_bool()).unwrap_or(false);
+    Some(Message {
+        role,
+        content: content_list(input, o.get("content"), det),
+        tool_calls: o
+            .get("tool_calls")
+            .and_then(|t| t.as_array())
+            .map(|a| a.iter().filter_map(|c| tool_call(input, c)).collect()),
+        tool_call_id: get_cow(input, v, "tool_call_id"),
+        name: get_cow(input, v, "name"),
+        reasoning_content: get_cow(input, v, "reasoning_content"),
+        thinking_blocks: thinking_blocks(input, o.get("thinking_blocks")),
+        responses_reasoning_item: reasoning_item(input, o.get("responses_reasoning_item")),
+        flags: LegacyFlags {
+            cache_enabled: cache_enabled.unwrap_or(false),
+            vision_enabled: flag("vision_enabled"),
+            function_calling_enabled: flag("function_calling_enabled"),
+            force_string_serializer: flag("force_string_serializer"),
+            send_reasoning_content: send.unwrap_or(false),
+        },
+    })
+}
+
+fn observation<'a>(
+    input: &'a [u8],
+    ev: Value<'_>,
+    det: &mut Detector,
+) -> Result<ObservationData<'a>, EventProblem> {
+    let obs = ev
+        .get("observation")
+        .filter(|o| o.as_object().is_some())
+        .ok_or(EventProblem::MissingMember("observation"))?;
+    let tool_call_id =
+        get_cow(input, ev, "tool_call_id").ok_or(EventProblem::MissingMember("tool_call_id"))?;
+    match ev.get("extended_content") {
+        Some(_) => det.add(Evidence::ObservationExtendedContent),
+        None => det.add(Evidence::NoObservationExtendedContent),
+    }
+    let kind = obs.get("kind").and_then(|k| k.as_str()).unwrap_or("");
+    let special = match kind {
+        "TerminalObservation" | "ExecuteBashObservation" => {
+            det.add(if kind == "TerminalObservation" {
+                Evidence::Terminal
+            } else {
+                Evidence::ExecuteBash
+            });
+            let md = obs.get("metadata");
+            let mget = |k: &str| md.and_then(|m| get_cow(input, m, k));
+            Special::Terminal {
+                prefix: mget("prefix").unwrap_or(Cow::Borrowed("")),
+                suffix: mget("suffix").unwrap_or(Cow::Borrowed("")),
+                working_dir: mget("working_dir"),
+                py_interpreter: mget("py_interpreter_path"),
+                exit_code: md
+                    .and_then(|m| m.get("exit_code"))
+                    .and_then(|e| e.as_i64())
+                    .unwrap_or(-1),
+                save_dir: get_cow(input, obs, "full_output_save_dir"),
+            }
+        }
+        "BrowserObservation" => Special::Browser {
+            screenshot: get_cow(input, obs, "screenshot_data"),
+            save_dir: get_cow(input, obs, "full_output_save_dir"),
+        },
+        "TaskObservation" => Special::Task {
+            task_id: get_cow(input, obs, "task_id").unwrap_or_default(),
+            subagent: get_cow(input, obs, "subagent").unwrap_or_default(),
+            status: get_cow(input, obs, "status").unwrap_or_default(),
+        },
+        "ConsultTomObservation" => Special::Tom {
+            suggestions: get_cow(input, obs, "suggestions").unwrap_or_default(),
+            confidence: obs.get("confidence").and_then(|c| c.as_f64()),
+            reasoning: get_cow(input, obs, "reasoning"),
+        },
+        "SleeptimeComputeObservation" => Special::Sleeptime {
+            message: get_cow(input, obs, "message").unwrap_or_default(),
+            sessions: obs
+                .get("sessions_processed")
+                .and_then(|c| c.as_i64())
+                .unwrap_or(0),
+        },
+        _ => Special::Plain,
+    };
+    Ok(ObservationData {
+        tool_name: get_cow(input, ev, "tool_name"),
+        tool_call_id,
+        content: content_list(input, obs.get("content"), det),
+        is_error: get_bool(obs, "is_error").unwrap_or(false),
+        special,
+        extended: content_list(input, ev.get("extended_content"), det),
+    })
+}
+
+fn action<'a>(
+    input: &'a [u8],
+    ev: Value<'_>,
+    det: &mut Detector,
+) -> Result<ActionData<'a>, EventProblem> {
+    let call = ev
+        .get("tool_call")
+        .and_then(|c| tool_call(input, c))
+        .ok_or(EventProblem::MissingMember("tool_call"))?;
+    let tool_call_id =
+        get_cow(input, ev, "tool_call_id").ok_or(EventProblem::MissingMember("tool_call_id"))?;
+    let llm_response_id = get_cow(input, ev, "llm_response_id")
+        .ok_or(EventProblem::MissingMember("llm_response_id"))?;
+    if ev.get("summary").is_some() {
+        det.add(Evidence::ActionSummary);
+    }
+    if let Some(action) = ev.get("action")
+        && action.get("kind").and_then(|k| k.as_str()) == Some("ExecuteBashAction")
+    {
+        det.add(Evidence::ExecuteBash);
+    }
+    Ok(ActionData {
+        thought: content_list(input, ev.get("thought"), det),
+        reasoning_content: get_cow(input, ev, "reasoning_content"),
+        thinking_blocks: thinking_blocks(input, ev.get("thinking_blocks")),
+        reasoning_item: reasoning_item(input, ev.get("responses_reasoning_item")),
+        tool_call: call,
+        tool_call_id,
+        llm_response_id,
+    })
+}
+
+/// Decodes one event file. `raw` must outlive the result; `parser` is
+/// reused from file to file.
+pub(crate) fn decode<'a>(
+    parser: &mut Parser,
+    index: usize,
+    file_id: &'a str,
+    raw: &'a [u8],
+    det: &mut Detector,
+) -> ViewEvent<'a> {
+    let mut ev = ViewEvent {
+        index,
+        file_id,
+        id: Cow::Borrowed(file_id),
+        kind: EventKind::Other,
+        kind_name: Cow::Borrowed(""),
+        parent: ParentField::Absent,
+        problem: None,
+        body: Body::None,
+    };
+    let doc = match parser.parse(raw) {
+        Ok(d) => d,
+        Err(e) => {
+            ev.problem = Some(EventProblem::Malformed {
+                offset: e.offset(),
+                message: e.to_string(),
+            });
+            return ev;
+        }
+    };
+    let root = doc.root();
+    if root.as_object().is_none() {
+        ev.problem = Some(EventProblem::NotAnObject);
+        return ev;
+    }
+    if raw.starts_with(b"{\"kind\": ") {
+        det.add(Evidence::SpacedJson);
+    } else if raw.starts_with(b"{\"id\":\"") {
+        det.add(Evidence::CompactJson);
+    }
+    if let Some(k) = get_cow(raw, root, "kind") {
+        ev.kind = EventKind::parse(&k);
+        ev.kind_name = k;
+    }
+    if let Some(id) = get_cow(raw, root, "id") {
+        ev.id = id;
+    }
+    if let Some(p) = root.get("parent_id") {
+        det.add(Evidence::EventTree);
+        match cow(raw, p) {
+            Some(p) if p == "__root__" => ev.parent = ParentField::Root,
+            Some(p) => ev.parent = ParentField::Id(p),
+            None => {}
+        }
+    }
+    let body: Result<Body<'a>, EventProblem> = match ev.kind {
+        EventKind::SystemPrompt => {
+            if let Some(first) = root
+                .get("tools")
+                .and_then(|t| t.as_array())
+                .and_then(|a| a.get(0))
+            {
+                if first.get("action_type").is_some() {
+                    det.add(Evidence::ToolDefinitions);
+                } else if first.get("type").and_then(|t| t.as_str()) == Some("function") {
+                    det.add(Evidence::ChatToolParams);
+                }
+            }
+            let dynamic = root
+                .get("dynamic_context")
+                .and_then(|d| text_content(raw, d, det));
+            if dynamic.is_some() {
+                det.add(Evidence::DynamicContext);
+            }
+            root.get("system_prompt")
+                .and_then(|p| text_content(raw, p, det))
+                .map(|prompt| Body::System { prompt, dynamic })
+                .ok_or(EventProblem::MissingMember("system_prompt"))
+        }
+        EventKind::Message => root
+            .get("llm_message")
+            .and_then(|m| message(raw, m, det))
+            .map(|m| {
+                Body::Message(
+                    Box::new(m),
+                    content_list(raw, root.get("extended_content"), det),
+                )
+            })
+            .ok_or(EventProblem::MissingMember("llm_message")),
+        EventKind::Action => action(raw, root, det).map(|a| Body::Action(Box::new(a))),
+        EventKind::Observation => {
+            observation(raw, root, det).map(|o| Body::Observation(Box::new(o)))
+        }
+        EventKind::UserReject => {
+            match root.get("rejection_source") {
+                Some(_) => det.add(Evidence::RejectionSource),
+                None => det.add(Evidence::NoRejectionSource),
+            }
+            get_cow(raw, root, "tool_call_id")
+                .map(|tool_call_id| Body::Reject {
+                    tool_name: get_cow(raw, root, "tool_name"),
+                    tool_call_id,
+                    reason: get_cow(raw, root, "rejection_reason")
+                        .unwrap_or(Cow::Borrowed("User rejected the action")),
+                })
+                .ok_or(EventProblem::MissingMember("tool_call_id"))
+        }
+        EventKind::AgentError => {
+            match root.get("classification") {
+                Some(_) => det.add(Evidence::ErrorClassification),
+                None => det.add(Evidence::NoErrorClassification),
+            }
+            match (
+                get_cow(raw, root, "tool_call_id"),
+                get_cow(raw, root, "error"),
+            ) {
+                (Some(tool_call_id), Some(error)) => Ok(Body::Error {
+                    tool_name: get_cow(raw, root, "tool_name"),
+                    tool_call_id,
+                    error,
+                }),
+                (None, _) => Err(EventProblem::MissingMember("tool_call_id")),
+                (_, None) => Err(EventProblem::MissingMember("error")),
+            }
+        }
+        EventKind::Condensation => Ok(Body::Condensation {
+            forgotten: str_list(raw, root.get("forgotten_event_ids")).unwrap_or_default(),
+            summary: get_cow(raw, root, "summary"),
+            offset: root
+                .get("summary_offset")
+                .and_then(|o| o.as_i64())
+                .and_then(|o| usize::try_from(o).ok()),
+        }),
+        EventKind::CondensationSummary => get_cow(raw, root, "summary")
+            .map(Body::Summary)
+            .ok_or(EventProblem::MissingMember("summary")),
+        _ => Ok(Body::None),
+    };
+    match body {
+        Ok(b) => ev.body = b,
+        Err(p) => ev.problem = Some(p),
+    }
+    ev
+}

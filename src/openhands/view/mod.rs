@@ -1,0 +1,597 @@
+//! What the model saw: for an OpenHands conversation directory, the event
+//! tree, the active branch, the condensed view and the exact messages the
+//! agent sends to the model next — as the SDK version that wrote the
+//! directory builds them (spec §6, §10, §18, §19).
+//!
+//! # Pipeline
+//!
+//! 1. Every event file is parsed once ([`ViewEvent`]): the envelope and what
+//!    the view and the messages need from its kind, strings borrowed from
+//!    the file's bytes when their JSON literal has no escape.
+//! 2. The writer's version is inferred from the files ([`Detected`];
+//!    forced with [`ViewOptions::version`]).
+//! 3. The event tree ([`EventTree`]): effective parents, the head
+//!    (`leaf_event_id`, `head_is_empty`, or the version's fallback), the
+//!    active branch, every branch, abandoned branches, cycles and dangling
+//!    parents (reported in [`View::issues`], never looped on).
+//! 4. The events of the conversation (the active branch from 1.31, every
+//!    event before) go through `View.from_events` of the version
+//!    ([`View::entries`]): condensations, summaries, batch atomicity,
+//!    tool-call matching, observation uniqueness, tool-loop atomicity.
+//! 5. The events the agent turns into messages ([`View::context`]: the view,
+//!    or before 1.3.0 without a condenser every LLM-convertible event) become
+//!    [`Message`]s as `events_to_messages` does: one assistant message per
+//!    batch of parallel calls, observations rendered by kind, consecutive
+//!    plain user messages merged from 1.26.0.
+//! 6. On demand: the SDK's `Message.model_dump(mode="json")` objects
+//!    ([`View::sdk_messages`]) and the chat-completions dicts of
+//!    `LLM.format_messages_for_llm` ([`View::wire_messages`]).
+//!
+//! # Limitations (kept, written down)
+//!
+//! - Before 1.10.0 the SDK gives a condensation summary a fresh random id on
+//!   every build; here it is `<condensation id>-summary` as in later
+//!   versions (its position and content are the SDK's).
+//! - The wire form needs the model's capabilities. [`WireOptions`] derives
+//!   them from the state's `agent.llm`: prompt caching, string serialization
+//!   and `reasoning_content` from the SDK's own model-name lists, vision
+//!   from a list of model families that approximates litellm's model table
+//!   (override with [`View::wire_messages_with`]). The SDK's newer
+//!   inlining of http(s) image URLs and provider-specific image resizing
+//!   (which download or re-encode images) are not reproduced; `data:` URLs
+//!   and URLs pass through unchanged.
+//! - The Responses API form (`format_messages_for_responses`, used for
+//!   GPT-5 and Codex models) is not built; only chat completions.
+//! - Truncated tool output: the notice names the file the SDK writes under
+//!   `observations/` when it renders the message; the file is not written
+//!   here (a view is read-only), so the text is what the SDK sends when its
+//!   write succeeds.
+//! - A file that is not JSON, or an event missing a member its kind
+//!   requires, makes the SDK refuse the whole conversation; here the event
+//!   is reported ([`ViewIssue::Event`]) and left out of the view.
+//! - Condensers are not run (they may call an LLM): the view is the
+//!   context with the condensations already on disk applied, as the
+//!   corpus oracles define it.
+
+mod build;
+mod event;
+mod message;
+mod render;
+mod text;
+mod tree;
+mod version;
+
+use std::borrow::Cow;
+
+use crate::json::{OwnedValue, Parser, Value};
+
+pub use build::Entry;
+pub use event::{EventKind, EventProblem, ParentField, ViewEvent};
+pub use message::{
+    Content, ImageContent, LegacyFlags, Message, ReasoningItem, Role, TEXT_CONTENT_LIMIT,
+    TextContent, ThinkingBlock, ToolCall, WireOptions, to_wire_values,
+};
+pub use render::{ERROR_HEADER, MAX_BROWSER_OUTPUT_SIZE, MAX_CMD_OUTPUT_SIZE};
+pub use tree::{Branch, EventTree, Head, HeadState, Parent, PathFault};
+pub use version::{Detected, Evidence, SdkVersion, ViewAlgorithm};
+
+use event::Body;
+use version::Detector;
+
+/// One event file, as the reader found it.
+#[derive(Debug, Clone, Copy)]
+pub struct EventInput<'a> {
+    /// The index from the file name.
+    pub index: usize,
+    /// The event id from the file name.
+    pub file_id: &'a str,
+    /// The file's bytes.
+    pub raw: &'a [u8],
+}
+
+/// What the `events/` listing showed besides event files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Sidecars {
+    /// `.eventlog.lock` exists (written by 1.8.2+).
+    pub eventlog_lock: bool,
+    /// An `.eventlog-len-N.marker` exists (written by 1.45.0+).
+    pub length_marker: bool,
+}
+
+/// A conversation directory's contents, as the view needs them.
+#[derive(Debug, Clone, Default)]
+pub struct ViewInput<'a> {
+    /// The events in index order, from index 0 up to the first missing
+    /// index (the files the SDK reads).
+    pub events: Vec<EventInput<'a>>,
+    /// `base_state.json`, if present.
+    pub base_state: Option<&'a [u8]>,
+    /// The sidecar files of `events/`, when the directory was listed.
+    pub sidecars: Option<Sidecars>,
+}
+
+/// Choices the caller can make.
+#[derive(Debug, Clone, Default)]
+pub struct ViewOptions {
+    /// Reproduce this SDK version instead of the one inferred from the files.
+    pub version: Option<SdkVersion>,
+    /// View the branch ending at the event with this id (as if
+    /// `navigate_to(id)`) instead of the state's head.
+    pub head: Option<String>,
+}
+
+/// Something the view noticed and worked around.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ViewIssue {
+    /// An event could not be used (the SDK would refuse the conversation).
+    Event {
+        /// The event's index.
+        index: usize,
+        /// What is wrong.
+        problem: EventProblem,
+    },
+    /// `base_state.json` is not a JSON object.
+    BaseState(String),
+    /// The parent relation has a cycle through these event indices.
+    Cycle(Vec<usize>),
+    /// An event's `parent_id` names no event.
+    DanglingParent {
+        /// The event's index.
+        index: usize,
+        /// The id it names.
+        parent_id: String,
+    },
+    /// The head names no event.
+    DanglingHead(String),
+    /// The walk from the head to the root stopped early.
+    BrokenBranch(PathFault),
+    /// Version evidence contradicted itself.
+    ConflictingEvidence,
+}
+
+/// What the view takes from `base_state.json`.
+#[derive(Debug, Default)]
+struct StateInfo<'a> {
+    leaf: Option<Cow<'a, str>>,
+    head_is_empty: bool,
+    condenser: bool,
+    wire: Option<WireOptions>,
+}
+
+fn read_state<'a>(raw: &'a [u8], det: &mut Detector, issues: &mut Vec<ViewIssue>) -> StateInfo<'a> {
+    let mut parser = Parser::new();
+    let doc = match parser.parse(raw) {
+        Ok(d) => d,
+        Err(e) => {
+            issues.push(ViewIssue::BaseState(e.to_string()));
+            return StateInfo::default();
+        }
+    };
+    let root = doc.root();
+    let Some(obj) = root.as_object() else {
+        issues.push(ViewIssue::BaseState("not a JSON object".to_owned()));
+        return StateInfo::default();
+    };
+    let [
+        leaf,
+        empty,
+        agent,
+        path_rules,
+        tags,
+        blocked,
+        agent_state,
+        invoked,
+    ] = obj.get_many([
+        "leaf_event_id",
+        "head_is_empty",
+        "agent",
+        "activated_path_rules",
+        "tags",
+        "blocked_actions",
+        "agent_state",
+        "invoked_skills",
+    ]);
+    if empty.is_some() {
+        det.add(Evidence::EventTree);
+    }
+    det.add(Evidence::StatePathRules(path_rules.is_some()));
+    det.add(Evidence::StateTags(tags.is_some()));
+    det.add(Evidence::StateBlockedActions(blocked.is_some()));
+    det.add(Evidence::StateAgentState(agent_state.is_some()));
+    det.add(Evidence::StateInvokedSkills(invoked.is_some()));
+    StateInfo {
+        leaf: leaf.and_then(|l| event::cow(raw, l)),
+        head_is_empty: empty.and_then(|e| e.as_bool()).unwrap_or(false),
+        condenser: agent
+            .and_then(|a| a.get("condenser"))
+            .is_some_and(|c| !c.is_null()),
+        wire: agent.and_then(|a| a.get("llm")).map(wire_options_for_llm),
+    }
+}
+
+/// Case-insensitive substring match, as the SDK's `model_matches`.
+fn model_matches(model: &str, patterns: &[&str]) -> bool {
+    let m = model.trim().to_ascii_lowercase();
+    patterns.iter().any(|p| m.contains(p))
+}
+
+const PROMPT_CACHE_MODELS: &[&str] = &[
+    "claude-3-7-sonnet",
+    "claude-sonnet-3-7-latest",
+    "claude-3-5-sonnet",
+    "claude-3-5-haiku",
+    "claude-3-haiku-20240307",
+    "claude-3-opus-20240229",
+    "claude-sonnet-4",
+    "claude-opus-4",
+    "claude-haiku-4-5",
+    "claude-opus-5",
+    "claude-fable-5",
+];
+const FORCE_STRING_SERIALIZER_MODELS: &[&str] = &[
+    "deepseek",
+    "glm",
+    "groq/kimi-k2-instruct",
+    "openrouter/minimax",
+];
+const SEND_REASONING_CONTENT_MODELS: &[&str] = &[
+    "kimi-k3",
+    "kimi-k2-thinking",
+    "kimi-k2.5",
+    "kimi-k2.6",
+    "openrouter/minimax-m2",
+    "deepseek/deepseek-reasoner",
+    "deepseek/deepseek-v4-pro",
+    "deepseek/deepseek-v4-flash",
+];
+/// Model-name prefixes (after the last `/`) litellm marks as vision capable:
+/// an approximation of its model table.
+const VISION_MODEL_PREFIXES: &[&str] = &[
+    "gpt-4o",
+    "chatgpt-4o",
+    "gpt-4.1",
+    "gpt-4-turbo",
+    "gpt-4-vision",
+    "gpt-4.5",
+    "gpt-5",
+    "o1",
+    "o3",
+    "o4",
+    "claude-3",
+    "claude-sonnet-4",
+    "claude-opus-4",
+    "claude-haiku-4",
+    "claude-4",
+    "claude-opus-5",
+    "claude-fable-5",
+    "gemini",
+    "pixtral",
+    "llava",
+    "qwen-vl",
+    "qwen2-vl",
+    "qwen2.5-vl",
+    "qwen3-vl",
+    "grok-2-vision",
+    "grok-4",
+    "llama-4",
+    "llama-3.2-11b-vision",
+    "llama-3.2-90b-vision",
+    "kimi-k2.5",
+    "kimi-k2.6",
+    "kimi-k3",
+];
+
+/// The wire options `LLM.format_messages_for_llm` would use for the
+/// `agent.llm` object of a state file (see the module docs for what is
+/// approximated).
+pub fn wire_options_for_llm(llm: Value<'_>) -> WireOptions {
+    let model = llm.get("model").and_then(|m| m.as_str()).unwrap_or("");
+    let flag = |k: &str| llm.get(k).and_then(|b| b.as_bool());
+    let overrides = llm.get("capability_overrides");
+    let over = |k: &str| overrides.and_then(|o| o.get(k)).and_then(|b| b.as_bool());
+    let base = model
+        .rsplit('/')
+        .next()
+        .unwrap_or(model)
+        .to_ascii_lowercase();
+    let vision_model = over("supports_vision")
+        .unwrap_or_else(|| VISION_MODEL_PREFIXES.iter().any(|p| base.starts_with(p)));
+    let caching_model =
+        over("supports_prompt_cache").unwrap_or_else(|| model_matches(model, PROMPT_CACHE_MODELS));
+    WireOptions {
+        prompt_caching: flag("caching_prompt").unwrap_or(true) && caching_model,
+        vision: !flag("disable_vision").unwrap_or(false) && vision_model,
+        function_calling: flag("native_tool_calling").unwrap_or(true),
+        force_string_serializer: flag("force_string_serializer")
+            .unwrap_or_else(|| model_matches(model, FORCE_STRING_SERIALIZER_MODELS)),
+        send_reasoning_content: model_matches(model, SEND_REASONING_CONTENT_MODELS),
+    }
+}
+
+/// The rebuilt context of one conversation.
+#[derive(Debug)]
+pub struct View<'a> {
+    events: Vec<ViewEvent<'a>>,
+    tree: EventTree,
+    detected: Detected,
+    conversation: Vec<usize>,
+    entries: Vec<Entry>,
+    context: Vec<Entry>,
+    messages: Vec<Message<'a>>,
+    wire: WireOptions,
+    issues: Vec<ViewIssue>,
+}
+
+impl<'a> View<'a> {
+    /// Builds the view of a conversation.
+    pub fn build(input: &ViewInput<'a>, options: &ViewOptions) -> View<'a> {
+        let mut det = Detector::default();
+        let mut issues = Vec::new();
+        let mut parser = Parser::new();
+        let mut events: Vec<ViewEvent<'a>> = input
+            .events
+            .iter()
+            .map(|e| event::decode(&mut parser, e.index, e.file_id, e.raw, &mut det))
+            .collect();
+        drop(parser);
+        if let Some(sc) = input.sidecars {
+            det.add(if sc.eventlog_lock {
+                Evidence::LockFile
+            } else {
+                Evidence::NoLockFile
+            });
+            det.add(if sc.length_marker {
+                Evidence::LengthMarker
+            } else {
+                Evidence::NoLengthMarker
+            });
+        }
+        let state = match input.base_state {
+            Some(raw) => read_state(raw, &mut det, &mut issues),
+            None => StateInfo::default(),
+        };
+        let detected = match options.version {
+            Some(v) => Detected::forced(v),
+            None => det.finish(),
+        };
+        if detected.conflicting {
+            issues.push(ViewIssue::ConflictingEvidence);
+        }
+        let version = detected.version;
+        for e in &events {
+            if let Some(p) = &e.problem {
+                issues.push(ViewIssue::Event {
+                    index: e.index,
+                    problem: p.clone(),
+                });
+            }
+        }
+        let head_state = HeadState {
+            leaf_event_id: options.head.as_deref().or(state.leaf.as_deref()),
+            head_is_empty: options.head.is_none() && state.head_is_empty,
+        };
+        let tree = EventTree::build(&events, &head_state, version);
+        for cycle in tree.cycles() {
+            issues.push(ViewIssue::Cycle(
+                cycle
+                    .iter()
+                    .filter_map(|&p| events.get(p).map(|e| e.index))
+                    .collect(),
+            ));
+        }
+        for (p, id) in tree.dangling() {
+            issues.push(ViewIssue::DanglingParent {
+                index: events.get(p).map_or(p, |e| e.index),
+                parent_id: id.to_owned(),
+            });
+        }
+        if let Head::Dangling(id) = tree.head() {
+            issues.push(ViewIssue::DanglingHead(id.clone()));
+        }
+        if let Some(f) = &tree.active_branch().fault {
+            issues.push(ViewIssue::BrokenBranch(f.clone()));
+        }
+        let conversation: Vec<usize> = if version >= SdkVersion::V1_31_0 || options.head.is_some() {
+            tree.active_branch().events.clone()
+        } else {
+            (0..events.len()).collect()
+        };
+        let entries = build::from_events(&events, &conversation, version);
+        let context: Vec<Entry> = if version < SdkVersion::V1_3_0 && !state.condenser {
+            conversation
+                .iter()
+                .copied()
+                .filter(|&p| {
+                    events
+                        .get(p)
+                        .is_some_and(|e| e.effective_kind().is_llm_convertible())
+                })
+                .map(Entry::Event)
+                .collect()
+        } else {
+            entries.clone()
+        };
+        let messages = events_to_messages(&mut events, &context, version);
+        View {
+            events,
+            tree,
+            detected,
+            conversation,
+            entries,
+            context,
+            messages,
+            wire: state.wire.unwrap_or(WireOptions {
+                function_calling: true,
+                ..WireOptions::default()
+            }),
+            issues,
+        }
+    }
+
+    /// The version whose behaviour the view reproduces, and why.
+    pub fn version(&self) -> &Detected {
+        &self.detected
+    }
+
+    /// Every event, in index order. The kind-specific data has been moved
+    /// into [`View::messages`]; the envelope stays.
+    pub fn events(&self) -> &[ViewEvent<'a>] {
+        &self.events
+    }
+
+    /// The event tree.
+    pub fn tree(&self) -> &EventTree {
+        &self.tree
+    }
+
+    /// Positions (in [`View::events`]) of the events the SDK's conversation
+    /// holds: the active branch from 1.31.0 (or with
+    /// [`ViewOptions::head`]), every event before.
+    pub fn conversation(&self) -> &[usize] {
+        &self.conversation
+    }
+
+    /// The JSON ids of the active branch's events, root first.
+    pub fn active_branch_ids(&self) -> Vec<&str> {
+        self.tree
+            .active_branch()
+            .events
+            .iter()
+            .filter_map(|&p| self.events.get(p).map(|e| e.id.as_ref()))
+            .collect()
+    }
+
+    /// The SDK's `View`: the events (and summaries) in the model's context.
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    /// The id of a view entry: the event's JSON id, or
+    /// `<condensation id>-summary`.
+    pub fn entry_id(&self, e: Entry) -> Cow<'_, str> {
+        build::entry_id(&self.events, e)
+    }
+
+    /// The ids of [`View::entries`], in order.
+    pub fn event_ids(&self) -> Vec<Cow<'_, str>> {
+        self.entries.iter().map(|&e| self.entry_id(e)).collect()
+    }
+
+    /// The events turned into messages: [`View::entries`], except before
+    /// 1.3.0 without a condenser, where the agent used every LLM-convertible
+    /// event of the conversation.
+    pub fn context(&self) -> &[Entry] {
+        &self.context
+    }
+
+    /// The messages the agent sends next.
+    pub fn messages(&self) -> &[Message<'a>] {
+        &self.messages
+    }
+
+    /// Takes the messages.
+    pub fn into_messages(self) -> Vec<Message<'a>> {
+        self.messages
+    }
+
+    /// The messages as the SDK's `Message.model_dump(mode="json")` objects.
+    pub fn sdk_messages(&self) -> Vec<OwnedValue> {
+        self.messages
+            .iter()
+            .map(|m| m.to_sdk_value(self.detected.version))
+            .collect()
+    }
+
+    /// The wire options derived from the state's `agent.llm` (native
+    /// function calling only, when there is no state).
+    pub fn wire_options(&self) -> WireOptions {
+        self.wire
+    }
+
+    /// The chat-completions messages `format_messages_for_llm` sends.
+    pub fn wire_messages(&self) -> Vec<OwnedValue> {
+        self.wire_messages_with(&self.wire)
+    }
+
+    /// The chat-completions messages with the caller's options.
+    pub fn wire_messages_with(&self, options: &WireOptions) -> Vec<OwnedValue> {
+        to_wire_values(&self.messages, options, self.detected.version)
+    }
+
+    /// What the view noticed and worked around.
+    pub fn issues(&self) -> &[ViewIssue] {
+        &self.issues
+    }
+}
+
+/// `LLMConvertibleEvent.events_to_messages`, moving each event's data into
+/// its message.
+fn events_to_messages<'a>(
+    events: &mut [ViewEvent<'a>],
+    context: &[Entry],
+    version: SdkVersion,
+) -> Vec<Message<'a>> {
+    let mut messages: Vec<Message<'a>> = Vec::with_capacity(context.len());
+    let merge_users = version >= SdkVersion::V1_26_0;
+    let mut i = 0;
+    while let Some(&entry) = context.get(i) {
+        let msg = match entry {
+            Entry::Summary(p) => {
+                i += 1;
+                match events.get(p).map(|e| &e.body) {
+                    Some(Body::Condensation {
+                        summary: Some(s), ..
+                    }) => Some(render::summary_message(s.clone())),
+                    _ => None,
+                }
+            }
+            Entry::Event(p) => {
+                let rid = events
+                    .get(p)
+                    .filter(|e| e.effective_kind() == EventKind::Action)
+                    .and_then(|e| e.llm_response_id())
+                    .map(str::to_owned);
+                match rid {
+                    Some(rid) => {
+                        let start = i;
+                        let mut batch = Vec::new();
+                        while let Some(&Entry::Event(q)) = context.get(i) {
+                            let Some(ev) = events.get_mut(q) else { break };
+                            if ev.effective_kind() != EventKind::Action
+                                || ev.llm_response_id() != Some(rid.as_str())
+                            {
+                                break;
+                            }
+                            if let Body::Action(a) = std::mem::take(&mut ev.body) {
+                                batch.push(*a);
+                            }
+                            i += 1;
+                        }
+                        if i == start {
+                            i += 1;
+                        }
+                        Some(render::combine_actions(batch, version))
+                    }
+                    None => {
+                        i += 1;
+                        events.get_mut(p).and_then(|e| {
+                            render::event_message(std::mem::take(&mut e.body), version)
+                        })
+                    }
+                }
+            }
+        };
+        let Some(msg) = msg else { continue };
+        if merge_users
+            && msg.is_plain_user()
+            && let Some(prev) = messages.last_mut()
+            && prev.is_plain_user()
+        {
+            prev.content.extend(msg.content);
+            continue;
+        }
+        messages.push(msg);
+    }
+    messages
+}
