@@ -78,7 +78,7 @@ mod time;
 pub mod view;
 
 pub use conversation::{
-    Conversation, DecodeError, Doc, FileError, JsonFile, ReadError, Reader, parse,
+    Conversation, DecodeError, Doc, FileEntry, FileError, JsonFile, ReadError, Reader, parse,
     read_conversation, read_state,
 };
 pub use discover::{
