@@ -78,7 +78,7 @@ mod time;
 pub mod view;
 
 pub use conversation::{
-    Conversation, DecodeError, Doc, FileError, JsonFile, ReadError, Reader, parse,
+    Conversation, DecodeError, Doc, FileEntry, FileError, JsonFile, ReadError, Reader, parse,
     read_conversation, read_state,
 };
 pub use discover::{
@@ -98,6 +98,9 @@ pub use state::{AgentInfo, Cost, Latency, Meta, Metrics, MetricsMap, State, Stat
 pub use time::{ParsedTime, Timestamp, UtcOffset, parse_time};
 
 pub use crate::MAX_SIZE;
+/// The bookkeeping every decoded object carries: its members in order, the
+/// raw undeclared and mistyped ones, and which declared ones were `null`.
+pub use crate::json::Members;
 
 use crate::json::{Int, Value};
 
