@@ -110,6 +110,46 @@ pub struct ViewInput<'a> {
     pub sidecars: Option<Sidecars>,
 }
 
+impl super::Conversation {
+    /// The conversation as the view reads it: its events in index order
+    /// (from 0 up to the first missing index; a malformed file is passed on
+    /// with the bytes that could be read, and the view reports it), its
+    /// `base_state.json`, and the sidecars its `events/` listing showed
+    /// (none when it has no `events/` or it could not be listed).
+    ///
+    /// ```no_run
+    /// use agentlog::openhands::{read_conversation, view::{View, ViewOptions}};
+    /// let conv = read_conversation("conversations/0123456789abcdef0123456789abcdef")?;
+    /// let view = View::build(&conv.view_input(), &ViewOptions::default());
+    /// println!("{} messages", view.messages().len());
+    /// # Ok::<(), agentlog::openhands::ReadError>(())
+    /// ```
+    pub fn view_input(&self) -> ViewInput<'_> {
+        let mut sidecars = Sidecars::default();
+        for name in self.sidecars() {
+            if name == ".eventlog.lock" {
+                sidecars.eventlog_lock = true;
+            } else if name.starts_with(".eventlog-len-") {
+                sidecars.length_marker = true;
+            }
+        }
+        ViewInput {
+            events: self
+                .events()
+                .map(|e| EventInput {
+                    index: usize::try_from(e.index()).unwrap_or(usize::MAX),
+                    file_id: e.file_id(),
+                    raw: e.raw(),
+                })
+                .collect(),
+            base_state: self.state_raw(),
+            sidecars: (self.events_error().is_none()
+                && self.dirs().iter().any(|d| d == super::DIR_EVENTS))
+            .then_some(sidecars),
+        }
+    }
+}
+
 /// Choices the caller can make.
 #[derive(Debug, Clone, Default)]
 pub struct ViewOptions {
