@@ -109,8 +109,11 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
         }
         Ok(())
     };
+    let mut any = false;
     for path in &args.paths {
-        match resolve(path) {
+        let target = resolve(path);
+        any |= target.is_ok();
+        match target {
             Err(e) => {
                 crate::out::error(&e);
                 status.raise(Status::FATAL);
@@ -138,7 +141,7 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
     if problems > 0 {
         status.raise(Status::PROBLEMS);
     }
-    if !args.json {
+    if !args.json && any {
         let mut what = format!(
             "{} conversations ({} sub-agents)",
             total.conversations, total.subagents

@@ -279,8 +279,11 @@ impl Totals {
 pub fn run(args: Args, out: &mut Out) -> Res<u8> {
     let mut status = Status::OK;
     let mut totals = Totals::default();
+    let mut any = false;
     for path in &args.paths {
-        match resolve(path) {
+        let target = resolve(path);
+        any |= target.is_ok();
+        match target {
             Err(e) => {
                 crate::out::error(&e);
                 status.raise(Status::FATAL);
@@ -299,6 +302,10 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
             }
             Ok(Target::OcChat { root }) => totals.add(&occhat_totals(&root)),
         }
+    }
+    if !any {
+        // Nothing could be read: no totals to print.
+        return Ok(status.code());
     }
     if args.json {
         out.json_pretty(&totals.to_json())?;
