@@ -27,13 +27,13 @@ use agentlog::json::{OwnedValue, Parser, Value};
 use agentlog::occhat::{Store, detect_incomplete_tail};
 use agentlog::openhands::{
     self, ActionEvent, AgentErrorEvent, Condensation, Conversation, FileStatus, MessageEvent, Meta,
-    ObservationEvent, ReadError, Reader, State, SystemPromptEvent, UserRejectObservation,
+    ObservationEvent, ReadError, State, SystemPromptEvent, UserRejectObservation,
 };
 use rayon::prelude::*;
 
 use crate::out::{Obj, Out, Res, Status, one_line, path_str};
 use crate::progress::Progress;
-use crate::target::{Target, par_ordered, resolve, walk};
+use crate::target::{Target, Worker, par_ordered, resolve, walk};
 
 const HELP: &str = "\
 Examples:
@@ -159,11 +159,15 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
     Ok(status.code())
 }
 
-fn check_tree(reader: &mut Reader, dir: &Path) -> Found {
+fn check_tree(w: &mut Worker, dir: &Path) -> Found {
     let mut found = Found::default();
-    let mut conv = Conversation::new();
-    let mut parsers = (Parser::new(), Parser::new());
-    let _ = walk(reader, &mut conv, dir, |node| {
+    let Worker {
+        reader,
+        conv,
+        ids,
+        parsers,
+    } = w;
+    let _ = walk(reader, conv, ids, dir, |node| {
         match node.conv {
             Ok(c) => {
                 if node.parent.is_some() {
@@ -171,7 +175,7 @@ fn check_tree(reader: &mut Reader, dir: &Path) -> Found {
                 } else {
                     found.conversations += 1;
                 }
-                check_conversation(c, &mut parsers, &mut found.problems);
+                check_conversation(c, parsers, &mut found.problems);
             }
             Err(e) => found.problems.push(unreadable_problem(&e, node.dir)),
         }

@@ -28,10 +28,9 @@
 use std::path::PathBuf;
 
 use agentlog::json::{OwnedValue, Style, write::write_str};
-use agentlog::openhands::{Conversation, Reader};
 
 use crate::out::{Out, Res, Status, one_line, warn};
-use crate::target::{Target, resolve, walk};
+use crate::target::{Target, Worker, resolve, walk};
 
 const HELP: &str = "\
 Examples:
@@ -90,12 +89,16 @@ pub fn run(args: Args, stdout: &mut Out) -> Res<u8> {
         Some(o) => o,
         None => stdout,
     };
-    let mut reader = Reader::new();
-    let mut conv = Conversation::new();
+    let Worker {
+        mut reader,
+        mut conv,
+        mut ids,
+        ..
+    } = Worker::default();
     let mut line = Vec::with_capacity(1 << 16);
     for dirs in &targets {
         for dir in dirs {
-            walk(&mut reader, &mut conv, dir, |node| {
+            walk(&mut reader, &mut conv, &mut ids, dir, |node| {
                 let c = match node.conv {
                     Ok(c) => c,
                     Err(e) => {

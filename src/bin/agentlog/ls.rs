@@ -127,7 +127,7 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
                 par_ordered(
                     &dirs,
                     None,
-                    |reader, dir| openhands_row(reader.parser(), dir),
+                    |w, dir| openhands_row(&mut w.ids, dir),
                     &mut emit,
                 )?;
             }

@@ -62,12 +62,16 @@ impl Status {
 /// Prints `agentlog: error: MSG` on standard error (errors writing it are
 /// ignored: there is nowhere left to report them).
 pub fn error(msg: &str) {
-    let _ = writeln!(io::stderr().lock(), "agentlog: error: {}", one_line(msg));
+    crate::progress::suspend(|| {
+        let _ = writeln!(io::stderr().lock(), "agentlog: error: {}", one_line(msg));
+    });
 }
 
 /// Prints `agentlog: warning: MSG` on standard error.
 pub fn warn(msg: &str) {
-    let _ = writeln!(io::stderr().lock(), "agentlog: warning: {}", one_line(msg));
+    crate::progress::suspend(|| {
+        let _ = writeln!(io::stderr().lock(), "agentlog: warning: {}", one_line(msg));
+    });
 }
 
 /// `msg` with its line breaks replaced, so that every message is one line.

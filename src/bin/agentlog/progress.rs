@@ -2,10 +2,25 @@
 //! terminal and the work has already taken more than a moment.
 
 use std::io::IsTerminal;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+/// The bar being drawn, so that messages on standard error are written
+/// around it ([`suspend`]).
+static ACTIVE: Mutex<Option<ProgressBar>> = Mutex::new(None);
+
+/// Runs `f` (which writes to standard error) with the bar, if one is drawn,
+/// taken off the screen.
+pub fn suspend(f: impl FnOnce()) {
+    let bar = ACTIVE.lock().ok().and_then(|g| g.clone());
+    match bar {
+        Some(bar) => bar.suspend(f),
+        None => f(),
+    }
+}
 
 /// How long work runs before the bar appears.
 const DELAY: Duration = Duration::from_millis(400);
@@ -44,6 +59,9 @@ impl Progress {
             && !self.shown.swap(true, Ordering::Relaxed)
         {
             bar.set_draw_target(ProgressDrawTarget::stderr());
+            if let Ok(mut g) = ACTIVE.lock() {
+                *g = Some(bar.clone());
+            }
         }
         bar.inc(n);
     }
@@ -51,7 +69,17 @@ impl Progress {
     /// Removes the bar.
     pub fn finish(&self) {
         if let Some(bar) = &self.bar {
+            if let Ok(mut g) = ACTIVE.lock() {
+                *g = None;
+            }
             bar.finish_and_clear();
         }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        // Also when the work stopped early (a closed pipe, an error).
+        self.finish();
     }
 }

@@ -47,13 +47,13 @@ use agentlog::json::{Item, OwnedValue, Parser};
 use agentlog::occhat::Store;
 use agentlog::openhands::{
     Conversation, FileStatus, KIND_ACTION, KIND_AGENT_ERROR, KIND_CONVERSATION_ERROR,
-    KIND_OBSERVATION, Metrics, Reader, count, float,
+    KIND_OBSERVATION, Metrics, count, float,
 };
 use rayon::prelude::*;
 
 use crate::out::{Obj, Out, Res, Status, float as json_float, uint, warn};
 use crate::progress::Progress;
-use crate::target::{Target, par_ordered, resolve, walk};
+use crate::target::{Target, Worker, par_ordered, resolve, walk};
 
 const HELP: &str = "\
 Examples:
@@ -318,11 +318,15 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
 }
 
 /// The totals of one conversation and its sub-agents.
-fn tree_totals(reader: &mut Reader, dir: &Path) -> Totals {
+fn tree_totals(w: &mut Worker, dir: &Path) -> Totals {
     let mut t = Totals::default();
-    let mut conv = Conversation::new();
-    let mut parser = Parser::new();
-    let walked = walk(reader, &mut conv, dir, |node| {
+    let Worker {
+        reader,
+        conv,
+        ids,
+        parsers: (parser, _),
+    } = w;
+    let walked = walk(reader, conv, ids, dir, |node| {
         match node.conv {
             Ok(c) => {
                 if node.parent.is_some() {
@@ -330,7 +334,7 @@ fn tree_totals(reader: &mut Reader, dir: &Path) -> Totals {
                 } else {
                     t.conversations += 1;
                 }
-                conversation_totals(c, &mut parser, &mut t);
+                conversation_totals(c, parser, &mut t);
             }
             Err(e) => {
                 warn(&e.to_string());

@@ -166,6 +166,20 @@ pub struct Node<'a> {
     pub id: &'a str,
 }
 
+/// What a thread keeps from one conversation to the next: a reader, a
+/// conversation to read into, and parsers.
+#[derive(Default)]
+pub struct Worker {
+    /// The reader.
+    pub reader: Reader,
+    /// The conversation read into.
+    pub conv: Conversation,
+    /// A parser for the conversations' IDs ([`walk`]).
+    pub ids: Parser,
+    /// Parsers for the caller.
+    pub parsers: (Parser, Parser),
+}
+
 /// Reads the conversation at `top` and every sub-agent's conversation under
 /// it (depth first, sub-agents in name order), one at a time into `conv`,
 /// calling `visit` on each. A directory met twice (a link loop) or nested
@@ -173,13 +187,13 @@ pub struct Node<'a> {
 pub fn walk(
     reader: &mut Reader,
     conv: &mut Conversation,
+    parser: &mut Parser,
     top: &Path,
     mut visit: impl FnMut(Node<'_>) -> Res<()>,
 ) -> Res<()> {
     let mut seen: HashSet<PathBuf> = HashSet::new();
     // (dir, parent id, depth)
     let mut stack: Vec<(PathBuf, Option<String>, usize)> = vec![(top.to_path_buf(), None, 0)];
-    let mut parser = Parser::new();
     while let Some((dir, parent, depth)) = stack.pop() {
         if let Ok(canon) = fs::canonicalize(&dir)
             && !seen.insert(canon)
@@ -192,7 +206,7 @@ pub fn walk(
         }
         match reader.read_into(&dir, conv) {
             Ok(()) => {
-                let id = conversation_id(conv, &mut parser);
+                let id = conversation_id(conv, parser);
                 let subs: Vec<PathBuf> = conv.subagent_dirs().collect();
                 visit(Node {
                     dir: &dir,
@@ -236,7 +250,7 @@ pub fn walk(
 const BATCH: usize = 128;
 
 /// Runs `work` on every directory in parallel (each thread with its own
-/// [`Reader`]), and hands the results to `emit` in the directories' order.
+/// [`Worker`]), and hands the results to `emit` in the directories' order.
 pub fn par_ordered<T, W, E>(
     dirs: &[PathBuf],
     progress: Option<&Progress>,
@@ -245,14 +259,14 @@ pub fn par_ordered<T, W, E>(
 ) -> Res<()>
 where
     T: Send,
-    W: Fn(&mut Reader, &Path) -> T + Sync,
+    W: Fn(&mut Worker, &Path) -> T + Sync,
     E: FnMut(T) -> Res<()>,
 {
     for batch in dirs.chunks(BATCH) {
         let results: Vec<T> = batch
             .par_iter()
-            .map_init(Reader::new, |reader, dir| {
-                let t = work(reader, dir);
+            .map_init(Worker::default, |worker, dir| {
+                let t = work(worker, dir);
                 if let Some(p) = progress {
                     p.inc(1);
                 }
