@@ -1328,3 +1328,54 @@ fn a_closed_pipe_ends_quietly() {
         assert!(err.is_empty(), "{args:?}: {err}");
     }
 }
+
+// ---------------------------------------------------------------- the sample
+
+/// The README's main command, on the sample store shipped in the
+/// repository: it runs, and its totals agree with the other commands.
+#[test]
+fn the_readme_command_on_the_shipped_sample() {
+    let store = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/store");
+    let dirs: Vec<PathBuf> = {
+        let mut d: Vec<PathBuf> = fs::read_dir(&store)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_dir())
+            .collect();
+        d.sort();
+        d
+    };
+    assert!(!dirs.is_empty());
+    let text = ok(&["stats", p(&store)]);
+    assert!(
+        text.starts_with(&format!("conversations  {} (", dirs.len())),
+        "{text}"
+    );
+    let s = json(&ok(&["stats", "--json", p(&store)]));
+    assert_eq!(s["conversations"], dirs.len() as u64);
+    for v in s["files"].as_object().unwrap().values() {
+        assert_eq!(v, 0);
+    }
+    // The events counted are those `export` writes, sub-agents' included.
+    let exported = json_lines(&ok(&["export", "--jsonl", p(&store)]));
+    assert_eq!(s["events"], exported.len() as u64);
+    let subs = exported
+        .iter()
+        .filter(|l| !l["parent"].is_null())
+        .map(|l| l["conversation"].as_str().unwrap())
+        .collect::<std::collections::BTreeSet<_>>();
+    assert_eq!(s["subagents"], subs.len() as u64);
+    // The sample is clean, and its meta.json titles are listed.
+    assert_eq!(code(&run(&["check", p(&store)])), 0);
+    let rows = json_lines(&ok(&["ls", "--json", p(&store)]));
+    assert_eq!(rows.len(), dirs.len());
+    for (r, d) in rows.iter().zip(&dirs) {
+        assert_eq!(r["path"], p(d));
+        if d.join("meta.json").is_file() {
+            let meta = json(&fs::read_to_string(d.join("meta.json")).unwrap());
+            assert_eq!(r["title"], meta["title"]);
+            assert_eq!(r["created"], meta["created_at"]);
+        }
+    }
+}

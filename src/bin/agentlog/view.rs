@@ -84,7 +84,7 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
         version: args.sdk_version,
         head: args.branch.clone(),
     };
-    let view = View::build(&conv.view_input(), &options);
+    let view = View::from_conversation(&conv, &options);
     if let (Some(id), Head::Dangling(_)) = (&args.branch, view.tree().head()) {
         return Err(Fail::Problem(format!(
             "{}: no event with ID {id} to view the branch of",
