@@ -1379,3 +1379,32 @@ fn the_readme_command_on_the_shipped_sample() {
         }
     }
 }
+
+/// Sub-agent directories that link back to their parent are followed once:
+/// every command ends, counts each conversation once and says why.
+#[test]
+fn subagent_link_loops_end() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = scenario_dir("1.58.2", "subagent");
+    let dir = tmp.path().join(src.file_name().unwrap());
+    copy_tree(&src, &dir);
+    let subs = dir.join("subagents");
+    for name in [
+        "0000000000000000000000000000000a",
+        "0000000000000000000000000000000b",
+    ] {
+        std::os::unix::fs::symlink(&dir, subs.join(name)).unwrap();
+    }
+    let rows = json_lines(&ok(&["ls", "--json", p(&dir)]));
+    assert_eq!(rows[0]["subagents"], 1);
+    let out = run(&["stats", "--json", p(&dir)]);
+    assert_eq!(code(&out), 0);
+    let s = json(&stdout(&out));
+    assert_eq!(
+        (s["conversations"].as_u64(), s["subagents"].as_u64()),
+        (Some(1), Some(1))
+    );
+    assert!(stderr(&out).contains("met twice"), "{}", stderr(&out));
+    assert_eq!(json_lines(&ok(&["export", "--jsonl", p(&dir)])).len(), 22);
+    assert_eq!(code(&run(&["check", p(&dir)])), 0);
+}

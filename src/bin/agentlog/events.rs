@@ -128,7 +128,7 @@ pub fn run_events(args: EventsArgs, out: &mut Out) -> Res<u8> {
             ))?;
         } else {
             let parent = e.parent_id().map(|p| format!("  parent={p}"));
-            out.line(&format!(
+            out.line(&crate::out::one_line(&format!(
                 "{:>5}  {:<28}  {:<11}  {:<36}  {}{}",
                 e.index(),
                 e.kind().unwrap_or("-"),
@@ -136,7 +136,7 @@ pub fn run_events(args: EventsArgs, out: &mut Out) -> Res<u8> {
                 e.id().unwrap_or("-"),
                 e.timestamp().unwrap_or("-"),
                 parent.unwrap_or_default()
-            ))?;
+            )))?;
         }
     }
     Ok(Status::OK.code())

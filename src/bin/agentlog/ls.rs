@@ -17,6 +17,7 @@
 //! Values that are unknown are `null`. Only the files named above are read:
 //! no event file but the first and the last one is opened.
 
+use std::collections::HashSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -29,7 +30,7 @@ use agentlog::openhands::{
 use agentlog::source;
 use rayon::prelude::*;
 
-use crate::out::{Obj, Out, Res, Status, path_str, warn};
+use crate::out::{Obj, Out, Res, Status, one_line, path_str, warn};
 use crate::target::{MAX_SUBAGENT_DEPTH, Target, par_ordered, resolve};
 
 const HELP: &str = "\
@@ -82,7 +83,8 @@ impl Row {
     }
 
     fn to_text(&self) -> String {
-        let d = |s: &Option<String>| s.clone().unwrap_or_else(|| "-".into());
+        // Text from the files, on one line whatever it holds.
+        let d = |s: &Option<String>| s.as_deref().map_or_else(|| "-".into(), one_line);
         let n = |v: Option<u64>| v.map_or_else(|| "-".into(), |v| v.to_string());
         format!(
             "{:<9}  {:<32}  {:>6}  {:>3}  {:<26}  {:<26}  {}  {}",
@@ -212,26 +214,34 @@ fn openhands_row(parser: &mut Parser, dir: &Path) -> Row {
         events,
         created: created.or(first),
         updated: updated.or(last),
-        subagents: Some(count_subagents(dir, 0)),
+        subagents: Some(count_subagents(dir)),
     }
 }
 
 /// The sub-agents' conversations under `dir/subagents/`, nested ones
-/// included (to [`MAX_SUBAGENT_DEPTH`]).
-fn count_subagents(dir: &Path, depth: usize) -> u64 {
-    if depth >= MAX_SUBAGENT_DEPTH {
-        return 0;
+/// included (to [`MAX_SUBAGENT_DEPTH`]; a directory met twice through links
+/// counts once).
+fn count_subagents(dir: &Path) -> u64 {
+    let mut seen = HashSet::new();
+    if let Ok(c) = fs::canonicalize(dir) {
+        seen.insert(c);
     }
-    let Ok(rd) = fs::read_dir(dir.join(DIR_SUBAGENTS)) else {
-        return 0;
-    };
     let mut n = 0u64;
-    for e in rd.flatten() {
-        let p = e.path();
-        if p.is_dir() && is_conversation_dir(&p) {
-            n = n
-                .saturating_add(1)
-                .saturating_add(count_subagents(&p, depth + 1));
+    let mut stack = vec![(dir.to_path_buf(), 0usize)];
+    while let Some((d, depth)) = stack.pop() {
+        if depth >= MAX_SUBAGENT_DEPTH {
+            continue;
+        }
+        let Ok(rd) = fs::read_dir(d.join(DIR_SUBAGENTS)) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            let new = fs::canonicalize(&p).is_ok_and(|c| seen.insert(c));
+            if new && p.is_dir() && is_conversation_dir(&p) {
+                n = n.saturating_add(1);
+                stack.push((p, depth + 1));
+            }
         }
     }
     n
