@@ -8,8 +8,10 @@
 //! read, with the [`MAX_SIZE`](crate::MAX_SIZE) limit checked before
 //! reading), parsed once, and its envelope taken in one pass over the root
 //! object's members ([`Event`]). Reading an event costs no heap allocation
-//! beyond the growth of the conversation's buffers; [`Reader::read_into`]
-//! reuses a conversation's buffers as well.
+//! beyond the growth of the conversation's buffers, and the standard
+//! library's directory listing (which allocates each entry's name);
+//! [`Reader::read_into`] reuses a conversation's buffers as well (the
+//! `openhands_alloc` test counts).
 //!
 //! `base_state.json` and `meta.json` are rewritten in place by their
 //! writers, so they are always read into memory, never mapped; each keeps
@@ -613,6 +615,35 @@ impl Conversation {
     }
 }
 
+/// One file given to [`parse`]: its path relative to the conversation
+/// directory (with `/`) and its contents. Implemented for pairs of anything
+/// string-like and anything byte-like, and references to such pairs, so
+/// that maps and vectors of files can be passed by value or by reference.
+pub trait FileEntry {
+    /// The relative path.
+    fn path(&self) -> &str;
+    /// The contents.
+    fn bytes(&self) -> &[u8];
+}
+
+impl<K: AsRef<str>, V: AsRef<[u8]>> FileEntry for (K, V) {
+    fn path(&self) -> &str {
+        self.0.as_ref()
+    }
+    fn bytes(&self) -> &[u8] {
+        self.1.as_ref()
+    }
+}
+
+impl<K: AsRef<str>, V: AsRef<[u8]>> FileEntry for &(K, V) {
+    fn path(&self) -> &str {
+        self.0.as_ref()
+    }
+    fn bytes(&self) -> &[u8] {
+        self.1.as_ref()
+    }
+}
+
 /// Reads conversations, keeping its buffers from one to the next.
 #[derive(Debug, Default)]
 pub struct Reader {
@@ -787,11 +818,10 @@ impl Reader {
     /// The result is what [`read`](Self::read) gives for a directory holding
     /// those files, except that a directory with no file is not seen, and no
     /// conversation is an empty one rather than an error.
-    pub fn parse<I, K, V>(&mut self, name: &str, files: I) -> Conversation
+    pub fn parse<I>(&mut self, name: &str, files: I) -> Conversation
     where
-        I: IntoIterator<Item = (K, V)>,
-        K: AsRef<str>,
-        V: AsRef<[u8]>,
+        I: IntoIterator,
+        I::Item: FileEntry,
     {
         let mut conv = Conversation::new();
         self.parse_into(name, files, &mut conv);
@@ -799,20 +829,19 @@ impl Reader {
     }
 
     /// Like [`parse`](Self::parse), into `conv`, reusing its buffers.
-    pub fn parse_into<I, K, V>(&mut self, name: &str, files: I, conv: &mut Conversation)
+    pub fn parse_into<I>(&mut self, name: &str, files: I, conv: &mut Conversation)
     where
-        I: IntoIterator<Item = (K, V)>,
-        K: AsRef<str>,
-        V: AsRef<[u8]>,
+        I: IntoIterator,
+        I::Item: FileEntry,
     {
         conv.clear();
         conv.dir = PathBuf::from(name);
         conv.name = name.to_owned();
-        let items: Vec<(K, V)> = files.into_iter().collect();
+        let items: Vec<I::Item> = files.into_iter().collect();
         // Last contents of each path, sorted by path.
         let mut paths: Vec<(&str, &[u8])> = Vec::with_capacity(items.len());
-        for (k, v) in items.iter() {
-            paths.push((k.as_ref(), v.as_ref()));
+        for f in items.iter() {
+            paths.push((f.path(), f.bytes()));
         }
         paths.reverse();
         paths.sort_by(|a, b| a.0.cmp(b.0));
@@ -899,11 +928,15 @@ impl Reader {
             let prefix = format!("{DIR_SUBAGENTS}/{s}/");
             let state = lookup(&format!("{prefix}{FILE_BASE_STATE}"))
                 .is_some_and(|b| is_state_bytes(&mut self.parser, b));
+            // As `is_conversation_dir` finds a sub-agent on disk: an entry of
+            // its `events/` (a file or a directory) named by the SDK 1.30+
+            // pattern, whatever the reader's own pattern.
             let events_prefix = format!("{prefix}{DIR_EVENTS}/");
             let has_event = state
                 || paths.iter().any(|(p, _)| {
                     p.strip_prefix(&events_prefix).is_some_and(|n| {
-                        !n.contains('/') && super::parse_event_name(n, self.pattern).is_ok()
+                        let entry = n.split('/').next().unwrap_or(n);
+                        super::parse_event_name(entry, NamePattern::FiveOrMoreDigits).is_ok()
                     })
                 });
             if has_event {
@@ -923,11 +956,10 @@ pub fn read_conversation(path: impl AsRef<Path>) -> Result<Conversation, ReadErr
 
 /// Reads a conversation from its files' contents, without touching the file
 /// system (see [`Reader::parse`]).
-pub fn parse<I, K, V>(name: &str, files: I) -> Conversation
+pub fn parse<I>(name: &str, files: I) -> Conversation
 where
-    I: IntoIterator<Item = (K, V)>,
-    K: AsRef<str>,
-    V: AsRef<[u8]>,
+    I: IntoIterator,
+    I::Item: FileEntry,
 {
     Reader::new().parse(name, files)
 }
