@@ -577,10 +577,11 @@ impl Store {
             {
                 continue;
             }
-            let Some(meta) = fsops::latest(&child, RecordKind::Meta.file_suffix()) else {
+            let (meta, log) = fsops::latest_meta_and_log(&child);
+            let Some(meta) = meta else {
                 continue;
             };
-            match self.entry(&child, &meta) {
+            match self.entry(&child, &meta, log.map_or(0, |f| f.len)) {
                 Ok(e) => out.sessions.push(e),
                 Err(error) => out.skipped.push(Skipped {
                     path: meta.path,
@@ -591,7 +592,12 @@ impl Store {
         out
     }
 
-    fn entry(&self, child: &Path, meta: &Found) -> Result<SessionEntry, LoadError> {
+    fn entry(
+        &self,
+        child: &Path,
+        meta: &Found,
+        chat_log_size_bytes: u64,
+    ) -> Result<SessionEntry, LoadError> {
         let dir_name = fsops::file_name(child).to_string_lossy().into_owned();
         let fields = with_json(&meta.path, |root| {
             let obj = root.as_object()?;
@@ -630,8 +636,6 @@ impl Store {
             }
             Err(e) => return Err(e),
         };
-        let chat_log_size_bytes =
-            fsops::latest(child, RecordKind::ChatLog.file_suffix()).map_or(0, |f| f.len);
         Ok(SessionEntry {
             name: name.unwrap_or_else(|| dir_name.into()),
             model: model.unwrap_or_else(|| "?".into()),

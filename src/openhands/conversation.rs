@@ -928,11 +928,15 @@ impl Reader {
             let prefix = format!("{DIR_SUBAGENTS}/{s}/");
             let state = lookup(&format!("{prefix}{FILE_BASE_STATE}"))
                 .is_some_and(|b| is_state_bytes(&mut self.parser, b));
+            // As `is_conversation_dir` finds a sub-agent on disk: an entry of
+            // its `events/` (a file or a directory) named by the SDK 1.30+
+            // pattern, whatever the reader's own pattern.
             let events_prefix = format!("{prefix}{DIR_EVENTS}/");
             let has_event = state
                 || paths.iter().any(|(p, _)| {
                     p.strip_prefix(&events_prefix).is_some_and(|n| {
-                        !n.contains('/') && super::parse_event_name(n, self.pattern).is_ok()
+                        let entry = n.split('/').next().unwrap_or(n);
+                        super::parse_event_name(entry, NamePattern::FiveOrMoreDigits).is_ok()
                     })
                 });
             if has_event {

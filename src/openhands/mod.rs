@@ -82,8 +82,8 @@ pub use conversation::{
     read_conversation, read_state,
 };
 pub use discover::{
-    conversation_dir, event_ids, find_sessions, is_conversation_dir, is_conversation_file,
-    state_id, subagent_parent,
+    Discovery, conversation_dir, discover, event_ids, find_sessions, is_conversation_dir,
+    is_conversation_file, state_id, subagent_parent,
 };
 pub use event::{Event, Events};
 pub use events::{
