@@ -1316,3 +1316,14 @@ fn reader_options_and_reuse() {
     assert!(conv.is_empty());
     let _ = r.parser();
 }
+
+#[test]
+fn thread_safety() {
+    fn send_sync<T: Send + Sync>() {}
+    fn send<T: Send>() {}
+    send_sync::<openhands::Conversation>();
+    send_sync::<openhands::EventFiles>();
+    send_sync::<openhands::FileError>();
+    send_sync::<openhands::ReadError>();
+    send::<openhands::Reader>();
+}
