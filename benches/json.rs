@@ -14,14 +14,24 @@
 //! group `json/with_reads` reads each file into a reused buffer
 //! (`source::read_into`) before parsing it. Throughput is the corpus bytes.
 //!
+//! Samples are paired: each iteration runs one pass of every variant back
+//! to back (rotating the order) and each benchmark counts its own pass, so
+//! the ratios hold on a machine whose load changes during the run.
+//!
 //! Targets: in memory, (c) within 1.2x of (b) and at least 1.7x faster than
 //! (d). Figures: `benches/README.md`.
+//!
+//! On a busy machine timings wander; instruction counts do not. With
+//! `AGENTLOG_BENCH_PASSES=N AGENTLOG_BENCH_VARIANT=b|c|d` set, the binary
+//! skips criterion and makes N in-memory passes of one variant, for
+//! `valgrind --tool=callgrind` (see the README).
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use agentlog::json::{Parser, Value};
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{Criterion, Throughput, criterion_group};
 use simd_json::{Buffers, INPUT_PADDING, Tape};
 
 fn corpus_dir() -> PathBuf {
@@ -111,99 +121,138 @@ fn serde_envelope(input: &[u8]) -> usize {
     s("kind") + s("id") + s("timestamp") + s("source") + s("parent_id")
 }
 
-fn bench(c: &mut Criterion) {
+fn load() -> (Vec<PathBuf>, Vec<Vec<u8>>) {
     let mut files = Vec::new();
     event_files(&corpus_dir().join("openhands"), &mut files);
     files.sort();
+    let contents = files.iter().filter_map(|p| std::fs::read(p).ok()).collect();
+    (files, contents)
+}
+
+/// N in-memory passes of one variant, outside criterion (for callgrind).
+fn passes(n: usize, variant: &str) {
+    let (_, contents) = load();
+    let mut parser = Parser::new();
+    let mut floor = Floor::new();
+    let mut total = 0;
+    for _ in 0..n {
+        for c in &contents {
+            total += match variant {
+                "b" => floor.parse(black_box(c)),
+                "c" => lazy_envelope(&mut parser, black_box(c)),
+                "d" => serde_envelope(black_box(c)),
+                other => panic!("unknown variant {other:?}: b, c or d"),
+            };
+        }
+    }
+    eprintln!(
+        "{n} passes of {variant} over {} files: {total}",
+        contents.len()
+    );
+}
+
+/// Everything the three variants reuse, and the corpus.
+struct Runner {
+    files: Vec<PathBuf>,
+    contents: Vec<Vec<u8>>,
+    parser: Parser,
+    floor: Floor,
+    buf: Vec<u8>,
+}
+
+/// The variants, in the order of their names.
+const VARIANTS: [&str; 3] = ["b_simd_tape", "c_lazy_envelope", "d_serde_value"];
+
+impl Runner {
+    /// One pass of variant `v` over every event file, from memory or with
+    /// each file read into the reused buffer first.
+    fn pass(&mut self, v: usize, reads: bool) -> usize {
+        let mut n = 0;
+        if reads {
+            for p in &self.files {
+                self.buf.clear();
+                if agentlog::source::read_into(p, &mut self.buf).is_err() {
+                    continue;
+                }
+                n += match v {
+                    0 => self.floor.parse(&self.buf),
+                    1 => lazy_envelope(&mut self.parser, &self.buf),
+                    _ => serde_envelope(&self.buf),
+                };
+            }
+        } else {
+            for c in &self.contents {
+                n += match v {
+                    0 => self.floor.parse(black_box(c)),
+                    1 => lazy_envelope(&mut self.parser, black_box(c)),
+                    _ => serde_envelope(black_box(c)),
+                };
+            }
+        }
+        n
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let (files, contents) = load();
     if files.is_empty() {
         eprintln!("corpus not found; nothing to measure");
         return;
     }
-    let contents: Vec<Vec<u8>> = files.iter().filter_map(|p| std::fs::read(p).ok()).collect();
     let bytes: u64 = contents.iter().map(|c| c.len() as u64).sum();
     eprintln!("{} event files, {bytes} bytes", contents.len());
+    let mut r = Runner {
+        files,
+        contents,
+        parser: Parser::new(),
+        floor: Floor::new(),
+        buf: Vec::with_capacity(64 * 1024),
+    };
 
     // The three agree on what they read.
-    let mut parser = Parser::new();
-    let mut floor = Floor::new();
-    for c in &contents {
-        assert_eq!(lazy_envelope(&mut parser, c), serde_envelope(c));
-        assert!(floor.parse(c) > 1);
+    for c in &r.contents {
+        assert_eq!(lazy_envelope(&mut r.parser, c), serde_envelope(c));
+        assert!(r.floor.parse(c) > 1);
     }
 
-    let mut g = c.benchmark_group("json/in_memory");
-    g.throughput(Throughput::Bytes(bytes));
-    g.bench_function("b_simd_tape", |b| {
-        b.iter(|| {
-            let mut n = 0;
-            for c in &contents {
-                n += floor.parse(black_box(c));
-            }
-            n
-        })
-    });
-    g.bench_function("c_lazy_envelope", |b| {
-        b.iter(|| {
-            let mut n = 0;
-            for c in &contents {
-                n += lazy_envelope(&mut parser, black_box(c));
-            }
-            n
-        })
-    });
-    g.bench_function("d_serde_value", |b| {
-        b.iter(|| {
-            let mut n = 0;
-            for c in &contents {
-                n += serde_envelope(black_box(c));
-            }
-            n
-        })
-    });
-    g.finish();
-
-    let mut g = c.benchmark_group("json/with_reads");
-    g.throughput(Throughput::Bytes(bytes));
-    let mut buf = Vec::with_capacity(64 * 1024);
-    let read = |buf: &mut Vec<u8>, p: &Path| {
-        buf.clear();
-        agentlog::source::read_into(p, buf).is_ok()
-    };
-    g.bench_function("b_simd_tape", |b| {
-        b.iter(|| {
-            let mut n = 0;
-            for p in &files {
-                if read(&mut buf, p) {
-                    n += floor.parse(&buf);
-                }
-            }
-            n
-        })
-    });
-    g.bench_function("c_lazy_envelope", |b| {
-        b.iter(|| {
-            let mut n = 0;
-            for p in &files {
-                if read(&mut buf, p) {
-                    n += lazy_envelope(&mut parser, &buf);
-                }
-            }
-            n
-        })
-    });
-    g.bench_function("d_serde_value", |b| {
-        b.iter(|| {
-            let mut n = 0;
-            for p in &files {
-                if read(&mut buf, p) {
-                    n += serde_envelope(&buf);
-                }
-            }
-            n
-        })
-    });
-    g.finish();
+    // Paired sampling: every iteration runs one pass of each variant, back
+    // to back, in a rotating order, and each benchmark counts only its own
+    // pass. The three thus share the machine's conditions sample by sample
+    // (on a busy machine, timings measured minutes apart can differ by 2x),
+    // at the price of three times the running time.
+    for (group, reads) in [("json/in_memory", false), ("json/with_reads", true)] {
+        let mut g = c.benchmark_group(group);
+        g.throughput(Throughput::Bytes(bytes));
+        for (v, name) in VARIANTS.iter().enumerate() {
+            g.bench_function(*name, |b| {
+                b.iter_custom(|iters| {
+                    let mut mine = Duration::ZERO;
+                    for i in 0..iters {
+                        for k in 0..VARIANTS.len() {
+                            let w = (i as usize + k) % VARIANTS.len();
+                            let t = Instant::now();
+                            black_box(r.pass(w, reads));
+                            if w == v {
+                                mine += t.elapsed();
+                            }
+                        }
+                    }
+                    mine
+                })
+            });
+        }
+        g.finish();
+    }
 }
 
 criterion_group!(benches, bench);
-criterion_main!(benches);
+
+fn main() {
+    if let Ok(n) = std::env::var("AGENTLOG_BENCH_PASSES") {
+        let variant = std::env::var("AGENTLOG_BENCH_VARIANT").unwrap_or_else(|_| "c".into());
+        passes(n.parse().expect("a number of passes"), &variant);
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -12,10 +12,28 @@
 //! `base_state.json`, `meta.json` and OC Chat files, which their writers
 //! rewrite, are always read ([`Mode::Read`]).
 //!
-//! The threshold is measured on this project's 2-core machine by the
-//! `source` criterion bench (warm page cache; time per file, read into a
-//! reused buffer vs map + touch every page + unmap); the figures are in
-//! `benches/README.md`.
+//! The threshold is measured on this project's 2-core machine (Linux 6.18,
+//! ext4, warm page cache) by the `source` criterion bench: time per file,
+//! `read_into` a reused buffer against open + map + touch one byte of every
+//! 4 KiB page + unmap, paired samples, medians of two runs (full tables in
+//! `benches/README.md`):
+//!
+//! | size | read | map | map / read |
+//! |---|---|---|---|
+//! | 4 KiB | 2.0–3.0 µs | 12.9–14.6 µs | 4.4–7.5 |
+//! | 16 KiB | 3.5–6.0 µs | 13.9–14.0 µs | 2.3–4.0 |
+//! | 64 KiB | 6.1–9.5 µs | 17.7–18.9 µs | 2.0–2.9 |
+//! | 128 KiB | 10.2–15.5 µs | 27.2–32.4 µs | 1.8–3.2 |
+//! | 256 KiB | 17.6–22.3 µs | 15.7–22.3 µs | 0.9–1.0 |
+//! | 512 KiB | 17.9–41.2 µs | 24.6–26.5 µs | 0.6–1.4 |
+//! | 1 MiB | 101–106 µs | 42–58 µs | 0.4–0.6 |
+//! | 4 MiB | 526–588 µs | 22–27 µs | 0.04–0.05 |
+//!
+//! Mapping costs a fixed ~13 µs (map, fault, unmap), reading grows with
+//! the copy; they meet between 128 and 256 KiB, so [`MMAP_THRESHOLD`] is
+//! 256 KiB. (Large files map cheaply because the kernel maps page-cache
+//! folios larger than a page per fault.) The event files of a conversation
+//! (1 to 30 KB) are always read.
 //!
 //! A file over [`MAX_SIZE`] is refused from its `fstat` size before any of it
 //! is read; a file that grows past the limit while being read is refused as
@@ -32,9 +50,9 @@ use memmap2::Mmap;
 /// rather than read into memory.
 pub const MAX_SIZE: u64 = 1 << 30;
 
-/// Files of at least this many bytes are memory-mapped under
+/// Files of at least this many bytes (256 KiB) are memory-mapped under
 /// [`Mode::MapLarge`] (measured: see the module docs).
-pub const MMAP_THRESHOLD: u64 = 1 << 20;
+pub const MMAP_THRESHOLD: u64 = 256 << 10;
 
 /// Why a file's bytes could not be had.
 #[derive(Debug, thiserror::Error)]

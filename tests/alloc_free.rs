@@ -222,3 +222,30 @@ fn decoding_an_object_of_up_to_8_members_allocates_nothing() {
         assert_eq!(n, 0, "{}: {n} allocations", String::from_utf8_lossy(d));
     }
 }
+
+#[test]
+fn steady_state_spans_of_deep_documents_allocate_nothing() {
+    // Deeper than any small inline stack, so the span pass's stack must be
+    // the parser's, reused.
+    let depth = 500;
+    let strict = "[".repeat(depth) + "1" + &"]".repeat(depth);
+    let python = "[".repeat(depth) + "NaN" + &"]".repeat(depth);
+    let mut parser = Parser::new();
+    let run = |parser: &mut Parser, d: &[u8]| {
+        let doc = parser.parse(d).unwrap();
+        let mut v = doc.root();
+        while let Some(first) = v.as_array().and_then(|a| a.get(0)) {
+            v = first;
+        }
+        v.raw().len() + doc.root().as_array().unwrap().get(0).unwrap().raw().len()
+    };
+    for _ in 0..2 {
+        run(&mut parser, strict.as_bytes());
+        run(&mut parser, python.as_bytes());
+    }
+    for d in [&strict, &python] {
+        let (n, got) = allocations(|| run(&mut parser, d.as_bytes()));
+        assert_eq!(got, d.len() - 2 + if d == &strict { 1 } else { 3 });
+        assert_eq!(n, 0, "{n} allocations");
+    }
+}
