@@ -49,10 +49,12 @@ impl<'a> Members<'a> {
         if slot.field != UNDECLARED {
             // An earlier occurrence of the same declared name is now an
             // undeclared member: kept verbatim, the last occurrence wins.
-            for s in self.slots.iter_mut() {
-                if s.field == slot.field {
-                    s.field = UNDECLARED;
-                }
+            // There is at most one (each push demotes the one before), so
+            // the search stops at it, from the end: over an object it costs
+            // at most (declared fields x members), never members squared
+            // (a million repeats of one name would be 10^12 steps).
+            if let Some(s) = self.slots.iter_mut().rev().find(|s| s.field == slot.field) {
+                s.field = UNDECLARED;
             }
         }
         self.slots.push(slot);

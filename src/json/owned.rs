@@ -141,9 +141,16 @@ pub struct Map {
 
 impl PartialEq for Map {
     fn eq(&self, other: &Self) -> bool {
-        let a = self.deduped();
-        let b = other.deduped();
-        a.len() == b.len() && a.iter().all(|(k, v)| other.get(k) == Some(*v))
+        if self.entries.len() <= 16 && other.entries.len() <= 16 {
+            let a = self.deduped();
+            let b = other.deduped();
+            return a.len() == b.len() && a.iter().all(|(k, v)| other.get(k) == Some(*v));
+        }
+        // Large objects: by index, so the cost stays linear (a million
+        // members compared by linear lookups would be 10^12 steps).
+        let a = self.last_values();
+        let b = other.last_values();
+        a.len() == b.len() && a.iter().all(|(k, v)| b.get(k) == Some(v))
     }
 }
 
@@ -166,6 +173,15 @@ impl Map {
     /// The members, mutable.
     pub fn entries_mut(&mut self) -> &mut Vec<(String, OwnedValue)> {
         &mut self.entries
+    }
+
+    /// Each name's last value.
+    fn last_values(&self) -> std::collections::HashMap<&str, &OwnedValue> {
+        let mut m = std::collections::HashMap::with_capacity(self.entries.len());
+        for (k, v) in &self.entries {
+            m.insert(k.as_str(), v);
+        }
+        m
     }
 
     fn deduped(&self) -> Vec<(&str, &OwnedValue)> {

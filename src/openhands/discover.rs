@@ -206,8 +206,11 @@ fn dir_key(path: &Path) -> Option<PathBuf> {
 /// `observations`…), the agent server's and ACP agents' (`bash_events`,
 /// `acp`, `npm-cache`) and version-control directories walked. A directory
 /// that cannot be read is skipped; each directory is walked once, so
-/// symbolic-link loops end. Fails only when `root` cannot be examined or,
-/// being a directory, listed.
+/// symbolic-link loops end. A symbolic link to a conversation directory is
+/// listed (by the link's path); a link to any other directory is not walked
+/// through, since it may lead anywhere out of the store (`/`, a home
+/// directory). Fails only when `root` cannot be examined or, being a
+/// directory, listed.
 pub fn find_sessions(root: impl AsRef<Path>) -> Result<Vec<PathBuf>, ReadError> {
     let root = root.as_ref();
     let meta = fs::metadata(root).map_err(|e| ReadError::io(root, e))?;
@@ -241,7 +244,9 @@ pub fn find_sessions(root: impl AsRef<Path>) -> Result<Vec<PathBuf>, ReadError> 
             }
             if is_conversation_dir_with(&path, &mut parser, &mut buf) {
                 out.push(path);
-            } else {
+            } else if !entry.file_type().is_ok_and(|t| t.is_symlink()) {
+                // A link is followed to a conversation, never walked
+                // through: it may lead anywhere (`/`), out of the store.
                 stack.push(path);
             }
         }
