@@ -23,6 +23,7 @@
 //! it happened: a file's [`FileError`], `events/` or `subagents/` that
 //! cannot be listed.
 
+use std::ffi::OsString;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -282,6 +283,17 @@ impl JsonFile {
         self.error = check_object(parser, &self.raw).err().map(|b| b.at(path));
     }
 
+    /// Records a path that is there but is not a file (a directory).
+    fn not_a_file(&mut self, path: &Path) {
+        self.present = true;
+        self.error = Some(
+            SourceError::NotAFile {
+                path: path.to_path_buf(),
+            }
+            .into(),
+        );
+    }
+
     /// Takes a file's contents.
     fn set(&mut self, path: &Path, bytes: &[u8], parser: &mut Parser) {
         self.present = true;
@@ -418,6 +430,9 @@ pub struct Conversation {
     others: Vec<String>,
     dirs: Vec<String>,
     subagents: Vec<String>,
+    /// The sub-agents' directory names as listed (`subagents` holds them
+    /// lossily decoded), in the same order.
+    subagent_names: Vec<OsString>,
     subagents_error: Option<ReadError>,
     events_error: Option<ReadError>,
 }
@@ -440,6 +455,7 @@ impl Conversation {
         self.others.clear();
         self.dirs.clear();
         self.subagents.clear();
+        self.subagent_names.clear();
         self.subagents_error = None;
         self.events_error = None;
     }
@@ -582,14 +598,22 @@ impl Conversation {
     }
 
     /// The directories under `subagents/` that hold a conversation of their
-    /// own, sorted. Each reads as a conversation ([`subagent_dirs`](Self::subagent_dirs)).
+    /// own, sorted (a name that is not UTF-8 is decoded lossily here; use
+    /// [`subagent_dirs`](Self::subagent_dirs) to reach it). Each reads as a
+    /// conversation.
+    ///
+    /// A symbolic link under `subagents/` that leads back to this
+    /// conversation or a directory above it is not a sub-agent (following it
+    /// would never end). Links between two conversations' `subagents/` can
+    /// still make a cycle: a walker that follows sub-agents should remember
+    /// the directories it has read.
     pub fn subagents(&self) -> &[String] {
         &self.subagents
     }
 
-    /// The paths of the sub-agents' conversations.
+    /// The paths of the sub-agents' conversations, by their names as listed.
     pub fn subagent_dirs(&self) -> impl Iterator<Item = PathBuf> + '_ {
-        self.subagents
+        self.subagent_names
             .iter()
             .map(|s| self.dir.join(DIR_SUBAGENTS).join(s))
     }
@@ -786,17 +810,30 @@ impl Reader {
             path.push(DIR_SUBAGENTS);
             match fs::read_dir(&path) {
                 Ok(rd) => {
+                    let here = fs::canonicalize(&conv.dir).ok();
+                    let mut found: Vec<(String, OsString)> = Vec::new();
                     for entry in rd.flatten() {
                         if !entry_is_dir(&entry) {
                             continue;
                         }
                         let sub = entry.path();
+                        // A link back to this conversation, or above it.
+                        if entry.file_type().is_ok_and(|t| t.is_symlink())
+                            && let (Some(here), Ok(target)) = (&here, fs::canonicalize(&sub))
+                            && here.starts_with(&target)
+                        {
+                            continue;
+                        }
                         if is_conversation_dir_with(&sub, &mut self.parser, &mut self.scratch) {
-                            conv.subagents
-                                .push(entry.file_name().to_string_lossy().into_owned());
+                            let name = entry.file_name();
+                            found.push((name.to_string_lossy().into_owned(), name));
                         }
                     }
-                    conv.subagents.sort_unstable();
+                    found.sort_unstable();
+                    for (s, os) in found {
+                        conv.subagents.push(s);
+                        conv.subagent_names.push(os);
+                    }
                 }
                 Err(e) => conv.subagents_error = Some(ReadError::io(&path, e)),
             }
@@ -855,12 +892,17 @@ impl Reader {
         };
         let mut event_names: Vec<&str> = Vec::new();
         let mut sub_names: Vec<&str> = Vec::new();
+        // `base_state.json` or `meta.json` given only by deeper paths: a
+        // directory, which `read` finds and cannot read.
+        let (mut state_is_dir, mut meta_is_dir) = (false, false);
         for &(p, _) in &paths {
             match p.split_once('/') {
                 None => match p {
                     FILE_BASE_STATE | FILE_META => {}
                     _ => conv.others.push(p.to_owned()),
                 },
+                Some((d, _)) if d == FILE_BASE_STATE => state_is_dir = true,
+                Some((d, _)) if d == FILE_META => meta_is_dir = true,
                 Some((d, rest)) => {
                     if conv.dirs.last().map(String::as_str) != Some(d) {
                         conv.dirs.push(d.to_owned());
@@ -881,9 +923,13 @@ impl Reader {
         if let Some(b) = lookup(FILE_BASE_STATE) {
             conv.state
                 .set(&base.join(FILE_BASE_STATE), b, &mut self.parser);
+        } else if state_is_dir {
+            conv.state.not_a_file(&base.join(FILE_BASE_STATE));
         }
         if let Some(b) = lookup(FILE_META) {
             conv.meta.set(&base.join(FILE_META), b, &mut self.parser);
+        } else if meta_is_dir {
+            conv.meta.not_a_file(&base.join(FILE_META));
         }
         conv.files.reset(self.pattern);
         for n in &event_names {
@@ -941,6 +987,7 @@ impl Reader {
                 });
             if has_event {
                 conv.subagents.push(s.to_owned());
+                conv.subagent_names.push(OsString::from(s));
             }
         }
     }

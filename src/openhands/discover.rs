@@ -217,8 +217,11 @@ pub struct Discovery {
 /// `observations`…), the agent server's and ACP agents' (`bash_events`,
 /// `acp`, `npm-cache`) and version-control directories walked. A directory
 /// that cannot be read is skipped; each directory is walked once, so
-/// symbolic-link loops end. Fails only when `root` cannot be examined or,
-/// being a directory, listed.
+/// symbolic-link loops end. A symbolic link to a conversation directory is
+/// listed (by the link's path); a link to any other directory is not walked
+/// through, since it may lead anywhere out of the store (`/`, a home
+/// directory). Fails only when `root` cannot be examined or, being a
+/// directory, listed.
 ///
 /// [`discover`] also tells which directories were skipped.
 pub fn find_sessions(root: impl AsRef<Path>) -> Result<Vec<PathBuf>, ReadError> {
@@ -273,7 +276,9 @@ pub fn discover(root: impl AsRef<Path>) -> Result<Discovery, ReadError> {
             }
             if is_conversation_dir_with(&path, &mut parser, &mut buf) {
                 out.conversations.push(path);
-            } else {
+            } else if !entry.file_type().is_ok_and(|t| t.is_symlink()) {
+                // A link is followed to a conversation, never walked
+                // through: it may lead anywhere (`/`), out of the store.
                 stack.push(path);
             }
         }
