@@ -433,6 +433,9 @@ pub struct Conversation {
     /// The sub-agents' directory names as listed (`subagents` holds them
     /// lossily decoded), in the same order.
     subagent_names: Vec<OsString>,
+    /// Links under `subagents/` that lead back to this conversation or
+    /// above it: not read (that would never end), but recorded.
+    subagent_loops: Vec<String>,
     subagents_error: Option<ReadError>,
     events_error: Option<ReadError>,
 }
@@ -456,6 +459,7 @@ impl Conversation {
         self.dirs.clear();
         self.subagents.clear();
         self.subagent_names.clear();
+        self.subagent_loops.clear();
         self.subagents_error = None;
         self.events_error = None;
     }
@@ -609,6 +613,13 @@ impl Conversation {
     /// the directories it has read.
     pub fn subagents(&self) -> &[String] {
         &self.subagents
+    }
+
+    /// The names of the symbolic links under `subagents/` that lead back to
+    /// this conversation or a directory above it, in name order: not read as
+    /// sub-agents (a loop), reported here instead.
+    pub fn subagent_loops(&self) -> &[String] {
+        &self.subagent_loops
     }
 
     /// The paths of the sub-agents' conversations, by their names as listed.
@@ -822,6 +833,8 @@ impl Reader {
                             && let (Some(here), Ok(target)) = (&here, fs::canonicalize(&sub))
                             && here.starts_with(&target)
                         {
+                            conv.subagent_loops
+                                .push(entry.file_name().to_string_lossy().into_owned());
                             continue;
                         }
                         if is_conversation_dir_with(&sub, &mut self.parser, &mut self.scratch) {
@@ -830,6 +843,7 @@ impl Reader {
                         }
                     }
                     found.sort_unstable();
+                    conv.subagent_loops.sort_unstable();
                     for (s, os) in found {
                         conv.subagents.push(s);
                         conv.subagent_names.push(os);

@@ -206,6 +206,14 @@ pub fn walk(
         }
         match reader.read_into(&dir, conv) {
             Ok(()) => {
+                for name in conv.subagent_loops() {
+                    warn(&format!(
+                        "{}: met twice (a link loop?), not followed",
+                        dir.join(agentlog::openhands::DIR_SUBAGENTS)
+                            .join(name)
+                            .display()
+                    ));
+                }
                 let id = conversation_id(conv, parser);
                 let subs: Vec<PathBuf> = conv.subagent_dirs().collect();
                 visit(Node {
