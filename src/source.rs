@@ -37,7 +37,10 @@
 //!
 //! A file over [`MAX_SIZE`] is refused from its `fstat` size before any of it
 //! is read; a file that grows past the limit while being read is refused as
-//! well. An empty file is [`SourceError::Empty`].
+//! well. An empty file is [`SourceError::Empty`]. A path that is not a
+//! regular file (a directory, a FIFO, a device, a link to one) is
+//! [`SourceError::NotAFile`], found before it is opened: opening a FIFO
+//! would wait for a writer forever.
 
 use std::fs::File;
 use std::io::Read;
@@ -144,6 +147,17 @@ impl AsRef<[u8]> for Bytes {
 }
 
 fn open_checked(path: &Path) -> Result<(File, u64), SourceError> {
+    // Look before opening: opening a FIFO (or a link to one) for reading
+    // blocks until a writer comes, which a hostile store never sends. The
+    // type is checked again on the open file, so a swap in between is caught
+    // unless it swaps in a FIFO (that race is left: closing it needs
+    // `O_NONBLOCK`, which the standard library does not name portably).
+    let meta = std::fs::metadata(path).map_err(|e| SourceError::io(path, e))?;
+    if !meta.is_file() {
+        return Err(SourceError::NotAFile {
+            path: path.to_path_buf(),
+        });
+    }
     let file = File::open(path).map_err(|e| SourceError::io(path, e))?;
     let meta = file.metadata().map_err(|e| SourceError::io(path, e))?;
     if !meta.is_file() {

@@ -58,10 +58,13 @@ impl<'a> Members<'a> {
     /// [`json_object!`](crate::json_object).
     #[doc(hidden)]
     pub fn demote(&mut self, field: u8) {
-        for s in self.slots.iter_mut() {
-            if s.field == field {
-                s.field = UNDECLARED;
-            }
+        // At most one slot holds a given declared field (each push demotes
+        // the one before), so the search stops at it, from the end: over an
+        // object it costs at most (declared fields x members), never
+        // members squared (a million repeats of one name would be 10^12
+        // steps).
+        if let Some(s) = self.slots.iter_mut().rev().find(|s| s.field == field) {
+            s.field = UNDECLARED;
         }
     }
 

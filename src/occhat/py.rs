@@ -6,6 +6,7 @@
 
 use std::borrow::Cow;
 use std::cmp::Ordering;
+use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
@@ -205,26 +206,30 @@ fn repr_str(s: &str, out: &mut String) {
 pub(crate) fn dict_members(map: &Map) -> Vec<(&str, &OwnedValue)> {
     let entries = map.entries();
     let mut out: Vec<(&str, &OwnedValue)> = Vec::with_capacity(entries.len());
-    // Objects are small; a linear probe only runs when a name repeats.
-    let mut seen_dup = false;
-    for (i, (k, _)) in entries.iter().enumerate() {
-        if entries
-            .get(..i)
-            .is_some_and(|before| before.iter().any(|(kk, _)| kk == k))
-        {
-            seen_dup = true;
-            break;
+    if entries.len() <= 16 {
+        // Small objects: a linear probe.
+        for (k, v) in entries {
+            match out.iter_mut().find(|(kk, _)| *kk == k) {
+                Some(slot) => slot.1 = v,
+                None => out.push((k, v)),
+            }
         }
-    }
-    if !seen_dup {
-        out.extend(entries.iter().map(|(k, v)| (k.as_str(), v)));
         return out;
     }
+    // Large ones (a hostile meta may hold a million members): an index, so
+    // the cost stays linear.
+    let mut at: HashMap<&str, usize> = HashMap::with_capacity(entries.len());
     for (k, v) in entries {
-        if let Some(slot) = out.iter_mut().find(|(kk, _)| *kk == k) {
-            slot.1 = v;
-        } else {
-            out.push((k, v));
+        match at.get(k.as_str()) {
+            Some(&i) => {
+                if let Some(slot) = out.get_mut(i) {
+                    slot.1 = v;
+                }
+            }
+            None => {
+                at.insert(k, out.len());
+                out.push((k, v));
+            }
         }
     }
     out

@@ -364,14 +364,17 @@ impl ChatSession {
         };
         for (k, v) in py::dict_members(m) {
             if !META_KEYS.contains(&k) {
-                s.meta_extra.insert(k, v.clone());
+                // Names are unique here (dict_members): push, no lookup.
+                s.meta_extra.entries_mut().push((k.to_owned(), v.clone()));
             }
         }
         if let Some(log) = chat_log.and_then(|l| l.as_object()) {
             s.messages = list_of(log, "messages");
             for (k, v) in py::dict_members(log) {
                 if !CHAT_LOG_KEYS.contains(&k) {
-                    s.chat_log_extra.insert(k, v.clone());
+                    s.chat_log_extra
+                        .entries_mut()
+                        .push((k.to_owned(), v.clone()));
                 }
             }
         }

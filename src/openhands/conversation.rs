@@ -8,8 +8,10 @@
 //! read, with the [`MAX_SIZE`](crate::MAX_SIZE) limit checked before
 //! reading), parsed once, and its envelope taken in one pass over the root
 //! object's members ([`Event`]). Reading an event costs no heap allocation
-//! beyond the growth of the conversation's buffers; [`Reader::read_into`]
-//! reuses a conversation's buffers as well.
+//! beyond the growth of the conversation's buffers, and the standard
+//! library's directory listing (which allocates each entry's name);
+//! [`Reader::read_into`] reuses a conversation's buffers as well (the
+//! `openhands_alloc` test counts).
 //!
 //! `base_state.json` and `meta.json` are rewritten in place by their
 //! writers, so they are always read into memory, never mapped; each keeps
@@ -21,6 +23,7 @@
 //! it happened: a file's [`FileError`], `events/` or `subagents/` that
 //! cannot be listed.
 
+use std::ffi::OsString;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -280,6 +283,17 @@ impl JsonFile {
         self.error = check_object(parser, &self.raw).err().map(|b| b.at(path));
     }
 
+    /// Records a path that is there but is not a file (a directory).
+    fn not_a_file(&mut self, path: &Path) {
+        self.present = true;
+        self.error = Some(
+            SourceError::NotAFile {
+                path: path.to_path_buf(),
+            }
+            .into(),
+        );
+    }
+
     /// Takes a file's contents.
     fn set(&mut self, path: &Path, bytes: &[u8], parser: &mut Parser) {
         self.present = true;
@@ -416,6 +430,12 @@ pub struct Conversation {
     others: Vec<String>,
     dirs: Vec<String>,
     subagents: Vec<String>,
+    /// The sub-agents' directory names as listed (`subagents` holds them
+    /// lossily decoded), in the same order.
+    subagent_names: Vec<OsString>,
+    /// Links under `subagents/` that lead back to this conversation or
+    /// above it: not read (that would never end), but recorded.
+    subagent_loops: Vec<String>,
     subagents_error: Option<ReadError>,
     events_error: Option<ReadError>,
 }
@@ -438,6 +458,8 @@ impl Conversation {
         self.others.clear();
         self.dirs.clear();
         self.subagents.clear();
+        self.subagent_names.clear();
+        self.subagent_loops.clear();
         self.subagents_error = None;
         self.events_error = None;
     }
@@ -580,14 +602,29 @@ impl Conversation {
     }
 
     /// The directories under `subagents/` that hold a conversation of their
-    /// own, sorted. Each reads as a conversation ([`subagent_dirs`](Self::subagent_dirs)).
+    /// own, sorted (a name that is not UTF-8 is decoded lossily here; use
+    /// [`subagent_dirs`](Self::subagent_dirs) to reach it). Each reads as a
+    /// conversation.
+    ///
+    /// A symbolic link under `subagents/` that leads back to this
+    /// conversation or a directory above it is not a sub-agent (following it
+    /// would never end). Links between two conversations' `subagents/` can
+    /// still make a cycle: a walker that follows sub-agents should remember
+    /// the directories it has read.
     pub fn subagents(&self) -> &[String] {
         &self.subagents
     }
 
-    /// The paths of the sub-agents' conversations.
+    /// The names of the symbolic links under `subagents/` that lead back to
+    /// this conversation or a directory above it, in name order: not read as
+    /// sub-agents (a loop), reported here instead.
+    pub fn subagent_loops(&self) -> &[String] {
+        &self.subagent_loops
+    }
+
+    /// The paths of the sub-agents' conversations, by their names as listed.
     pub fn subagent_dirs(&self) -> impl Iterator<Item = PathBuf> + '_ {
-        self.subagents
+        self.subagent_names
             .iter()
             .map(|s| self.dir.join(DIR_SUBAGENTS).join(s))
     }
@@ -610,6 +647,35 @@ impl Conversation {
     /// The bytes of every event file read, back to back.
     pub fn event_bytes(&self) -> &[u8] {
         &self.blob
+    }
+}
+
+/// One file given to [`parse`]: its path relative to the conversation
+/// directory (with `/`) and its contents. Implemented for pairs of anything
+/// string-like and anything byte-like, and references to such pairs, so
+/// that maps and vectors of files can be passed by value or by reference.
+pub trait FileEntry {
+    /// The relative path.
+    fn path(&self) -> &str;
+    /// The contents.
+    fn bytes(&self) -> &[u8];
+}
+
+impl<K: AsRef<str>, V: AsRef<[u8]>> FileEntry for (K, V) {
+    fn path(&self) -> &str {
+        self.0.as_ref()
+    }
+    fn bytes(&self) -> &[u8] {
+        self.1.as_ref()
+    }
+}
+
+impl<K: AsRef<str>, V: AsRef<[u8]>> FileEntry for &(K, V) {
+    fn path(&self) -> &str {
+        self.0.as_ref()
+    }
+    fn bytes(&self) -> &[u8] {
+        self.1.as_ref()
     }
 }
 
@@ -755,17 +821,33 @@ impl Reader {
             path.push(DIR_SUBAGENTS);
             match fs::read_dir(&path) {
                 Ok(rd) => {
+                    let here = fs::canonicalize(&conv.dir).ok();
+                    let mut found: Vec<(String, OsString)> = Vec::new();
                     for entry in rd.flatten() {
                         if !entry_is_dir(&entry) {
                             continue;
                         }
                         let sub = entry.path();
-                        if is_conversation_dir_with(&sub, &mut self.parser, &mut self.scratch) {
-                            conv.subagents
+                        // A link back to this conversation, or above it.
+                        if entry.file_type().is_ok_and(|t| t.is_symlink())
+                            && let (Some(here), Ok(target)) = (&here, fs::canonicalize(&sub))
+                            && here.starts_with(&target)
+                        {
+                            conv.subagent_loops
                                 .push(entry.file_name().to_string_lossy().into_owned());
+                            continue;
+                        }
+                        if is_conversation_dir_with(&sub, &mut self.parser, &mut self.scratch) {
+                            let name = entry.file_name();
+                            found.push((name.to_string_lossy().into_owned(), name));
                         }
                     }
-                    conv.subagents.sort_unstable();
+                    found.sort_unstable();
+                    conv.subagent_loops.sort_unstable();
+                    for (s, os) in found {
+                        conv.subagents.push(s);
+                        conv.subagent_names.push(os);
+                    }
                 }
                 Err(e) => conv.subagents_error = Some(ReadError::io(&path, e)),
             }
@@ -787,11 +869,10 @@ impl Reader {
     /// The result is what [`read`](Self::read) gives for a directory holding
     /// those files, except that a directory with no file is not seen, and no
     /// conversation is an empty one rather than an error.
-    pub fn parse<I, K, V>(&mut self, name: &str, files: I) -> Conversation
+    pub fn parse<I>(&mut self, name: &str, files: I) -> Conversation
     where
-        I: IntoIterator<Item = (K, V)>,
-        K: AsRef<str>,
-        V: AsRef<[u8]>,
+        I: IntoIterator,
+        I::Item: FileEntry,
     {
         let mut conv = Conversation::new();
         self.parse_into(name, files, &mut conv);
@@ -799,20 +880,19 @@ impl Reader {
     }
 
     /// Like [`parse`](Self::parse), into `conv`, reusing its buffers.
-    pub fn parse_into<I, K, V>(&mut self, name: &str, files: I, conv: &mut Conversation)
+    pub fn parse_into<I>(&mut self, name: &str, files: I, conv: &mut Conversation)
     where
-        I: IntoIterator<Item = (K, V)>,
-        K: AsRef<str>,
-        V: AsRef<[u8]>,
+        I: IntoIterator,
+        I::Item: FileEntry,
     {
         conv.clear();
         conv.dir = PathBuf::from(name);
         conv.name = name.to_owned();
-        let items: Vec<(K, V)> = files.into_iter().collect();
+        let items: Vec<I::Item> = files.into_iter().collect();
         // Last contents of each path, sorted by path.
         let mut paths: Vec<(&str, &[u8])> = Vec::with_capacity(items.len());
-        for (k, v) in items.iter() {
-            paths.push((k.as_ref(), v.as_ref()));
+        for f in items.iter() {
+            paths.push((f.path(), f.bytes()));
         }
         paths.reverse();
         paths.sort_by(|a, b| a.0.cmp(b.0));
@@ -826,12 +906,17 @@ impl Reader {
         };
         let mut event_names: Vec<&str> = Vec::new();
         let mut sub_names: Vec<&str> = Vec::new();
+        // `base_state.json` or `meta.json` given only by deeper paths: a
+        // directory, which `read` finds and cannot read.
+        let (mut state_is_dir, mut meta_is_dir) = (false, false);
         for &(p, _) in &paths {
             match p.split_once('/') {
                 None => match p {
                     FILE_BASE_STATE | FILE_META => {}
                     _ => conv.others.push(p.to_owned()),
                 },
+                Some((d, _)) if d == FILE_BASE_STATE => state_is_dir = true,
+                Some((d, _)) if d == FILE_META => meta_is_dir = true,
                 Some((d, rest)) => {
                     if conv.dirs.last().map(String::as_str) != Some(d) {
                         conv.dirs.push(d.to_owned());
@@ -852,9 +937,13 @@ impl Reader {
         if let Some(b) = lookup(FILE_BASE_STATE) {
             conv.state
                 .set(&base.join(FILE_BASE_STATE), b, &mut self.parser);
+        } else if state_is_dir {
+            conv.state.not_a_file(&base.join(FILE_BASE_STATE));
         }
         if let Some(b) = lookup(FILE_META) {
             conv.meta.set(&base.join(FILE_META), b, &mut self.parser);
+        } else if meta_is_dir {
+            conv.meta.not_a_file(&base.join(FILE_META));
         }
         conv.files.reset(self.pattern);
         for n in &event_names {
@@ -899,15 +988,20 @@ impl Reader {
             let prefix = format!("{DIR_SUBAGENTS}/{s}/");
             let state = lookup(&format!("{prefix}{FILE_BASE_STATE}"))
                 .is_some_and(|b| is_state_bytes(&mut self.parser, b));
+            // As `is_conversation_dir` finds a sub-agent on disk: an entry of
+            // its `events/` (a file or a directory) named by the SDK 1.30+
+            // pattern, whatever the reader's own pattern.
             let events_prefix = format!("{prefix}{DIR_EVENTS}/");
             let has_event = state
                 || paths.iter().any(|(p, _)| {
                     p.strip_prefix(&events_prefix).is_some_and(|n| {
-                        !n.contains('/') && super::parse_event_name(n, self.pattern).is_ok()
+                        let entry = n.split('/').next().unwrap_or(n);
+                        super::parse_event_name(entry, NamePattern::FiveOrMoreDigits).is_ok()
                     })
                 });
             if has_event {
                 conv.subagents.push(s.to_owned());
+                conv.subagent_names.push(OsString::from(s));
             }
         }
     }
@@ -923,11 +1017,10 @@ pub fn read_conversation(path: impl AsRef<Path>) -> Result<Conversation, ReadErr
 
 /// Reads a conversation from its files' contents, without touching the file
 /// system (see [`Reader::parse`]).
-pub fn parse<I, K, V>(name: &str, files: I) -> Conversation
+pub fn parse<I>(name: &str, files: I) -> Conversation
 where
-    I: IntoIterator<Item = (K, V)>,
-    K: AsRef<str>,
-    V: AsRef<[u8]>,
+    I: IntoIterator,
+    I::Item: FileEntry,
 {
     Reader::new().parse(name, files)
 }
