@@ -941,3 +941,97 @@ fn events_directory_of_100000_files() {
         vec![dir.clone()]
     );
 }
+
+// ---------------------------------------------------------------- view shapes
+
+fn action(id: &str, tc: &str, rid: &str, thinking: bool) -> Vec<u8> {
+    let tb = if thinking {
+        r#"[{"type":"thinking","thinking":"t","signature":"s"}]"#
+    } else {
+        "[]"
+    };
+    format!(
+        r#"{{"kind":"ActionEvent","id":"{id}","source":"agent","thinking_blocks":{tb},"tool_call_id":"{tc}","tool_name":"x","llm_response_id":"{rid}","tool_call":{{"id":"{tc}","name":"x","arguments":"{{}}","origin":"completion"}},"action":{{"kind":"X"}},"thought":[]}}"#
+    )
+    .into_bytes()
+}
+
+fn observation(id: &str, tc: &str) -> Vec<u8> {
+    format!(
+        r#"{{"kind":"ObservationEvent","id":"{id}","source":"environment","tool_call_id":"{tc}","tool_name":"x","action_id":"a","observation":{{"kind":"X","content":[{{"type":"text","text":"o"}}]}}}}"#
+    )
+    .into_bytes()
+}
+
+fn view_entries(events: &[(String, Vec<u8>)]) -> usize {
+    let input = agentlog::openhands::view::ViewInput {
+        events: events
+            .iter()
+            .enumerate()
+            .map(|(index, (id, raw))| agentlog::openhands::view::EventInput {
+                index,
+                file_id: id,
+                raw,
+            })
+            .collect(),
+        base_state: None,
+        sidecars: None,
+    };
+    let view = View::build(&input, &ViewOptions::default());
+    let _ = view.wire_messages();
+    view.entries().len()
+}
+
+#[test]
+fn view_of_adversarial_shapes() {
+    // Shapes that made the view quadratic: each took minutes at this size
+    // (20,000 events) before condensations were applied to a blocked list
+    // and the view's properties reached their fixed point with counters
+    // (measured in release: 44 s for the condensations, 51 s for the
+    // cascade at 8,000 events; now about a second at 100,000). A second or
+    // two each in a debug build.
+    let n = 20_000;
+    let id = |i: usize| format!("{i:08x}-0000");
+    // Half messages, then condensations each forgetting one and inserting
+    // its summary.
+    let forget: Vec<(String, Vec<u8>)> = (0..n)
+        .map(|i| {
+            let body = if i < n / 2 {
+                format!(
+                    r#"{{"kind":"MessageEvent","id":"{}","source":"user","llm_message":{{"role":"user","content":"x"}}}}"#,
+                    id(i)
+                )
+            } else {
+                format!(
+                    r#"{{"kind":"Condensation","id":"{}","source":"environment","forgotten_event_ids":["{}"],"summary":"s","summary_offset":1}}"#,
+                    id(i),
+                    id(i - n / 2)
+                )
+            };
+            (id(i), body.into_bytes())
+        })
+        .collect();
+    assert_eq!(view_entries(&forget), n / 2, "only the summaries are left");
+    // A cascade: each loop's last action is in the next loop's batch, and
+    // the first action has no answer, so every loop falls, one at a time.
+    let mut cascade = Vec::new();
+    for k in 0..n / 4 {
+        let a = format!("a{k}-0000000");
+        cascade.push((
+            a.clone(),
+            action(&a, &format!("ta{k}"), &format!("r{k}"), true),
+        ));
+        if k > 0 {
+            let o = format!("oa{k}-000000");
+            cascade.push((o.clone(), observation(&o, &format!("ta{k}"))));
+        }
+        let c = format!("c{k}-0000000");
+        cascade.push((
+            c.clone(),
+            action(&c, &format!("tc{k}"), &format!("r{}", k + 1), false),
+        ));
+        let o = format!("oc{k}-000000");
+        cascade.push((o.clone(), observation(&o, &format!("tc{k}"))));
+    }
+    assert_eq!(view_entries(&cascade), 0, "the whole cascade falls");
+}

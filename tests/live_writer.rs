@@ -22,7 +22,8 @@ use agentlog::openhands::{Conversation, FileError, FileStatus, Reader};
 use agentlog::source::SourceError;
 
 const CONV: &str = "0123456789abcdef0123456789abcdef";
-const STATE: &str = r#"{"id":"01234567-89ab-cdef-0123-456789abcdef","agent":{"kind":"Agent","llm":{"model":"m"}}}"#;
+const STATE: &str =
+    r#"{"id":"01234567-89ab-cdef-0123-456789abcdef","agent":{"kind":"Agent","llm":{"model":"m"}}}"#;
 
 fn id(i: usize) -> String {
     format!("{i:08x}-0000-4000-8000-000000000000")
@@ -132,7 +133,10 @@ fn atomic_writer_every_read_is_a_complete_prefix() {
         let finished = done.load(Ordering::SeqCst);
         reader.read_into(&dir, &mut conv).unwrap();
         let seen = check_read(&conv, false);
-        assert!(seen.torn.is_none(), "an atomic writer never shows a torn file");
+        assert!(
+            seen.torn.is_none(),
+            "an atomic writer never shows a torn file"
+        );
         assert!(seen.complete >= last, "reads never go back");
         assert!(
             conv.sidecars().iter().all(|s| s.starts_with(".tmp-")),
@@ -295,7 +299,10 @@ fn file_removed_between_listing_and_reading() {
                         assert_eq!(p, &path);
                         assert_eq!(source.kind(), std::io::ErrorKind::NotFound);
                         assert_eq!(
-                            conv.files().find(|f| f.index() == Some(last as u64)).unwrap().status(),
+                            conv.files()
+                                .find(|f| f.index() == Some(last as u64))
+                                .unwrap()
+                                .status(),
                             FileStatus::Malformed
                         );
                         vanished += 1;
@@ -313,5 +320,7 @@ fn file_removed_between_listing_and_reading() {
     }
     stop.store(true, Ordering::SeqCst);
     toggler.join().unwrap();
-    eprintln!("{vanished} reads met the vanished file, {present} read it, {absent} did not list it");
+    eprintln!(
+        "{vanished} reads met the vanished file, {present} read it, {absent} did not list it"
+    );
 }
