@@ -25,9 +25,10 @@
 //! (d). Figures: `benches/README.md`.
 //!
 //! On a busy machine timings wander; instruction counts do not. With
-//! `AGENTLOG_BENCH_PASSES=N AGENTLOG_BENCH_VARIANT=b|c|d` set, the binary
-//! skips criterion and makes N in-memory passes of one variant, for
-//! `valgrind --tool=callgrind` (see the README).
+//! `AGENTLOG_BENCH_PASSES=N AGENTLOG_BENCH_VARIANT=b|c|d|p` set, the binary
+//! skips criterion and makes N in-memory passes of one variant (`p`: (c)'s
+//! parse without the lookups), for `valgrind --tool=callgrind` (see the
+//! README).
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -146,7 +147,9 @@ fn passes(n: usize, variant: &str) {
                 "b" => floor.parse(black_box(c)),
                 "c" => lazy_envelope(&mut parser, black_box(c)),
                 "d" => serde_envelope(black_box(c)),
-                other => panic!("unknown variant {other:?}: b, c or d"),
+                // (c) without the lookups: the parser alone.
+                "p" => parser.parse(black_box(c)).map_or(0, |d| d.node_count()),
+                other => panic!("unknown variant {other:?}: b, c, d or p"),
             };
         }
     }

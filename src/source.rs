@@ -3,7 +3,8 @@
 //!
 //! # Read or map
 //!
-//! Most event files are 1 to 20 KB. For those, `open` + `fstat` + `read`
+//! Event files are small (in the shared corpus 122 B to 28 KB, median
+//! 685 B). For those, `open` + `fstat` + `read`
 //! into a buffer the caller reuses is measurably cheaper than
 //! `mmap` + page faults + `munmap`, so small files are read. Files of
 //! [`MMAP_THRESHOLD`] bytes and more are memory-mapped when the caller says
@@ -15,25 +16,25 @@
 //! The threshold is measured on this project's 2-core machine (Linux 6.18,
 //! ext4, warm page cache) by the `source` criterion bench: time per file,
 //! `read_into` a reused buffer against open + map + touch one byte of every
-//! 4 KiB page + unmap, paired samples, medians of two runs (full tables in
-//! `benches/README.md`):
+//! 4 KiB page + unmap, paired samples, medians of two runs (the full tables
+//! and the command are in `benches/README.md`):
 //!
 //! | size | read | map | map / read |
 //! |---|---|---|---|
-//! | 4 KiB | 2.0–3.0 µs | 12.9–14.6 µs | 4.4–7.5 |
-//! | 16 KiB | 3.5–6.0 µs | 13.9–14.0 µs | 2.3–4.0 |
-//! | 64 KiB | 6.1–9.5 µs | 17.7–18.9 µs | 2.0–2.9 |
-//! | 128 KiB | 10.2–15.5 µs | 27.2–32.4 µs | 1.8–3.2 |
-//! | 256 KiB | 17.6–22.3 µs | 15.7–22.3 µs | 0.9–1.0 |
-//! | 512 KiB | 17.9–41.2 µs | 24.6–26.5 µs | 0.6–1.4 |
-//! | 1 MiB | 101–106 µs | 42–58 µs | 0.4–0.6 |
-//! | 4 MiB | 526–588 µs | 22–27 µs | 0.04–0.05 |
+//! | 4 KiB | 3.4–3.7 µs | 8.6–11.6 µs | 2.6–3.2 |
+//! | 16 KiB | 4.3–4.9 µs | 9.7–11.5 µs | 2.0–2.7 |
+//! | 64 KiB | 5.1–6.4 µs | 10.6–13.2 µs | 1.7–2.6 |
+//! | 128 KiB | 7.9–9.1 µs | 15.2–19.2 µs | 1.7–2.5 |
+//! | 256 KiB | 11.4–16.1 µs | 11.9–12.3 µs | 0.8–1.0 |
+//! | 512 KiB | 21.7–29.7 µs | 17.5–20.6 µs | 0.7–0.8 |
+//! | 1 MiB | 72–97 µs | 33–40 µs | 0.4–0.5 |
+//! | 4 MiB | 451–484 µs | 24–27 µs | 0.05–0.06 |
 //!
-//! Mapping costs a fixed ~13 µs (map, fault, unmap), reading grows with
-//! the copy; they meet between 128 and 256 KiB, so [`MMAP_THRESHOLD`] is
-//! 256 KiB. (Large files map cheaply because the kernel maps page-cache
-//! folios larger than a page per fault.) The event files of a conversation
-//! (1 to 30 KB) are always read.
+//! Mapping costs a roughly fixed 9–20 µs (map, faults, unmap), reading
+//! grows with the copy; they meet at about 256 KiB, so [`MMAP_THRESHOLD`]
+//! is 256 KiB. (Large files map cheaply because the kernel maps page-cache
+//! folios larger than a page per fault.) Event files are therefore always
+//! read.
 //!
 //! A file over [`MAX_SIZE`] is refused from its `fstat` size before any of it
 //! is read; a file that grows past the limit while being read is refused as
