@@ -21,16 +21,17 @@
 //! it happened: a file's [`FileError`], `events/` or `subagents/` that
 //! cannot be listed.
 
-use std::fs;
+use std::ffi::OsStr;
 use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::json::{Document, FieldValue, JsonError, JsonType, Parser, Value};
+use crate::source::dir::{Dir, FileFault, Listing};
 use crate::source::{self, SourceError};
 
-use super::discover::{conversation_dir, entry_is_dir, is_conversation_dir_with, is_state_bytes};
+use super::discover::{conversation_dir_cow, is_conversation_dir_with, is_state_bytes};
 use super::event::{EventRec, Events, Txt};
-use super::events::{EventFiles, File, NamePattern};
+use super::events::{EventFiles, File, NameList, NamePattern};
 use super::kinds::{
     ActionEvent, AgentErrorEvent, Condensation, MessageEvent, ObservationEvent, SystemPromptEvent,
     UserRejectObservation,
@@ -280,6 +281,19 @@ impl JsonFile {
         self.error = check_object(parser, &self.raw).err().map(|b| b.at(path));
     }
 
+    /// Reads and checks the file `name` of the open directory `dir`,
+    /// whose path is `dir_path` (always read, never mapped).
+    fn read_at(&mut self, dir: &Dir, name: &str, dir_path: &Path, parser: &mut Parser) {
+        self.present = true;
+        if let Err(f) = dir.read_file(OsStr::new(name), &mut self.raw) {
+            self.error = Some(f.at(&dir_path.join(name)).into());
+            return;
+        }
+        self.error = check_object(parser, &self.raw)
+            .err()
+            .map(|b| b.at(&dir_path.join(name)));
+    }
+
     /// Takes a file's contents.
     fn set(&mut self, path: &Path, bytes: &[u8], parser: &mut Parser) {
         self.present = true;
@@ -413,9 +427,9 @@ pub struct Conversation {
     events: Vec<EventRec>,
     pub(crate) blob: Vec<u8>,
     pub(crate) strings: String,
-    others: Vec<String>,
-    dirs: Vec<String>,
-    subagents: Vec<String>,
+    others: NameList,
+    dirs: NameList,
+    subagents: NameList,
     subagents_error: Option<ReadError>,
     events_error: Option<ReadError>,
 }
@@ -570,24 +584,24 @@ impl Conversation {
     /// The directory's other files (not `base_state.json`, `meta.json`),
     /// sorted.
     pub fn others(&self) -> &[String] {
-        &self.others
+        self.others.as_slice()
     }
 
     /// The directory's directories (`events`, `subagents`, `observations`…),
     /// sorted.
     pub fn dirs(&self) -> &[String] {
-        &self.dirs
+        self.dirs.as_slice()
     }
 
     /// The directories under `subagents/` that hold a conversation of their
     /// own, sorted. Each reads as a conversation ([`subagent_dirs`](Self::subagent_dirs)).
     pub fn subagents(&self) -> &[String] {
-        &self.subagents
+        self.subagents.as_slice()
     }
 
     /// The paths of the sub-agents' conversations.
     pub fn subagent_dirs(&self) -> impl Iterator<Item = PathBuf> + '_ {
-        self.subagents
+        self.subagents()
             .iter()
             .map(|s| self.dir.join(DIR_SUBAGENTS).join(s))
     }
@@ -604,7 +618,7 @@ impl Conversation {
         usize::from(self.state.present)
             + usize::from(self.meta.present)
             + self.files.files().len()
-            + self.others.len()
+            + self.others.as_slice().len()
     }
 
     /// The bytes of every event file read, back to back.
@@ -621,6 +635,8 @@ pub struct Reader {
     path: PathBuf,
     scratch: Vec<u8>,
     hint: usize,
+    listing: Listing,
+    sub_names: NameList,
 }
 
 /// The largest event buffer a [`Reader`] reserves ahead from the last
@@ -667,105 +683,147 @@ impl Reader {
 
     /// Like [`read`](Self::read), into `conv`, reusing its buffers. On error
     /// `conv` is left empty.
+    ///
+    /// Files are opened relative to their open directory and directories
+    /// listed into the reader's reused buffer (see [`source`]), so that
+    /// reading one more conversation of the same shape costs no heap
+    /// allocation (sub-agents aside: finding one allocates its paths).
     pub fn read_into(
         &mut self,
         path: impl AsRef<Path>,
         conv: &mut Conversation,
     ) -> Result<(), ReadError> {
         conv.clear();
-        let dir = conversation_dir(path.as_ref())?;
-        let rd = fs::read_dir(&dir).map_err(|e| ReadError::io(&dir, e))?;
-        conv.name = dir
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let r = self.read_into_inner(path.as_ref(), conv);
+        if r.is_err() {
+            conv.clear();
+        }
+        r
+    }
+
+    fn read_into_inner(&mut self, path: &Path, conv: &mut Conversation) -> Result<(), ReadError> {
+        let dir = conversation_dir_cow(path)?;
+        let d = Dir::open(&dir).map_err(|e| ReadError::io(&dir, e))?;
+        conv.dir.push(&*dir);
+        if let Some(n) = dir.file_name() {
+            conv.name.push_str(&n.to_string_lossy());
+        }
         let (mut has_events, mut has_subagents) = (false, false);
         let (mut has_state, mut has_meta) = (false, false);
-        for entry in rd {
-            let entry = entry.map_err(|e| ReadError::io(&dir, e))?;
-            let name = entry.file_name();
-            let name = name.to_string_lossy();
-            match &*name {
+        let listed = d.for_each(&mut self.listing, |name, kind| {
+            let s = name.to_string_lossy();
+            match &*s {
                 FILE_BASE_STATE => has_state = true,
                 FILE_META => has_meta = true,
-                _ if entry_is_dir(&entry) => {
-                    has_events |= name == DIR_EVENTS;
-                    has_subagents |= name == DIR_SUBAGENTS;
-                    conv.dirs.push(name.into_owned());
+                _ if d.is_dir(name, kind) => {
+                    has_events |= s == DIR_EVENTS;
+                    has_subagents |= s == DIR_SUBAGENTS;
+                    conv.dirs.push(&s);
                 }
-                _ => conv.others.push(name.into_owned()),
+                _ => conv.others.push(&s),
             }
-        }
-        conv.dir = dir;
-        conv.others.sort_unstable();
-        conv.dirs.sort_unstable();
+        });
+        listed.map_err(|e| ReadError::io(&dir, e))?;
+        conv.others.sort();
+        conv.dirs.sort();
         let mut path = std::mem::take(&mut self.path);
         path.clear();
         path.push(&conv.dir);
         if has_state {
-            path.push(FILE_BASE_STATE);
-            conv.state.read(&path, &mut self.parser);
-            path.pop();
+            conv.state
+                .read_at(&d, FILE_BASE_STATE, &path, &mut self.parser);
         }
         if has_meta {
-            path.push(FILE_META);
-            conv.meta.read(&path, &mut self.parser);
-            path.pop();
+            conv.meta.read_at(&d, FILE_META, &path, &mut self.parser);
         }
         path.push(DIR_EVENTS);
         conv.files.reset(self.pattern);
-        if has_events && let Err(e) = conv.files.rescan(&path, self.pattern) {
-            conv.events_error = Some(ReadError::io(&path, e));
-            conv.files.reset(self.pattern);
-            conv.files.finish();
-        } else if !has_events {
+        let mut events_dir = None;
+        if has_events {
+            let listed = match d.open_dir(OsStr::new(DIR_EVENTS)) {
+                Ok(ev) => {
+                    let r = conv.files.rescan_dir(&ev, &mut self.listing, self.pattern);
+                    events_dir = Some(ev);
+                    r
+                }
+                // Gone since the listing: as if it never was.
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    conv.files.finish();
+                    Ok(())
+                }
+                Err(e) => Err(e),
+            };
+            if let Err(e) = listed {
+                conv.events_error = Some(ReadError::io(&path, e));
+                conv.files.reset(self.pattern);
+                conv.files.finish();
+                events_dir = None;
+            }
+        } else {
             conv.files.finish();
         }
         let any_event_name = conv.files.files().any(|f| f.id().is_some());
         if !has_state && !has_meta && !any_event_name && conv.events_error.is_none() {
             self.path = path;
-            let dir = std::mem::take(&mut conv.dir);
-            conv.clear();
-            return Err(ReadError::NoConversation { path: dir });
+            return Err(ReadError::NoConversation {
+                path: conv.dir.clone(),
+            });
         }
         conv.events.reserve(conv.files.len());
         for i in 0..conv.files.len() {
             let Some(&pos) = conv.files.sequence_positions().get(i) else {
                 break;
             };
-            path.push(conv.files.name_of(pos));
             let start = conv.blob.len();
             let mut rec = new_rec(pos, i as u64, start);
-            match source::read_into(&path, &mut conv.blob) {
+            let name = conv.files.name_of(pos);
+            let read = match &events_dir {
+                Some(ev) => ev.read_file(OsStr::new(name), &mut conv.blob),
+                None => Err(FileFault::NotAFile),
+            };
+            match read {
                 Ok(_) => {
                     rec.raw = (start, conv.blob.len());
                     let bytes = conv.blob.get(start..).unwrap_or(&[]);
-                    match ingest(&mut self.parser, bytes, &mut conv.strings, &mut rec) {
-                        Ok(()) => rec.ok = true,
-                        Err(b) => conv.files.mark_malformed(pos, b.at(&path)),
+                    if let Err(b) = ingest(&mut self.parser, bytes, &mut conv.strings, &mut rec) {
+                        path.push(name);
+                        conv.files.mark_malformed(pos, b.at(&path));
+                        path.pop();
+                    } else {
+                        rec.ok = true;
                     }
                 }
-                Err(e) => conv.files.mark_malformed(pos, e.into()),
+                Err(f) => {
+                    path.push(name);
+                    let e = f.at(&path);
+                    path.pop();
+                    conv.files.mark_malformed(pos, e.into());
+                }
             }
             conv.events.push(rec);
-            path.pop();
         }
         path.pop();
         if has_subagents {
             path.push(DIR_SUBAGENTS);
-            match fs::read_dir(&path) {
-                Ok(rd) => {
-                    for entry in rd.flatten() {
-                        if !entry_is_dir(&entry) {
-                            continue;
-                        }
-                        let sub = entry.path();
-                        if is_conversation_dir_with(&sub, &mut self.parser, &mut self.scratch) {
-                            conv.subagents
-                                .push(entry.file_name().to_string_lossy().into_owned());
-                        }
+            self.sub_names.clear();
+            let sub_names = &mut self.sub_names;
+            let listed = d.open_dir(OsStr::new(DIR_SUBAGENTS)).and_then(|sd| {
+                sd.for_each(&mut self.listing, |name, kind| {
+                    if sd.is_dir(name, kind) {
+                        sub_names.push(&name.to_string_lossy());
                     }
-                    conv.subagents.sort_unstable();
+                })
+            });
+            match listed {
+                Ok(()) => {
+                    for name in self.sub_names.as_slice() {
+                        path.push(name);
+                        if is_conversation_dir_with(&path, &mut self.parser, &mut self.scratch) {
+                            conv.subagents.push(name);
+                        }
+                        path.pop();
+                    }
+                    conv.subagents.sort();
                 }
                 Err(e) => conv.subagents_error = Some(ReadError::io(&path, e)),
             }
@@ -806,8 +864,8 @@ impl Reader {
         V: AsRef<[u8]>,
     {
         conv.clear();
-        conv.dir = PathBuf::from(name);
-        conv.name = name.to_owned();
+        conv.dir.push(name);
+        conv.name.push_str(name);
         let items: Vec<(K, V)> = files.into_iter().collect();
         // Last contents of each path, sorted by path.
         let mut paths: Vec<(&str, &[u8])> = Vec::with_capacity(items.len());
@@ -830,11 +888,11 @@ impl Reader {
             match p.split_once('/') {
                 None => match p {
                     FILE_BASE_STATE | FILE_META => {}
-                    _ => conv.others.push(p.to_owned()),
+                    _ => conv.others.push(p),
                 },
                 Some((d, rest)) => {
-                    if conv.dirs.last().map(String::as_str) != Some(d) {
-                        conv.dirs.push(d.to_owned());
+                    if conv.dirs.last() != Some(d) {
+                        conv.dirs.push(d);
                     }
                     let first = rest.split('/').next().unwrap_or(rest);
                     if d == DIR_EVENTS {
@@ -907,7 +965,7 @@ impl Reader {
                     })
                 });
             if has_event {
-                conv.subagents.push(s.to_owned());
+                conv.subagents.push(s);
             }
         }
     }

@@ -74,6 +74,7 @@ mod event;
 mod events;
 mod kinds;
 mod state;
+pub mod store;
 mod time;
 pub mod view;
 
@@ -95,6 +96,7 @@ pub use kinds::{
     ThinkingBlock, ToolCall, UserRejectObservation,
 };
 pub use state::{AgentInfo, Cost, Latency, Meta, Metrics, MetricsMap, State, Stats, TokenUsage};
+pub use store::{Item, Listed, Store, StoreError, Stream, list, list_with};
 pub use time::{ParsedTime, Timestamp, UtcOffset, parse_time};
 
 pub use crate::MAX_SIZE;
