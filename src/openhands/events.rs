@@ -326,6 +326,8 @@ pub struct EventFiles {
     sidecars: NameList,
     glob: usize,
     errors: Vec<FileError>,
+    /// Scratch for `finish`, kept for its allocation.
+    by_index: Vec<(u64, u32)>,
 }
 
 impl EventFiles {
@@ -452,12 +454,14 @@ impl EventFiles {
             .sort_unstable_by(|a, b| slice(names, a.name).cmp(slice(names, b.name)));
         self.sidecars.sort();
         // Matched files with an index, by (index, name).
-        let mut by_index: Vec<(u64, u32)> = self
-            .files
-            .iter()
-            .enumerate()
-            .filter_map(|(pos, f)| Some((f.index?, u32::try_from(pos).ok()?)))
-            .collect();
+        let mut by_index = std::mem::take(&mut self.by_index);
+        by_index.clear();
+        by_index.extend(
+            self.files
+                .iter()
+                .enumerate()
+                .filter_map(|(pos, f)| Some((f.index?, u32::try_from(pos).ok()?))),
+        );
         by_index.sort_unstable();
         let mut next = 0u64;
         let mut contiguous = true;
@@ -493,6 +497,7 @@ impl EventFiles {
             }
         }
         self.missing = (!contiguous).then_some(next);
+        self.by_index = by_index;
     }
 
     pub(crate) fn mark_malformed(&mut self, pos: u32, err: FileError) {
