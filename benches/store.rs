@@ -153,11 +153,7 @@ fn decode(root: &Path, roundtrip: bool) -> u64 {
 
 /// (a) Discovery from names alone.
 fn list(root: &Path) -> u64 {
-    openhands::list(root)
-        .expect("list")
-        .iter()
-        .map(|l| l.events as u64)
-        .sum()
+    openhands::list(root).expect("list").events() as u64
 }
 
 // ---------------------------------------------------------------- fixtures

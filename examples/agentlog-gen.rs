@@ -10,6 +10,7 @@
 use agentlog::r#gen::{GenConfig, Style, write_store};
 use agentlog::json::Parser;
 use std::collections::BTreeMap;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -31,8 +32,9 @@ options:
   --confirm-ratio R     fraction in confirmation mode (default 0.1)
   --branch-ratio R      fraction with a navigate_to branch (default 0.05)
   --meta-ratio R        fraction with meta.json (default 0.3)
-  --content-scale X     multiply text lengths (default 1.0 = corpus-like;
-                        about 5 gives ~1 GB for 1000 x 200)
+  --content-scale X     multiply text lengths (default 1.0 = corpus-like,
+                        ~240 MB for 1000 x 200; 36 = real-world-like,
+                        ~1 GB for 1000 x 200)
   --length-spread R     vary event counts by up to this fraction (default 0)
   --threads N           writer threads (default: all cores)
 
@@ -201,7 +203,10 @@ fn stats(dir: &Path) -> ExitCode {
     all.sort_unstable();
     let total: usize = all.iter().sum();
     let n = all.len().max(1);
-    println!(
+    // Ignore write errors (a closed pipe, as with `| head`).
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(
+        out,
         "{} event files, {} bytes, mean {:.0}, median {}, {} unreadable",
         all.len(),
         total,
@@ -211,14 +216,16 @@ fn stats(dir: &Path) -> ExitCode {
     );
     let mut rows: Vec<_> = by_key.into_iter().collect();
     rows.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
-    println!(
+    let _ = writeln!(
+        out,
         "{:<44} {:>7} {:>6} {:>8} {:>8} {:>8} {:>8}",
         "kind", "n", "%", "mean", "median", "min", "max"
     );
     for (k, mut v) in rows {
         v.sort_unstable();
         let sum: usize = v.iter().sum();
-        println!(
+        let _ = writeln!(
+            out,
             "{:<44} {:>7} {:>5.1}% {:>8.0} {:>8} {:>8} {:>8}",
             k,
             v.len(),

@@ -40,11 +40,16 @@
 //! # Sizes
 //!
 //! With `content_scale = 1.0` per-kind file sizes follow the shared corpus
-//! (medians within about 15 %): events are small (median about 700 bytes),
-//! the system prompt is the one large event. Real-world conversations carry
-//! more text (long terminal outputs, whole files viewed); `content_scale`
-//! multiplies every free-text length (outputs, file contents, messages,
-//! thoughts) — about 5 gives 1,000 conversations × 200 events ≈ 1 GB.
+//! (per-kind medians mostly within 15 %, see the table in
+//! `examples/README.md`): events are small (median about 800 bytes), the
+//! system prompt is the one large event; 1,000 conversations × 200 events
+//! take about 240 MB. Real-world conversations carry far more text (long
+//! command outputs, whole files in file-editor observations, which hold the
+//! file before and after each edit). `content_scale` multiplies every
+//! free-text length (outputs, file contents, messages, thoughts, summaries;
+//! terminal output stays capped at the SDK's 30,000 characters):
+//! [`GenConfig::REAL_WORLD_SCALE`] (36) gives a mean event of about 4.8 KB,
+//! i.e. 1,000 × 200 events ≈ 1 GB.
 //!
 //! # Determinism
 //!
@@ -65,7 +70,8 @@
 //!   `StoredConversation`; the shared corpus has no real one to compare.
 //! - Files are written directly, not atomically (no fsync): the output is
 //!   a generated cache. To never destroy data, [`write_store`] refuses a
-//!   non-empty directory and creates every file with `O_EXCL`.
+//!   non-empty directory and creates every file with `O_EXCL`; after an
+//!   error the directory holds what was written before it.
 
 mod conv;
 mod jw;
@@ -138,6 +144,12 @@ pub struct GenConfig {
     /// Writer threads for [`write_store`]; 0 = available parallelism.
     /// Does not change the output.
     pub threads: usize,
+}
+
+impl GenConfig {
+    /// A `content_scale` for real-world-sized stores: mean event about
+    /// 4.8 KB (median 2.5 KB), 1,000 conversations × 200 events ≈ 1 GB.
+    pub const REAL_WORLD_SCALE: f64 = 36.0;
 }
 
 impl Default for GenConfig {

@@ -98,6 +98,46 @@ fn same_seed_same_bytes_whatever_the_threads() {
     assert_eq!(common, 0, "a different seed must change every file");
 }
 
+/// `content_scale` changes the text, never the structure: the same seed
+/// gives the same files (names, ids) and the same kinds in each.
+#[test]
+fn content_scale_keeps_the_structure() {
+    let small = GenConfig {
+        conversations: 4,
+        events_per_conversation: 80,
+        content_scale: 0.5,
+        ..config()
+    };
+    let large = GenConfig {
+        content_scale: 8.0,
+        ..small.clone()
+    };
+    let (_a, a) = generated(&small);
+    let (_b, b) = generated(&large);
+    assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>());
+    let kind = |bytes: &[u8]| {
+        let mut p = Parser::new();
+        let doc = p.parse(bytes).expect("parses");
+        s(doc.root().get("kind")).to_string()
+    };
+    let (mut sa, mut sb) = (0, 0);
+    for (path, x) in &a {
+        let y = &b[path];
+        if path.contains("/events/event-") {
+            assert_eq!(kind(x), kind(y), "{path}");
+            if !path.contains("/events/event-00000-") {
+                sa += x.len();
+                sb += y.len();
+            }
+        }
+    }
+    // Envelopes (ids, paths, metadata) do not grow; the text in them does.
+    assert!(
+        sb * 2 > sa * 3,
+        "scale 8 should write much more than scale 0.5: {sa} vs {sb}"
+    );
+}
+
 #[test]
 fn refuses_a_non_empty_directory() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -487,14 +527,17 @@ fn bundled_sample_is_reproducible() {
     write_store(dir.path(), &cfg).expect("write");
     let want = tree(dir.path());
     let have = tree(&sample);
-    assert_eq!(
-        have.keys().collect::<Vec<_>>(),
-        want.keys().collect::<Vec<_>>()
-    );
-    for (p, b) in &want {
+    let regenerate = "regenerate examples/store with the command in examples/README.md";
+    for p in want.keys() {
         assert!(
-            have.get(p) == Some(b),
-            "{p} differs from the generator's output"
+            have.contains_key(p),
+            "examples/store lacks {p}: {regenerate}"
+        );
+    }
+    for (p, b) in &have {
+        assert!(
+            want.get(p) == Some(b),
+            "examples/store/{p} is not what the generator writes: {regenerate}"
         );
     }
     let total: usize = have.values().map(Vec::len).sum();

@@ -214,7 +214,7 @@ fn a_sub_agent_link_loop_ends() {
     assert_eq!(max_depth, openhands::store::MAX_SUBAGENT_DEPTH);
     assert!(deep > 0);
     // The listing ends too.
-    let l = openhands::list(&top).unwrap();
+    let l = openhands::list(&top).unwrap().conversations;
     assert!(
         l.iter()
             .all(|e| e.depth <= openhands::store::MAX_SUBAGENT_DEPTH)
@@ -225,6 +225,8 @@ fn a_sub_agent_link_loop_ends() {
 fn list_matches_the_stream_from_names_alone() {
     for root in [sample(), common::corpus_dir().join("openhands")] {
         let listed = openhands::list(&root).unwrap();
+        assert!(listed.unreadable.is_empty());
+        let listed = listed.conversations;
         let want = expected(&root);
         assert_eq!(listed.len(), want.len());
         for (i, (l, w)) in listed.iter().zip(&want).enumerate() {
@@ -262,7 +264,7 @@ fn list_opens_no_event_file() {
         fs::remove_file(events.join(n)).unwrap();
         fs::create_dir(events.join(n)).unwrap();
     }
-    let listed = openhands::list(&top).unwrap();
+    let listed = openhands::list(&top).unwrap().conversations;
     assert_eq!(listed[0].events, names.len());
     let conv = read_conversation(&top).unwrap();
     assert_eq!(conv.len(), names.len());

@@ -176,7 +176,11 @@ pub(crate) struct Plan {
 pub(crate) struct Conv<'a> {
     pub cfg: &'a GenConfig,
     prompts: &'a [Prompt],
+    /// Structure: what happens, ids, counts, lengths.
     pub rng: Rng,
+    /// Text: the characters of free text. Separate so that text lengths
+    /// (`content_scale`) do not change the structure a seed gives.
+    trng: Rng,
     pub plan: Plan,
     pub sp: Spelling,
     pub dir: String,
@@ -306,10 +310,12 @@ impl<'a> Conv<'a> {
             Sdk::V10 => Spelling::LEGACY,
         };
         let subagents_due = plan.subagents;
+        let trng = Rng::new(rng.next_u64());
         Conv {
             cfg,
             prompts,
             rng,
+            trng,
             sp,
             dir,
             hex,
@@ -360,7 +366,7 @@ impl<'a> Conv<'a> {
     /// A conversation title (agent-server `meta.json`).
     pub(crate) fn title(&mut self, out: &mut String) {
         let n = self.rng.range(3, 7);
-        text::title(&mut self.rng, out, n);
+        text::title(&mut self.trng, out, n);
     }
 
     fn scale(&self) -> f64 {
@@ -488,17 +494,17 @@ impl<'a> Conv<'a> {
                 self.s1.clear();
                 if self.rng.below(5) == 0 {
                     let n = self.rng.range(24, 400);
-                    text::base64ish(&mut self.rng, &mut self.s1, n);
+                    text::base64ish(&mut self.trng, &mut self.s1, n);
                     w.begin(None);
                     w.kv_str("type", "redacted_thinking");
                     w.kv_str("data", &self.s1);
                     w.end();
                 } else {
                     let len = self.rng.length(120.0 * self.scale(), 1.2, 10, 8_000);
-                    text::prose(&mut self.rng, &mut self.s1, len);
+                    text::prose(&mut self.trng, &mut self.s1, len);
                     self.s2.clear();
                     let n = self.rng.range(28, 360);
-                    text::base64ish(&mut self.rng, &mut self.s2, n);
+                    text::base64ish(&mut self.trng, &mut self.s2, n);
                     w.begin(None);
                     w.kv_str("type", "thinking");
                     w.kv_str("thinking", &self.s1);
@@ -541,10 +547,10 @@ impl<'a> Conv<'a> {
             self.s1.push_str(&self.plan.task_prompt);
         } else {
             let len = self.rng.length(45.0 * self.scale(), 1.3, 8, 20_000);
-            text::prose(&mut self.rng, &mut self.s1, len);
+            text::prose(&mut self.trng, &mut self.s1, len);
             if self.rng.below(4) == 0 {
                 self.s1.push_str(" The file is ");
-                text::rel_path(&mut self.rng, &mut self.s1);
+                text::rel_path(&mut self.trng, &mut self.s1);
                 self.s1.push('.');
             }
         }
@@ -561,7 +567,7 @@ impl<'a> Conv<'a> {
             self.s2
                 .push_str("data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAA");
             let n = self.rng.range(200, 1200);
-            text::base64ish(&mut self.rng, &mut self.s2, n);
+            text::base64ish(&mut self.trng, &mut self.s2, n);
             w.elem();
             w.begin(None);
             w.kv_bool("cache_prompt", false);
@@ -597,7 +603,7 @@ impl<'a> Conv<'a> {
         if self.plan.model.anthropic {
             push_uuid(&mut self.rng, &mut rid, true);
         } else {
-            text::alnum(&mut self.rng, &mut rid, 29);
+            text::alnum(&mut self.trng, &mut rid, 29);
         }
         let prompt_tokens = 6_000 + self.context_tokens.max(0);
         let completion_tokens = self.rng.length(completion_median, 1.0, 8, 16_000) as i64;
@@ -638,7 +644,7 @@ impl<'a> Conv<'a> {
         };
         self.s1.clear();
         let len = self.rng.length(40.0 * self.scale(), 1.2, 4, 20_000);
-        text::prose(&mut self.rng, &mut self.s1, len);
+        text::prose(&mut self.trng, &mut self.s1, len);
         self.final_answer.clear();
         self.final_answer.push_str(&self.s1);
         let reasoning = self.rng.below(10) == 0;
@@ -656,7 +662,7 @@ impl<'a> Conv<'a> {
         if reasoning {
             self.s2.clear();
             let len = self.rng.length(90.0 * self.scale(), 1.0, 8, 8_000);
-            text::prose(&mut self.rng, &mut self.s2, len);
+            text::prose(&mut self.trng, &mut self.s2, len);
             w.kv_str("reasoning_content", &self.s2);
         }
         self.thinking_blocks(&mut w, thinking);
@@ -672,17 +678,17 @@ impl<'a> Conv<'a> {
     fn tool_call_id(&mut self, out: &mut String) {
         if self.plan.model.anthropic {
             out.push_str("toolu_01");
-            text::alnum(&mut self.rng, out, 22);
+            text::alnum(&mut self.trng, out, 22);
         } else {
             out.push_str("call_");
-            text::alnum(&mut self.rng, out, 24);
+            text::alnum(&mut self.trng, out, 24);
         }
     }
 
     fn abs_path(&mut self, out: &mut String) {
         out.push_str(&self.workspace);
         out.push('/');
-        text::rel_path(&mut self.rng, out);
+        text::rel_path(&mut self.trng, out);
     }
 
     /// Fills a call's arguments for its tool.
@@ -705,7 +711,7 @@ impl<'a> Conv<'a> {
                     Output::Plain,
                 ];
                 let k = kinds[self.rng.weighted(&[20, 20, 15, 10, 5, 5, 25]).min(6)];
-                text::command(&mut self.rng, &mut c.command, k);
+                text::command(&mut self.trng, &mut c.command, k);
                 c.output = Some(k);
                 c.exit_code = match k {
                     Output::Tests if self.rng.below(3) == 0 => 1,
@@ -733,7 +739,7 @@ impl<'a> Conv<'a> {
                         c.command.push_str("create");
                         self.abs_path(&mut c.path);
                         let lines = self.rng.length(3.5 * scale, 1.0, 1, 2_000);
-                        text::code(&mut self.rng, &mut c.a, lines);
+                        text::code(&mut self.trng, &mut c.a, lines);
                     }
                     1 => {
                         c.command.push_str("view");
@@ -771,7 +777,7 @@ impl<'a> Conv<'a> {
                             c.b.push_str(&snippet.join("\n"));
                         }
                         let lines = self.rng.length(1.2 * scale, 0.8, 1, 400);
-                        text::code(&mut self.rng, &mut c.a, lines);
+                        text::code(&mut self.trng, &mut c.a, lines);
                         while c.a.ends_with('\n') {
                             c.a.pop();
                         }
@@ -787,11 +793,11 @@ impl<'a> Conv<'a> {
                         for _ in 0..n {
                             let mut t = String::new();
                             let n = self.rng.range(2, 5);
-                            text::title(&mut self.rng, &mut t, n);
+                            text::title(&mut self.trng, &mut t, n);
                             let mut notes = String::new();
                             if self.rng.below(2) == 0 {
                                 let n = self.rng.range(2, 6);
-                                text::phrase(&mut self.rng, &mut notes, n);
+                                text::phrase(&mut self.trng, &mut notes, n);
                             }
                             self.tasks.push(TaskItem {
                                 title: t,
@@ -813,18 +819,18 @@ impl<'a> Conv<'a> {
                 }
             }
             Tool::Think => {
-                let len = self.rng.length(30.0 * scale, 1.0, 8, 8_000);
-                text::prose(&mut self.rng, &mut c.a, len);
+                let len = self.rng.length(20.0 * scale, 1.0, 8, 8_000);
+                text::prose(&mut self.trng, &mut c.a, len);
             }
             Tool::Finish => {
                 let len = self.rng.length(50.0 * scale, 1.0, 8, 8_000);
-                text::prose(&mut self.rng, &mut c.a, len);
+                text::prose(&mut self.trng, &mut c.a, len);
             }
             Tool::Task => {
                 let n = self.rng.range(2, 5);
-                text::phrase(&mut self.rng, &mut c.b, n);
+                text::phrase(&mut self.trng, &mut c.b, n);
                 let len = self.rng.length(120.0 * scale, 1.0, 20, 4_000);
-                text::prose(&mut self.rng, &mut c.a, len);
+                text::prose(&mut self.trng, &mut c.a, len);
                 c.command.push_str(if self.rng.below(2) == 0 {
                     "code_reviewer"
                 } else {
@@ -1027,7 +1033,7 @@ impl<'a> Conv<'a> {
         if with_thought {
             self.s1.clear();
             let len = self.rng.length(40.0 * self.scale(), 1.0, 6, 4_000);
-            text::prose(&mut self.rng, &mut self.s1, len);
+            text::prose(&mut self.trng, &mut self.s1, len);
             w.elem();
             w.text_content(&self.s1);
         }
@@ -1035,7 +1041,7 @@ impl<'a> Conv<'a> {
         if reasoning {
             self.s1.clear();
             let len = self.rng.length(90.0 * self.scale(), 1.0, 8, 8_000);
-            text::prose(&mut self.rng, &mut self.s1, len);
+            text::prose(&mut self.trng, &mut self.s1, len);
             w.kv_str("reasoning_content", &self.s1);
         }
         self.thinking_blocks(&mut w, thinking);
@@ -1068,7 +1074,7 @@ impl<'a> Conv<'a> {
             self.s1.clear();
             self.s1.push_str("User rejected: ");
             let n = self.rng.range(2, 8);
-            text::phrase(&mut self.rng, &mut self.s1, n);
+            text::phrase(&mut self.trng, &mut self.s1, n);
             w.kv_str("rejection_reason", &self.s1);
             if !legacy {
                 w.kv_str("rejection_source", "user");
@@ -1099,7 +1105,7 @@ impl<'a> Conv<'a> {
                     self.rng.length(70.0 * scale, 1.6, 4, 30_000)
                 };
                 text::terminal_output(
-                    &mut self.rng,
+                    &mut self.trng,
                     &mut self.s1,
                     c.output.unwrap_or(Output::Plain),
                     target,
@@ -1197,7 +1203,7 @@ impl<'a> Conv<'a> {
                                 p = c.path
                             );
                             let snippet: String =
-                                new.lines().take(8).collect::<Vec<_>>().join("\n");
+                                new.lines().take(6).collect::<Vec<_>>().join("\n");
                             text::numbered(&mut self.s1, &snippet, 1);
                             self.s1.push_str("Review the changes and make sure they are as expected. Edit the file again if necessary.");
                             after = Some(new);
@@ -1268,7 +1274,7 @@ impl<'a> Conv<'a> {
                     self.s1.clear();
                     let _ = write!(self.s1, "Agent {} finished: ", c.command);
                     let len = self.rng.length(120.0 * scale, 1.0, 10, 4_000);
-                    text::prose(&mut self.rng, &mut self.s1, len);
+                    text::prose(&mut self.trng, &mut self.s1, len);
                     w.kv_text_list("content", &self.s1);
                     w.kv_bool("is_error", false);
                     w.kv_str("command", "delegate");
@@ -1335,7 +1341,7 @@ impl<'a> Conv<'a> {
         w.begin_arr();
         if self.rng.below(2) == 0 {
             self.s1.clear();
-            text::prose(&mut self.rng, &mut self.s1, 20);
+            text::prose(&mut self.trng, &mut self.s1, 20);
             w.elem();
             w.text_content(&self.s1);
         }
@@ -1423,9 +1429,9 @@ impl<'a> Conv<'a> {
         self.s1.clear();
         self.s1.push_str("USER_CONTEXT: ");
         let len = self.rng.length(180.0 * self.scale(), 0.8, 40, 16_000);
-        text::prose(&mut self.rng, &mut self.s1, len);
+        text::prose(&mut self.trng, &mut self.s1, len);
         self.s1.push_str("\nPENDING: ");
-        text::phrase(&mut self.rng, &mut self.s1, 6);
+        text::phrase(&mut self.trng, &mut self.s1, 6);
         w.kv_str("summary", &self.s1);
         w.kv_int("summary_offset", keep as i64);
         w.kv_str("llm_response_id", &rid);

@@ -61,12 +61,14 @@ impl Rng {
         ((u128::from(self.next_u64()) * n as u128) >> 64) as usize
     }
 
-    /// Uniform in `lo..=hi`.
+    /// Uniform in `lo..=hi` (`lo` when `hi <= lo`). Always one draw, so
+    /// that the bounds never shift the stream.
     pub(crate) fn range(&mut self, lo: usize, hi: usize) -> usize {
+        let x = self.next_u64();
         if hi <= lo {
             return lo;
         }
-        lo + self.below(hi - lo + 1)
+        lo + ((u128::from(x) * (hi - lo + 1) as u128) >> 64) as usize
     }
 
     /// Uniform in `[0, 1)` with 53 bits.

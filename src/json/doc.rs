@@ -61,7 +61,7 @@ pub struct Parser {
     tape: Tape<'static>,
     arena: Bump,
     spans: Vec<Span>,
-    stack: Vec<u32>,
+    stack: Vec<fallback::Open>,
 }
 
 impl Default for Parser {
@@ -129,8 +129,11 @@ impl Parser {
         arena.reset();
         let arena: &'p Bump = arena;
         let len = input.len();
-        let padded: &'p mut [u8] = arena.alloc_slice_fill_copy(len + INPUT_PADDING, 0u8);
-        padded[..len].copy_from_slice(input);
+        // The padded copy: one copy of the input and zeroed padding (not a
+        // zero fill of the whole then a copy over it).
+        let mut padded = bumpalo::collections::Vec::with_capacity_in(len + INPUT_PADDING, arena);
+        padded.extend_from_slices_copy(&[input, &[0u8; INPUT_PADDING]]);
+        let padded: &'p mut [u8] = padded.into_bump_slice_mut();
         let mut work: Tape<'p> = std::mem::replace(tape, Tape(Vec::new())).reset();
         spans.clear();
         let strict = simd_json::fill_tape_padded(padded, len, buffers, &mut work);
@@ -259,7 +262,7 @@ pub struct Document<'p> {
     tape_slot: &'p mut Tape<'static>,
     span_slot: &'p mut Vec<Span>,
     #[allow(dead_code)]
-    stack_slot: &'p mut Vec<u32>,
+    stack_slot: &'p mut Vec<fallback::Open>,
 }
 
 impl Drop for Document<'_> {
@@ -307,5 +310,85 @@ impl<'p> Document<'p> {
     /// build borrowed structures alongside it (freed with the next parse).
     pub fn arena(&self) -> &'p Bump {
         self.core.arena
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The JSONTestSuite cases (beside the repository, or on the
+    /// development machine).
+    fn suite() -> Vec<(String, Vec<u8>)> {
+        let beside = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../shared/testsuites/JSONTestSuite/test_parsing"
+        );
+        let dir = if std::path::Path::new(beside).is_dir() {
+            std::path::PathBuf::from(beside)
+        } else {
+            std::path::PathBuf::from("/work/shared/testsuites/JSONTestSuite/test_parsing")
+        };
+        let mut out: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| {
+                let p = e.unwrap().path();
+                let name = p.file_name().unwrap().to_string_lossy().into_owned();
+                (name, std::fs::read(&p).unwrap())
+            })
+            .collect();
+        out.sort();
+        assert!(out.len() > 300);
+        out
+    }
+
+    fn fallback_tape<'p>(
+        input: &'p [u8],
+        arena: &'p Bump,
+    ) -> Result<(Vec<Node<'p>>, Vec<Span>), JsonError> {
+        let (mut nodes, mut spans, mut stack) = (Vec::new(), Vec::new(), Vec::new());
+        fallback::parse(input, arena, &mut nodes, &mut spans, &mut stack)?;
+        Ok((nodes, spans))
+    }
+
+    /// On every document simd-json reads, the fallback parser builds the
+    /// same tape and the same spans, so consumers cannot tell which ran.
+    #[test]
+    fn fallback_builds_simd_jsons_tape_and_spans() {
+        let mut p = Parser::new();
+        let mut strict = 0;
+        for (name, input) in suite() {
+            let Ok(doc) = p.parse(&input) else { continue };
+            if doc.dialect() != Dialect::Strict {
+                continue;
+            }
+            strict += 1;
+            let arena = Bump::new();
+            let (nodes, spans) = fallback_tape(&input, &arena)
+                .unwrap_or_else(|e| panic!("{name}: fallback refuses: {e}"));
+            assert_eq!(doc.core.nodes(), &nodes[..], "{name}: tapes differ");
+            for (i, s) in spans.iter().enumerate().skip(1) {
+                assert_eq!(doc.core.span(i), *s, "{name}: span of node {i}");
+            }
+        }
+        assert!(strict >= 95, "{strict}");
+    }
+
+    /// The fallback parser alone refuses every `n_` case but the three
+    /// Python reads (`NaN`, `Infinity`, `-Infinity`).
+    #[test]
+    fn fallback_alone_refuses_what_python_refuses() {
+        for (name, input) in suite() {
+            if !name.starts_with("n_") {
+                continue;
+            }
+            let arena = Bump::new();
+            let python = matches!(
+                name.as_str(),
+                "n_number_NaN.json" | "n_number_infinity.json" | "n_number_minus_infinity.json"
+            );
+            let r = fallback_tape(&input, &arena);
+            assert_eq!(r.is_ok(), python, "{name}: {r:?}");
+        }
     }
 }

@@ -47,15 +47,22 @@ impl<'a> Members<'a> {
     #[doc(hidden)]
     pub fn push(&mut self, slot: Slot<'a>) {
         if slot.field != UNDECLARED {
-            // An earlier occurrence of the same declared name is now an
-            // undeclared member: kept verbatim, the last occurrence wins.
-            for s in self.slots.iter_mut() {
-                if s.field == slot.field {
-                    s.field = UNDECLARED;
-                }
-            }
+            self.demote(slot.field);
         }
         self.slots.push(slot);
+    }
+
+    /// Turns every earlier occurrence of declared field `field` into an
+    /// undeclared member, kept verbatim: a later occurrence of the name
+    /// wins, whether it fits the field or not. Used by decoders made with
+    /// [`json_object!`](crate::json_object).
+    #[doc(hidden)]
+    pub fn demote(&mut self, field: u8) {
+        for s in self.slots.iter_mut() {
+            if s.field == field {
+                s.field = UNDECLARED;
+            }
+        }
     }
 
     /// Marks declared field `field` as `null` in the input (or clears that).
@@ -409,8 +416,12 @@ macro_rules! json_object {
                                     out.members.set_null(n, false);
                                     field = n;
                                 } else {
+                                    // Of another JSON type: kept raw. It is
+                                    // the last occurrence so far, so an
+                                    // earlier one is kept raw as well.
                                     out.$field = None;
                                     out.members.set_null(n, false);
+                                    out.members.demote(n);
                                 }
                             }
                         )*

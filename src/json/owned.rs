@@ -141,9 +141,16 @@ pub struct Map {
 
 impl PartialEq for Map {
     fn eq(&self, other: &Self) -> bool {
+        // The same members in the same order make the same dict, whatever
+        // the duplicates; only maps that differ so need the dict view.
+        if self.entries.len() == other.entries.len()
+            && self.entries.iter().zip(&other.entries).all(|(a, b)| a == b)
+        {
+            return true;
+        }
         let a = self.deduped();
         let b = other.deduped();
-        a.len() == b.len() && a.iter().all(|(k, v)| other.get(k) == Some(*v))
+        a.len() == b.len() && a.iter().all(|(k, v)| b.get(k) == Some(v))
     }
 }
 
@@ -168,14 +175,11 @@ impl Map {
         &mut self.entries
     }
 
-    fn deduped(&self) -> Vec<(&str, &OwnedValue)> {
-        let mut out: Vec<(&str, &OwnedValue)> = Vec::with_capacity(self.entries.len());
+    /// The members as Python's dict holds them: the last value of each name.
+    fn deduped(&self) -> std::collections::HashMap<&str, &OwnedValue> {
+        let mut out = std::collections::HashMap::with_capacity(self.entries.len());
         for (k, v) in &self.entries {
-            if let Some(slot) = out.iter_mut().find(|(kk, _)| *kk == k) {
-                slot.1 = v;
-            } else {
-                out.push((k, v));
-            }
+            out.insert(k.as_str(), v);
         }
         out
     }

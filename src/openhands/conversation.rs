@@ -8,8 +8,10 @@
 //! read, with the [`MAX_SIZE`](crate::MAX_SIZE) limit checked before
 //! reading), parsed once, and its envelope taken in one pass over the root
 //! object's members ([`Event`]). Reading an event costs no heap allocation
-//! beyond the growth of the conversation's buffers; [`Reader::read_into`]
-//! reuses a conversation's buffers as well.
+//! beyond the growth of the conversation's buffers, and the standard
+//! library's directory listing (which allocates each entry's name);
+//! [`Reader::read_into`] reuses a conversation's buffers as well (the
+//! `openhands_alloc` test counts).
 //!
 //! `base_state.json` and `meta.json` are rewritten in place by their
 //! writers, so they are always read into memory, never mapped; each keeps
@@ -26,7 +28,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::json::{Document, FieldValue, JsonError, JsonType, Parser, Value};
-use crate::source::dir::{Dir, FileFault, Listing};
+use crate::source::dir::{Dir, FileFault, ListBuf};
 use crate::source::{self, SourceError};
 
 use super::discover::{conversation_dir_cow, is_conversation_dir_with, is_state_bytes};
@@ -627,6 +629,35 @@ impl Conversation {
     }
 }
 
+/// One file given to [`parse`]: its path relative to the conversation
+/// directory (with `/`) and its contents. Implemented for pairs of anything
+/// string-like and anything byte-like, and references to such pairs, so
+/// that maps and vectors of files can be passed by value or by reference.
+pub trait FileEntry {
+    /// The relative path.
+    fn path(&self) -> &str;
+    /// The contents.
+    fn bytes(&self) -> &[u8];
+}
+
+impl<K: AsRef<str>, V: AsRef<[u8]>> FileEntry for (K, V) {
+    fn path(&self) -> &str {
+        self.0.as_ref()
+    }
+    fn bytes(&self) -> &[u8] {
+        self.1.as_ref()
+    }
+}
+
+impl<K: AsRef<str>, V: AsRef<[u8]>> FileEntry for &(K, V) {
+    fn path(&self) -> &str {
+        self.0.as_ref()
+    }
+    fn bytes(&self) -> &[u8] {
+        self.1.as_ref()
+    }
+}
+
 /// Reads conversations, keeping its buffers from one to the next.
 #[derive(Debug, Default)]
 pub struct Reader {
@@ -635,7 +666,7 @@ pub struct Reader {
     path: PathBuf,
     scratch: Vec<u8>,
     hint: usize,
-    listing: Listing,
+    listing: ListBuf,
     sub_names: NameList,
 }
 
@@ -845,11 +876,10 @@ impl Reader {
     /// The result is what [`read`](Self::read) gives for a directory holding
     /// those files, except that a directory with no file is not seen, and no
     /// conversation is an empty one rather than an error.
-    pub fn parse<I, K, V>(&mut self, name: &str, files: I) -> Conversation
+    pub fn parse<I>(&mut self, name: &str, files: I) -> Conversation
     where
-        I: IntoIterator<Item = (K, V)>,
-        K: AsRef<str>,
-        V: AsRef<[u8]>,
+        I: IntoIterator,
+        I::Item: FileEntry,
     {
         let mut conv = Conversation::new();
         self.parse_into(name, files, &mut conv);
@@ -857,20 +887,19 @@ impl Reader {
     }
 
     /// Like [`parse`](Self::parse), into `conv`, reusing its buffers.
-    pub fn parse_into<I, K, V>(&mut self, name: &str, files: I, conv: &mut Conversation)
+    pub fn parse_into<I>(&mut self, name: &str, files: I, conv: &mut Conversation)
     where
-        I: IntoIterator<Item = (K, V)>,
-        K: AsRef<str>,
-        V: AsRef<[u8]>,
+        I: IntoIterator,
+        I::Item: FileEntry,
     {
         conv.clear();
         conv.dir.push(name);
         conv.name.push_str(name);
-        let items: Vec<(K, V)> = files.into_iter().collect();
+        let items: Vec<I::Item> = files.into_iter().collect();
         // Last contents of each path, sorted by path.
         let mut paths: Vec<(&str, &[u8])> = Vec::with_capacity(items.len());
-        for (k, v) in items.iter() {
-            paths.push((k.as_ref(), v.as_ref()));
+        for f in items.iter() {
+            paths.push((f.path(), f.bytes()));
         }
         paths.reverse();
         paths.sort_by(|a, b| a.0.cmp(b.0));
@@ -957,11 +986,15 @@ impl Reader {
             let prefix = format!("{DIR_SUBAGENTS}/{s}/");
             let state = lookup(&format!("{prefix}{FILE_BASE_STATE}"))
                 .is_some_and(|b| is_state_bytes(&mut self.parser, b));
+            // As `is_conversation_dir` finds a sub-agent on disk: an entry of
+            // its `events/` (a file or a directory) named by the SDK 1.30+
+            // pattern, whatever the reader's own pattern.
             let events_prefix = format!("{prefix}{DIR_EVENTS}/");
             let has_event = state
                 || paths.iter().any(|(p, _)| {
                     p.strip_prefix(&events_prefix).is_some_and(|n| {
-                        !n.contains('/') && super::parse_event_name(n, self.pattern).is_ok()
+                        let entry = n.split('/').next().unwrap_or(n);
+                        super::parse_event_name(entry, NamePattern::FiveOrMoreDigits).is_ok()
                     })
                 });
             if has_event {
@@ -981,11 +1014,10 @@ pub fn read_conversation(path: impl AsRef<Path>) -> Result<Conversation, ReadErr
 
 /// Reads a conversation from its files' contents, without touching the file
 /// system (see [`Reader::parse`]).
-pub fn parse<I, K, V>(name: &str, files: I) -> Conversation
+pub fn parse<I>(name: &str, files: I) -> Conversation
 where
-    I: IntoIterator<Item = (K, V)>,
-    K: AsRef<str>,
-    V: AsRef<[u8]>,
+    I: IntoIterator,
+    I::Item: FileEntry,
 {
     Reader::new().parse(name, files)
 }

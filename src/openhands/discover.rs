@@ -201,6 +201,17 @@ fn dir_key(path: &Path) -> Option<PathBuf> {
     fs::canonicalize(path).ok()
 }
 
+/// What [`discover`] found under a root: the conversation directories, and
+/// the directories it could not list.
+#[derive(Debug, Default)]
+pub struct Discovery {
+    /// The conversation directories, sorted.
+    pub conversations: Vec<PathBuf>,
+    /// The directories under the root that could not be listed (and so may
+    /// hold conversations nobody saw), in the order met.
+    pub unreadable: Vec<ReadError>,
+}
+
 /// The conversation directories under `root`, sorted.
 ///
 /// `root` may be a directory of conversations (`~/.openhands/conversations`),
@@ -213,43 +224,67 @@ fn dir_key(path: &Path) -> Option<PathBuf> {
 /// that cannot be read is skipped; each directory is walked once, so
 /// symbolic-link loops end. Fails only when `root` cannot be examined or,
 /// being a directory, listed.
+///
+/// [`discover`] also tells which directories were skipped.
 pub fn find_sessions(root: impl AsRef<Path>) -> Result<Vec<PathBuf>, ReadError> {
-    let mut parser = Parser::new();
-    let mut buf = Vec::new();
-    let found = walk_sessions(root.as_ref(), |dir| {
-        is_conversation_dir_with(dir, &mut parser, &mut buf).then_some(())
-    })?;
-    Ok(found.into_iter().map(|(p, ())| p).collect())
+    discover(root).map(|d| d.conversations)
 }
 
-/// The walk of [`find_sessions`], with the test of a directory given:
+/// Like [`find_sessions`], also reporting each directory of the walk that
+/// could not be listed (a conversation directory whose files cannot be
+/// read is one of them: it cannot be told from any other directory).
+pub fn discover(root: impl AsRef<Path>) -> Result<Discovery, ReadError> {
+    let mut parser = Parser::new();
+    let mut buf = Vec::new();
+    let (found, unreadable) = walk_sessions(root.as_ref(), |dir| {
+        is_conversation_dir_with(dir, &mut parser, &mut buf).then_some(())
+    })?;
+    Ok(Discovery {
+        conversations: found.into_iter().map(|(p, ())| p).collect(),
+        unreadable,
+    })
+}
+
+/// What [`walk_sessions`] found: the conversation directories with what the
+/// visit kept of each, sorted by path; and the directories it could not
+/// list.
+pub(crate) type Walked<T> = (Vec<(PathBuf, T)>, Vec<ReadError>);
+
+/// The walk of [`discover`], with the test of a directory given:
 /// `visit(dir)` answers `Some` for a conversation directory (what to keep
 /// of it), `None` for a directory to walk into. A `root` that is a file
 /// gives its conversation directory, with what `visit` answers for it or
-/// the default. Sorted by path.
+/// the default.
 pub(crate) fn walk_sessions<T: Default>(
     root: &Path,
     mut visit: impl FnMut(&Path) -> Option<T>,
-) -> Result<Vec<(PathBuf, T)>, ReadError> {
+) -> Result<Walked<T>, ReadError> {
     let meta = fs::metadata(root).map_err(|e| ReadError::io(root, e))?;
     if !meta.is_dir() {
         let dir = conversation_dir(root)?;
         let t = visit(&dir).unwrap_or_default();
-        return Ok(vec![(dir, t)]);
+        return Ok((vec![(dir, t)], Vec::new()));
     }
     if let Some(t) = visit(root) {
-        return Ok(vec![(root.to_path_buf(), t)]);
+        return Ok((vec![(root.to_path_buf(), t)], Vec::new()));
     }
-    // Fail on a root that cannot be listed; skip any other.
+    // Fail on a root that cannot be listed; report any other.
     fs::read_dir(root).map_err(|e| ReadError::io(root, e))?;
     let mut out = Vec::new();
+    let mut unreadable = Vec::new();
     let mut seen = HashSet::new();
     if let Some(k) = dir_key(root) {
         seen.insert(k);
     }
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
-        let Ok(rd) = fs::read_dir(&dir) else { continue };
+        let rd = match fs::read_dir(&dir) {
+            Ok(rd) => rd,
+            Err(e) => {
+                unreadable.push(ReadError::io(&dir, e));
+                continue;
+            }
+        };
         for entry in rd.flatten() {
             let name = entry.file_name();
             if SKIPPED_DIRS.iter().any(|s| name == *s) || !entry_is_dir(&entry) {
@@ -267,5 +302,5 @@ pub(crate) fn walk_sessions<T: Default>(
         }
     }
     out.sort_by(|a, b| a.0.cmp(&b.0));
-    Ok(out)
+    Ok((out, unreadable))
 }

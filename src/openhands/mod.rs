@@ -79,12 +79,12 @@ mod time;
 pub mod view;
 
 pub use conversation::{
-    Conversation, DecodeError, Doc, FileError, JsonFile, ReadError, Reader, parse,
+    Conversation, DecodeError, Doc, FileEntry, FileError, JsonFile, ReadError, Reader, parse,
     read_conversation, read_state,
 };
 pub use discover::{
-    conversation_dir, event_ids, find_sessions, is_conversation_dir, is_conversation_file,
-    state_id, subagent_parent,
+    Discovery, conversation_dir, discover, event_ids, find_sessions, is_conversation_dir,
+    is_conversation_file, state_id, subagent_parent,
 };
 pub use event::{Event, Events};
 pub use events::{
@@ -96,10 +96,13 @@ pub use kinds::{
     ThinkingBlock, ToolCall, UserRejectObservation,
 };
 pub use state::{AgentInfo, Cost, Latency, Meta, Metrics, MetricsMap, State, Stats, TokenUsage};
-pub use store::{Item, Listed, Store, StoreError, Stream, list, list_with};
+pub use store::{Item, Listed, Listing, Store, StoreError, Stream, list, list_with};
 pub use time::{ParsedTime, Timestamp, UtcOffset, parse_time};
 
 pub use crate::MAX_SIZE;
+/// The bookkeeping every decoded object carries: its members in order, the
+/// raw undeclared and mistyped ones, and which declared ones were `null`.
+pub use crate::json::Members;
 
 use crate::json::{Int, Value};
 

@@ -48,7 +48,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::json::Parser;
-use crate::source::dir::Listing;
+use crate::source::dir::ListBuf;
 
 use super::conversation::{Conversation, ReadError, Reader};
 use super::discover::{entry_is_dir, is_conversation_dir_with, walk_sessions};
@@ -399,7 +399,7 @@ mod par {
     }
 }
 
-/// One conversation of a [`list`]ing, known from directory names alone.
+/// One conversation of a [`Listing`], known from directory names alone.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Listed {
     /// The conversation directory.
@@ -429,26 +429,46 @@ pub struct Listed {
 /// `base_state.json` is OpenHands' state, which is then read). Event file
 /// names are matched with the SDK 1.30+ pattern. Fails only when `root`
 /// cannot be examined or listed.
-pub fn list(root: impl AsRef<Path>) -> Result<Vec<Listed>, ReadError> {
+pub fn list(root: impl AsRef<Path>) -> Result<Listing, ReadError> {
     list_with(root, NamePattern::default())
 }
 
 /// [`list`] with a file-name pattern.
-pub fn list_with(root: impl AsRef<Path>, pattern: NamePattern) -> Result<Vec<Listed>, ReadError> {
+pub fn list_with(root: impl AsRef<Path>, pattern: NamePattern) -> Result<Listing, ReadError> {
     let mut ctx = ListCtx {
         pattern,
         files: EventFiles::default(),
         parser: Parser::new(),
         buf: Vec::new(),
         path: PathBuf::new(),
-        listing: Listing::default(),
+        listing: ListBuf::default(),
     };
-    let top = walk_sessions(root.as_ref(), |dir| ctx.probe(dir, 0))?;
+    let (top, unreadable) = walk_sessions(root.as_ref(), |dir| ctx.probe(dir, 0))?;
     let mut out = Vec::with_capacity(top.len());
     for (dir, node) in top {
         flatten(&mut out, dir, node, None, 0);
     }
-    Ok(out)
+    Ok(Listing {
+        conversations: out,
+        unreadable,
+    })
+}
+
+/// What [`list`] found.
+#[derive(Debug, Default)]
+pub struct Listing {
+    /// The conversations, in the order [`Store::stream`] reads them.
+    pub conversations: Vec<Listed>,
+    /// The directories of the walk that could not be listed (see
+    /// [`discover`](super::discover)).
+    pub unreadable: Vec<ReadError>,
+}
+
+impl Listing {
+    /// How many events all the conversations have (by their names).
+    pub fn events(&self) -> usize {
+        self.conversations.iter().map(|c| c.events).sum()
+    }
 }
 
 /// A conversation found by the listing walk, with its sub-agents.
@@ -484,7 +504,7 @@ struct ListCtx {
     parser: Parser,
     buf: Vec<u8>,
     path: PathBuf,
-    listing: Listing,
+    listing: ListBuf,
 }
 
 impl ListCtx {

@@ -4,7 +4,7 @@
 //! On Linux a [`Dir`] holds the directory's file descriptor: a file is
 //! opened with `openat` relative to it (the kernel resolves one name, not
 //! the whole path), and the directory is listed with `getdents64` into a
-//! caller's reused buffer ([`Listing`]), which gives each name and its type
+//! caller's reused buffer ([`ListBuf`]), which gives each name and its type
 //! without a heap allocation (the standard library's `read_dir` allocates
 //! each entry's name, twice when asked for it). Measured on the store
 //! benchmarks: see `benches/README.md`. Elsewhere a `Dir` holds its path
@@ -59,7 +59,7 @@ impl FileFault {
 
 /// A reused buffer for listing directories.
 #[derive(Debug, Default)]
-pub(crate) struct Listing {
+pub(crate) struct ListBuf {
     #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     buf: Vec<u8>,
 }
@@ -208,7 +208,7 @@ mod imp {
         /// entries may have been given).
         pub(crate) fn for_each(
             &self,
-            listing: &mut Listing,
+            listing: &mut ListBuf,
             mut f: impl FnMut(&OsStr, Kind),
         ) -> io::Result<()> {
             const CHUNK: usize = 32 * 1024;
@@ -310,7 +310,7 @@ mod imp {
         /// Calls `f` with the name and kind of every entry.
         pub(crate) fn for_each(
             &self,
-            _listing: &mut Listing,
+            _listing: &mut ListBuf,
             mut f: impl FnMut(&OsStr, Kind),
         ) -> io::Result<()> {
             for e in std::fs::read_dir(&self.path)? {
@@ -348,7 +348,7 @@ mod tests {
         #[cfg(unix)]
         std::os::unix::fs::symlink(root.join("sub"), root.join("link")).unwrap();
         let d = Dir::open(root).unwrap();
-        let mut l = Listing::default();
+        let mut l = ListBuf::default();
         let mut seen = Vec::new();
         d.for_each(&mut l, |n, k| seen.push((n.to_os_string(), d.is_dir(n, k))))
             .unwrap();
