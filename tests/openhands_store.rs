@@ -308,3 +308,58 @@ fn parallel_results_come_in_stream_order() {
         assert_eq!(got, want, "window {window}");
     }
 }
+
+#[test]
+fn the_visitor_sees_every_object_once_while_reading() {
+    use agentlog::openhands::Parsed;
+    let t = tempfile::tempdir().unwrap();
+    copy_dir(&sample(), t.path());
+    let top = find_sessions(t.path()).unwrap().remove(0);
+    // One malformed event: not visited.
+    let events = top.join("events");
+    let mut names: Vec<_> = fs::read_dir(&events)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("event-"))
+        .collect();
+    names.sort();
+    fs::write(events.join(&names[3]), b"{not json").unwrap();
+    let store = Store::from_dirs(t.path(), vec![top.clone()]);
+    let mut s = store.stream();
+    let mut seen: Vec<(Parsed, Vec<u8>, Option<String>)> = Vec::new();
+    let item = s
+        .next_with(|p, doc| {
+            let kind = doc
+                .root()
+                .get("kind")
+                .and_then(|v| v.as_str())
+                .map(str::to_owned);
+            seen.push((p, doc.input().to_vec(), kind));
+        })
+        .unwrap()
+        .unwrap();
+    let conv = item.conversation;
+    let mut want: Vec<(Parsed, Vec<u8>, Option<String>)> = Vec::new();
+    if let Some(raw) = conv.state_raw() {
+        want.push((Parsed::State, raw.to_vec(), None));
+    }
+    if let Some(raw) = conv.meta_raw() {
+        want.push((Parsed::Meta, raw.to_vec(), None));
+    }
+    for e in conv.events().filter(|e| e.is_ok()) {
+        want.push((
+            Parsed::Event { index: e.index() },
+            e.raw().to_vec(),
+            e.kind().map(str::to_owned),
+        ));
+    }
+    assert_eq!(conv.events().filter(|e| !e.is_ok()).count(), 1);
+    assert_eq!(seen.len(), want.len());
+    for (g, w) in seen.iter().zip(&want) {
+        assert_eq!(g.0, w.0);
+        assert!(g.1 == w.1, "{:?}: other bytes", g.0);
+        if matches!(g.0, Parsed::Event { .. }) {
+            assert_eq!(g.2, w.2);
+        }
+    }
+}

@@ -285,13 +285,20 @@ impl JsonFile {
 
     /// Reads and checks the file `name` of the open directory `dir`,
     /// whose path is `dir_path` (always read, never mapped).
-    fn read_at(&mut self, dir: &Dir, name: &str, dir_path: &Path, parser: &mut Parser) {
+    fn read_at(
+        &mut self,
+        dir: &Dir,
+        name: &str,
+        dir_path: &Path,
+        parser: &mut Parser,
+        visit: &mut dyn FnMut(&Document<'_>),
+    ) {
         self.present = true;
         if let Err(f) = dir.read_file(OsStr::new(name), &mut self.raw) {
             self.error = Some(f.at(&dir_path.join(name)).into());
             return;
         }
-        self.error = check_object(parser, &self.raw)
+        self.error = check_object_with(parser, &self.raw, visit)
             .err()
             .map(|b| b.at(&dir_path.join(name)));
     }
@@ -340,9 +347,21 @@ impl Bad {
 }
 
 fn check_object(parser: &mut Parser, bytes: &[u8]) -> Result<(), Bad> {
+    check_object_with(parser, bytes, &mut |_| {})
+}
+
+/// [`check_object`], handing the parsed object to `visit`.
+fn check_object_with(
+    parser: &mut Parser,
+    bytes: &[u8],
+    visit: &mut dyn FnMut(&Document<'_>),
+) -> Result<(), Bad> {
     let doc = parser.parse(bytes).map_err(Bad::Json)?;
     match doc.root().json_type() {
-        JsonType::Object => Ok(()),
+        JsonType::Object => {
+            visit(&doc);
+            Ok(())
+        }
         t => Err(Bad::NotAnObject(t)),
     }
 }
@@ -371,6 +390,22 @@ fn push_txt(strings: &mut String, s: &str) -> Option<Txt> {
     Some(Txt { start, len })
 }
 
+/// Which file of a conversation a document handed to a visitor is
+/// ([`Reader::read_into_with`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Parsed {
+    /// `base_state.json`.
+    State,
+    /// `meta.json`.
+    Meta,
+    /// The event of this index.
+    Event {
+        /// Its index in the sequence.
+        index: u64,
+    },
+}
+
 /// Parses an event file's bytes and takes its envelope, in one pass over
 /// the root object's members.
 fn ingest(
@@ -378,6 +413,7 @@ fn ingest(
     bytes: &[u8],
     strings: &mut String,
     rec: &mut EventRec,
+    visit: &mut dyn FnMut(Parsed, &Document<'_>),
 ) -> Result<(), Bad> {
     let doc = parser.parse(bytes).map_err(Bad::Json)?;
     let root = doc.root();
@@ -398,6 +434,7 @@ fn ingest(
         };
         *slot = m.value.as_str().and_then(|s| push_txt(strings, s));
     }
+    visit(Parsed::Event { index: rec.index }, &doc);
     Ok(())
 }
 
@@ -724,15 +761,34 @@ impl Reader {
         path: impl AsRef<Path>,
         conv: &mut Conversation,
     ) -> Result<(), ReadError> {
+        self.read_into_with(path, conv, |_, _| {})
+    }
+
+    /// Like [`read_into`](Self::read_into), handing `visit` each file that
+    /// parses as a JSON object while its parsed document is at hand:
+    /// `base_state.json`, `meta.json`, then each event in index order. An
+    /// indexer that needs a few members beyond the envelope takes them
+    /// here instead of parsing the file a second time ([`Event::open`]).
+    pub fn read_into_with(
+        &mut self,
+        path: impl AsRef<Path>,
+        conv: &mut Conversation,
+        mut visit: impl FnMut(Parsed, &Document<'_>),
+    ) -> Result<(), ReadError> {
         conv.clear();
-        let r = self.read_into_inner(path.as_ref(), conv);
+        let r = self.read_into_inner(path.as_ref(), conv, &mut visit);
         if r.is_err() {
             conv.clear();
         }
         r
     }
 
-    fn read_into_inner(&mut self, path: &Path, conv: &mut Conversation) -> Result<(), ReadError> {
+    fn read_into_inner(
+        &mut self,
+        path: &Path,
+        conv: &mut Conversation,
+        visit: &mut dyn FnMut(Parsed, &Document<'_>),
+    ) -> Result<(), ReadError> {
         let dir = conversation_dir_cow(path)?;
         let d = Dir::open(&dir).map_err(|e| ReadError::io(&dir, e))?;
         conv.dir.push(&*dir);
@@ -762,10 +818,15 @@ impl Reader {
         path.push(&conv.dir);
         if has_state {
             conv.state
-                .read_at(&d, FILE_BASE_STATE, &path, &mut self.parser);
+                .read_at(&d, FILE_BASE_STATE, &path, &mut self.parser, &mut |doc| {
+                    visit(Parsed::State, doc)
+                });
         }
         if has_meta {
-            conv.meta.read_at(&d, FILE_META, &path, &mut self.parser);
+            conv.meta
+                .read_at(&d, FILE_META, &path, &mut self.parser, &mut |doc| {
+                    visit(Parsed::Meta, doc)
+                });
         }
         path.push(DIR_EVENTS);
         conv.files.reset(self.pattern);
@@ -816,7 +877,9 @@ impl Reader {
                 Ok(_) => {
                     rec.raw = (start, conv.blob.len());
                     let bytes = conv.blob.get(start..).unwrap_or(&[]);
-                    if let Err(b) = ingest(&mut self.parser, bytes, &mut conv.strings, &mut rec) {
+                    if let Err(b) =
+                        ingest(&mut self.parser, bytes, &mut conv.strings, &mut rec, visit)
+                    {
                         path.push(name);
                         conv.files.mark_malformed(pos, b.at(&path));
                         path.pop();
@@ -973,7 +1036,13 @@ impl Reader {
                     conv.blob.extend_from_slice(b);
                     rec.raw = (start, conv.blob.len());
                     let bytes = conv.blob.get(start..).unwrap_or(&[]);
-                    match ingest(&mut self.parser, bytes, &mut conv.strings, &mut rec) {
+                    match ingest(
+                        &mut self.parser,
+                        bytes,
+                        &mut conv.strings,
+                        &mut rec,
+                        &mut |_, _| {},
+                    ) {
                         Ok(()) => rec.ok = true,
                         Err(b) => conv.files.mark_malformed(pos, b.at(&path)),
                     }

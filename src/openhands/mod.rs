@@ -79,8 +79,8 @@ mod time;
 pub mod view;
 
 pub use conversation::{
-    Conversation, DecodeError, Doc, FileEntry, FileError, JsonFile, ReadError, Reader, parse,
-    read_conversation, read_state,
+    Conversation, DecodeError, Doc, FileEntry, FileError, JsonFile, Parsed, ReadError, Reader,
+    parse, read_conversation, read_state,
 };
 pub use discover::{
     Discovery, conversation_dir, discover, event_ids, find_sessions, is_conversation_dir,

@@ -47,10 +47,10 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::json::Parser;
+use crate::json::{Document, Parser};
 use crate::source::dir::ListBuf;
 
-use super::conversation::{Conversation, ReadError, Reader};
+use super::conversation::{Conversation, Parsed, ReadError, Reader};
 use super::discover::{entry_is_dir, is_conversation_dir_with, walk_sessions};
 use super::events::{EventFiles, NamePattern, parse_event_name};
 use super::{DIR_EVENTS, DIR_SUBAGENTS, find_sessions};
@@ -215,6 +215,7 @@ impl Cursor {
         &mut self,
         dirs: &[PathBuf],
         next: &mut usize,
+        visit: &mut dyn FnMut(Parsed, &Document<'_>),
     ) -> Option<Result<Item<'_>, StoreError>> {
         let Cursor {
             reader,
@@ -231,12 +232,16 @@ impl Cursor {
                     }));
                 }
                 let parent = current.parent().and_then(Path::parent);
-                (reader.read_into(&*current, conv), p.depth, parent)
+                (
+                    reader.read_into_with(&*current, conv, visit),
+                    p.depth,
+                    parent,
+                )
             }
             None => {
                 let dir = dirs.get(*next)?;
                 *next += 1;
-                (reader.read_into(dir, conv), 0, None)
+                (reader.read_into_with(dir, conv, visit), 0, None)
             }
         };
         if let Err(e) = read {
@@ -275,7 +280,19 @@ impl Stream<'_> {
     /// goes on after it.
     #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Option<Result<Item<'_>, StoreError>> {
-        self.cursor.advance(self.dirs, &mut self.next)
+        self.cursor
+            .advance(self.dirs, &mut self.next, &mut |_, _| {})
+    }
+
+    /// Like [`next`](Self::next), handing `visit` each file of the
+    /// conversation that parses as a JSON object while it is read (see
+    /// [`Reader::read_into_with`]): members beyond the envelope without a
+    /// second parse.
+    pub fn next_with(
+        &mut self,
+        mut visit: impl FnMut(Parsed, &Document<'_>),
+    ) -> Option<Result<Item<'_>, StoreError>> {
+        self.cursor.advance(self.dirs, &mut self.next, &mut visit)
     }
 
     /// How many top-level conversations are still to be read.
@@ -339,7 +356,7 @@ mod par {
         };
         let dirs = std::slice::from_ref(dir);
         let mut next = 0;
-        while let Some(item) = cursor.advance(dirs, &mut next) {
+        while let Some(item) = cursor.advance(dirs, &mut next, &mut |_, _| {}) {
             out.push(f(item));
         }
         out
