@@ -50,6 +50,8 @@ use std::path::{Path, PathBuf};
 
 use memmap2::Mmap;
 
+pub(crate) mod dir;
+
 /// The largest file any reader here reads: 1 GiB. A larger file is refused
 /// rather than read into memory.
 pub const MAX_SIZE: u64 = 1 << 30;
@@ -187,36 +189,87 @@ pub fn read_into(path: &Path, buf: &mut Vec<u8>) -> Result<usize, SourceError> {
 
 /// Like [`read_into`] for a file already open, whose `fstat` size the
 /// caller has checked against [`MAX_SIZE`].
+///
+/// The file is read with one `read` of its `fstat` size plus one byte: a
+/// read that stops short at that size is the end of the file, so the
+/// usual probe read for end-of-file is skipped (a read that stops short of
+/// it, or a file that grew, is read on until `read` gives 0).
 pub(crate) fn read_open_into(
     path: &Path,
-    file: File,
+    mut file: File,
     size: u64,
     buf: &mut Vec<u8>,
 ) -> Result<usize, SourceError> {
     let start = buf.len();
-    buf.reserve(size as usize + 1);
-    // Read up to one byte past the limit, to notice a file growing past it.
-    let mut limited = file.take(MAX_SIZE + 1);
-    match limited.read_to_end(buf) {
-        Ok(n) => {
-            if n as u64 > MAX_SIZE {
-                buf.truncate(start);
-                return Err(SourceError::TooLarge {
-                    path: path.to_path_buf(),
-                    size: n as u64,
-                });
-            }
-            if n == 0 {
-                buf.truncate(start);
-                return Err(SourceError::Empty {
-                    path: path.to_path_buf(),
-                });
-            }
-            Ok(n)
-        }
-        Err(e) => {
+    match fill(&mut file, size, buf) {
+        Ok(()) => {}
+        Err(Fill::Io(e)) => {
             buf.truncate(start);
-            Err(SourceError::io(path, e))
+            return Err(SourceError::io(path, e));
+        }
+        Err(Fill::TooLarge(n)) => {
+            buf.truncate(start);
+            return Err(SourceError::TooLarge {
+                path: path.to_path_buf(),
+                size: n,
+            });
+        }
+    }
+    let n = buf.len() - start;
+    if n == 0 {
+        return Err(SourceError::Empty {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(n)
+}
+
+/// Why [`fill`] stopped.
+pub(crate) enum Fill {
+    Io(std::io::Error),
+    /// At least this many bytes: over [`MAX_SIZE`].
+    TooLarge(u64),
+}
+
+/// Appends what `reader` gives up to its end to `buf`, expecting `size`
+/// bytes (see [`read_open_into`]); at most [`MAX_SIZE`] + 1 bytes are read.
+/// On error `buf` may hold part of the file past its former length.
+pub(crate) fn fill(reader: &mut impl Read, size: u64, buf: &mut Vec<u8>) -> Result<(), Fill> {
+    let start = buf.len();
+    let limit = MAX_SIZE + 1;
+    let mut want = size.min(MAX_SIZE) + 1;
+    loop {
+        let filled = buf.len();
+        let total = (filled - start) as u64;
+        want = want.min(limit - total).max(1);
+        // Zeroed before reading: the standard library reads only into
+        // initialised bytes (a `memset` of the file's size, small next to
+        // the system calls).
+        buf.resize(filled + want as usize, 0);
+        let got = match buf.get_mut(filled..) {
+            Some(dst) => reader.read(dst),
+            None => Ok(0),
+        };
+        match got {
+            Ok(n) => {
+                buf.truncate(filled + n);
+                let total = total + n as u64;
+                if total > MAX_SIZE {
+                    return Err(Fill::TooLarge(total));
+                }
+                if n == 0 || ((n as u64) < want && total == size) {
+                    return Ok(());
+                }
+                // Short of the expected size: read the rest; grown past
+                // it: read on in growing steps.
+                want = if (n as u64) < want {
+                    want - n as u64
+                } else {
+                    total.max(8192)
+                };
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => buf.truncate(filled),
+            Err(e) => return Err(Fill::Io(e)),
         }
     }
 }
@@ -240,4 +293,89 @@ pub fn load(path: &Path, mode: Mode) -> Result<Bytes, SourceError> {
     let mut buf = Vec::new();
     read_open_into(path, file, size, &mut buf)?;
     Ok(Bytes::Owned(buf))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io;
+
+    /// Gives `data` in reads of at most `step` bytes, failing once with
+    /// `Interrupted` first.
+    struct Chunky<'a> {
+        data: &'a [u8],
+        step: usize,
+        interrupted: bool,
+        reads: usize,
+    }
+
+    impl Read for Chunky<'_> {
+        fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+            self.reads += 1;
+            if !self.interrupted {
+                self.interrupted = true;
+                return Err(io::ErrorKind::Interrupted.into());
+            }
+            let n = self.step.min(out.len()).min(self.data.len());
+            out[..n].copy_from_slice(&self.data[..n]);
+            self.data = &self.data[n..];
+            Ok(n)
+        }
+    }
+
+    fn run(data: &[u8], size: u64, step: usize) -> (Vec<u8>, usize) {
+        let mut r = Chunky {
+            data,
+            step,
+            interrupted: false,
+            reads: 0,
+        };
+        let mut buf = b"prefix".to_vec();
+        assert!(fill(&mut r, size, &mut buf).is_ok());
+        assert_eq!(&buf[..6], b"prefix");
+        (buf[6..].to_vec(), r.reads)
+    }
+
+    #[test]
+    fn fill_reads_once_at_the_known_size() {
+        let data: Vec<u8> = (0..5000u32).map(|i| i as u8).collect();
+        // One interrupted read, then one read of the whole file.
+        let (got, reads) = run(&data, 5000, usize::MAX);
+        assert!(got == data);
+        assert_eq!(reads, 2);
+    }
+
+    #[test]
+    fn fill_reads_on_after_short_reads_and_growth() {
+        let data: Vec<u8> = (0..5000u32).map(|i| (i * 7) as u8).collect();
+        // Short reads before the known size: read to the end.
+        assert!(run(&data, 5000, 1000).0 == data);
+        // The file shrank: stops at the end.
+        assert!(run(&data, 9000, 1000).0 == data);
+        // The file grew after fstat, or fstat said 0 (/proc): all of it.
+        assert!(run(&data, 100, usize::MAX).0 == data);
+        assert!(run(&data, 0, 700).0 == data);
+        assert_eq!(run(&[], 0, 700).0, Vec::<u8>::new());
+    }
+
+    #[test]
+    fn read_into_reads_files_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f.json");
+        let data: Vec<u8> = (0..70_000u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&p, &data).unwrap();
+        let mut buf = b"x".to_vec();
+        assert_eq!(read_into(&p, &mut buf).unwrap(), data.len());
+        assert_eq!(&buf[1..], &data[..]);
+        std::fs::write(&p, b"").unwrap();
+        assert!(matches!(
+            read_into(&p, &mut buf),
+            Err(SourceError::Empty { .. })
+        ));
+        assert_eq!(buf.len(), 1 + data.len());
+        assert!(matches!(
+            read_into(dir.path(), &mut buf),
+            Err(SourceError::NotAFile { .. })
+        ));
+    }
 }

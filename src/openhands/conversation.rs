@@ -23,17 +23,18 @@
 //! it happened: a file's [`FileError`], `events/` or `subagents/` that
 //! cannot be listed.
 
-use std::ffi::OsString;
+use std::ffi::OsStr;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::json::{Document, FieldValue, JsonError, JsonType, Parser, Value};
+use crate::source::dir::{Dir, FileFault, ListBuf};
 use crate::source::{self, SourceError};
 
-use super::discover::{conversation_dir, entry_is_dir, is_conversation_dir_with, is_state_bytes};
+use super::discover::{conversation_dir_cow, is_conversation_dir_with, is_state_bytes};
 use super::event::{EventRec, Events, Txt};
-use super::events::{EventFiles, File, NamePattern};
+use super::events::{EventFiles, File, NameList, NamePattern};
 use super::kinds::{
     ActionEvent, AgentErrorEvent, Condensation, MessageEvent, ObservationEvent, SystemPromptEvent,
     UserRejectObservation,
@@ -283,6 +284,26 @@ impl JsonFile {
         self.error = check_object(parser, &self.raw).err().map(|b| b.at(path));
     }
 
+    /// Reads and checks the file `name` of the open directory `dir`,
+    /// whose path is `dir_path` (always read, never mapped).
+    fn read_at(
+        &mut self,
+        dir: &Dir,
+        name: &str,
+        dir_path: &Path,
+        parser: &mut Parser,
+        visit: &mut dyn FnMut(&Document<'_>),
+    ) {
+        self.present = true;
+        if let Err(f) = dir.read_file(OsStr::new(name), &mut self.raw) {
+            self.error = Some(f.at(&dir_path.join(name)).into());
+            return;
+        }
+        self.error = check_object_with(parser, &self.raw, visit)
+            .err()
+            .map(|b| b.at(&dir_path.join(name)));
+    }
+
     /// Records a path that is there but is not a file (a directory).
     fn not_a_file(&mut self, path: &Path) {
         self.present = true;
@@ -338,9 +359,21 @@ impl Bad {
 }
 
 fn check_object(parser: &mut Parser, bytes: &[u8]) -> Result<(), Bad> {
+    check_object_with(parser, bytes, &mut |_| {})
+}
+
+/// [`check_object`], handing the parsed object to `visit`.
+fn check_object_with(
+    parser: &mut Parser,
+    bytes: &[u8],
+    visit: &mut dyn FnMut(&Document<'_>),
+) -> Result<(), Bad> {
     let doc = parser.parse(bytes).map_err(Bad::Json)?;
     match doc.root().json_type() {
-        JsonType::Object => Ok(()),
+        JsonType::Object => {
+            visit(&doc);
+            Ok(())
+        }
         t => Err(Bad::NotAnObject(t)),
     }
 }
@@ -369,6 +402,22 @@ fn push_txt(strings: &mut String, s: &str) -> Option<Txt> {
     Some(Txt { start, len })
 }
 
+/// Which file of a conversation a document handed to a visitor is
+/// ([`Reader::read_into_with`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Parsed {
+    /// `base_state.json`.
+    State,
+    /// `meta.json`.
+    Meta,
+    /// The event of this index.
+    Event {
+        /// Its index in the sequence.
+        index: u64,
+    },
+}
+
 /// Parses an event file's bytes and takes its envelope, in one pass over
 /// the root object's members.
 fn ingest(
@@ -376,6 +425,7 @@ fn ingest(
     bytes: &[u8],
     strings: &mut String,
     rec: &mut EventRec,
+    visit: &mut dyn FnMut(Parsed, &Document<'_>),
 ) -> Result<(), Bad> {
     let doc = parser.parse(bytes).map_err(Bad::Json)?;
     let root = doc.root();
@@ -396,6 +446,7 @@ fn ingest(
         };
         *slot = m.value.as_str().and_then(|s| push_txt(strings, s));
     }
+    visit(Parsed::Event { index: rec.index }, &doc);
     Ok(())
 }
 
@@ -427,15 +478,15 @@ pub struct Conversation {
     events: Vec<EventRec>,
     pub(crate) blob: Vec<u8>,
     pub(crate) strings: String,
-    others: Vec<String>,
-    dirs: Vec<String>,
-    subagents: Vec<String>,
-    /// The sub-agents' directory names as listed (`subagents` holds them
-    /// lossily decoded), in the same order.
-    subagent_names: Vec<OsString>,
+    others: NameList,
+    dirs: NameList,
+    subagents: NameList,
     /// Links under `subagents/` that lead back to this conversation or
     /// above it: not read (that would never end), but recorded.
     subagent_loops: Vec<String>,
+    /// The sub-agents' directory names as listed (read from disk), in the
+    /// order of `subagents`; empty for a conversation made by [`parse`].
+    subagent_os: Vec<std::ffi::OsString>,
     subagents_error: Option<ReadError>,
     events_error: Option<ReadError>,
 }
@@ -458,8 +509,8 @@ impl Conversation {
         self.others.clear();
         self.dirs.clear();
         self.subagents.clear();
-        self.subagent_names.clear();
         self.subagent_loops.clear();
+        self.subagent_os.clear();
         self.subagents_error = None;
         self.events_error = None;
     }
@@ -592,13 +643,13 @@ impl Conversation {
     /// The directory's other files (not `base_state.json`, `meta.json`),
     /// sorted.
     pub fn others(&self) -> &[String] {
-        &self.others
+        self.others.as_slice()
     }
 
     /// The directory's directories (`events`, `subagents`, `observations`…),
     /// sorted.
     pub fn dirs(&self) -> &[String] {
-        &self.dirs
+        self.dirs.as_slice()
     }
 
     /// The directories under `subagents/` that hold a conversation of their
@@ -612,7 +663,7 @@ impl Conversation {
     /// still make a cycle: a walker that follows sub-agents should remember
     /// the directories it has read.
     pub fn subagents(&self) -> &[String] {
-        &self.subagents
+        self.subagents.as_slice()
     }
 
     /// The names of the symbolic links under `subagents/` that lead back to
@@ -624,9 +675,14 @@ impl Conversation {
 
     /// The paths of the sub-agents' conversations, by their names as listed.
     pub fn subagent_dirs(&self) -> impl Iterator<Item = PathBuf> + '_ {
-        self.subagent_names
+        let base = self.dir.join(DIR_SUBAGENTS);
+        self.subagents()
             .iter()
-            .map(|s| self.dir.join(DIR_SUBAGENTS).join(s))
+            .enumerate()
+            .map(move |(i, s)| match self.subagent_os.get(i) {
+                Some(os) => base.join(os),
+                None => base.join(s),
+            })
     }
 
     /// Why `subagents/` could not be listed.
@@ -641,7 +697,7 @@ impl Conversation {
         usize::from(self.state.present)
             + usize::from(self.meta.present)
             + self.files.files().len()
-            + self.others.len()
+            + self.others.as_slice().len()
     }
 
     /// The bytes of every event file read, back to back.
@@ -687,6 +743,7 @@ pub struct Reader {
     path: PathBuf,
     scratch: Vec<u8>,
     hint: usize,
+    listing: ListBuf,
 }
 
 /// The largest event buffer a [`Reader`] reserves ahead from the last
@@ -733,121 +790,193 @@ impl Reader {
 
     /// Like [`read`](Self::read), into `conv`, reusing its buffers. On error
     /// `conv` is left empty.
+    ///
+    /// Files are opened relative to their open directory and directories
+    /// listed into the reader's reused buffer (see [`source`]), so that
+    /// reading one more conversation of the same shape costs no heap
+    /// allocation (sub-agents aside: finding one allocates its paths).
     pub fn read_into(
         &mut self,
         path: impl AsRef<Path>,
         conv: &mut Conversation,
     ) -> Result<(), ReadError> {
+        self.read_into_with(path, conv, |_, _| {})
+    }
+
+    /// Like [`read_into`](Self::read_into), handing `visit` each file that
+    /// parses as a JSON object while its parsed document is at hand:
+    /// `base_state.json`, `meta.json`, then each event in index order. An
+    /// indexer that needs a few members beyond the envelope takes them
+    /// here instead of parsing the file a second time ([`Event::open`]).
+    pub fn read_into_with(
+        &mut self,
+        path: impl AsRef<Path>,
+        conv: &mut Conversation,
+        mut visit: impl FnMut(Parsed, &Document<'_>),
+    ) -> Result<(), ReadError> {
         conv.clear();
-        let dir = conversation_dir(path.as_ref())?;
-        let rd = fs::read_dir(&dir).map_err(|e| ReadError::io(&dir, e))?;
-        conv.name = dir
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let r = self.read_into_inner(path.as_ref(), conv, &mut visit);
+        if r.is_err() {
+            conv.clear();
+        }
+        r
+    }
+
+    fn read_into_inner(
+        &mut self,
+        path: &Path,
+        conv: &mut Conversation,
+        visit: &mut dyn FnMut(Parsed, &Document<'_>),
+    ) -> Result<(), ReadError> {
+        let dir = conversation_dir_cow(path)?;
+        let d = Dir::open(&dir).map_err(|e| ReadError::io(&dir, e))?;
+        conv.dir.push(&*dir);
+        if let Some(n) = dir.file_name() {
+            conv.name.push_str(&n.to_string_lossy());
+        }
         let (mut has_events, mut has_subagents) = (false, false);
         let (mut has_state, mut has_meta) = (false, false);
-        for entry in rd {
-            let entry = entry.map_err(|e| ReadError::io(&dir, e))?;
-            let name = entry.file_name();
-            let name = name.to_string_lossy();
-            match &*name {
+        let listed = d.for_each(&mut self.listing, |name, kind| {
+            let s = name.to_string_lossy();
+            match &*s {
                 FILE_BASE_STATE => has_state = true,
                 FILE_META => has_meta = true,
-                _ if entry_is_dir(&entry) => {
-                    has_events |= name == DIR_EVENTS;
-                    has_subagents |= name == DIR_SUBAGENTS;
-                    conv.dirs.push(name.into_owned());
+                _ if d.is_dir(name, kind) => {
+                    has_events |= s == DIR_EVENTS;
+                    has_subagents |= s == DIR_SUBAGENTS;
+                    conv.dirs.push(&s);
                 }
-                _ => conv.others.push(name.into_owned()),
+                _ => conv.others.push(&s),
             }
-        }
-        conv.dir = dir;
-        conv.others.sort_unstable();
-        conv.dirs.sort_unstable();
+        });
+        listed.map_err(|e| ReadError::io(&dir, e))?;
+        conv.others.sort();
+        conv.dirs.sort();
         let mut path = std::mem::take(&mut self.path);
         path.clear();
         path.push(&conv.dir);
         if has_state {
-            path.push(FILE_BASE_STATE);
-            conv.state.read(&path, &mut self.parser);
-            path.pop();
+            conv.state
+                .read_at(&d, FILE_BASE_STATE, &path, &mut self.parser, &mut |doc| {
+                    visit(Parsed::State, doc)
+                });
         }
         if has_meta {
-            path.push(FILE_META);
-            conv.meta.read(&path, &mut self.parser);
-            path.pop();
+            conv.meta
+                .read_at(&d, FILE_META, &path, &mut self.parser, &mut |doc| {
+                    visit(Parsed::Meta, doc)
+                });
         }
         path.push(DIR_EVENTS);
         conv.files.reset(self.pattern);
-        if has_events && let Err(e) = conv.files.rescan(&path, self.pattern) {
-            conv.events_error = Some(ReadError::io(&path, e));
-            conv.files.reset(self.pattern);
-            conv.files.finish();
-        } else if !has_events {
+        let mut events_dir = None;
+        if has_events {
+            let listed = match d.open_dir(OsStr::new(DIR_EVENTS)) {
+                Ok(ev) => {
+                    let r = conv.files.rescan_dir(&ev, &mut self.listing, self.pattern);
+                    events_dir = Some(ev);
+                    r
+                }
+                // Gone since the listing: as if it never was.
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    conv.files.finish();
+                    Ok(())
+                }
+                Err(e) => Err(e),
+            };
+            if let Err(e) = listed {
+                conv.events_error = Some(ReadError::io(&path, e));
+                conv.files.reset(self.pattern);
+                conv.files.finish();
+                events_dir = None;
+            }
+        } else {
             conv.files.finish();
         }
         let any_event_name = conv.files.files().any(|f| f.id().is_some());
         if !has_state && !has_meta && !any_event_name && conv.events_error.is_none() {
             self.path = path;
-            let dir = std::mem::take(&mut conv.dir);
-            conv.clear();
-            return Err(ReadError::NoConversation { path: dir });
+            return Err(ReadError::NoConversation {
+                path: conv.dir.clone(),
+            });
         }
         conv.events.reserve(conv.files.len());
         for i in 0..conv.files.len() {
             let Some(&pos) = conv.files.sequence_positions().get(i) else {
                 break;
             };
-            path.push(conv.files.name_of(pos));
             let start = conv.blob.len();
             let mut rec = new_rec(pos, i as u64, start);
-            match source::read_into(&path, &mut conv.blob) {
+            let name = conv.files.name_of(pos);
+            let read = match &events_dir {
+                Some(ev) => ev.read_file(OsStr::new(name), &mut conv.blob),
+                None => Err(FileFault::NotAFile),
+            };
+            match read {
                 Ok(_) => {
                     rec.raw = (start, conv.blob.len());
                     let bytes = conv.blob.get(start..).unwrap_or(&[]);
-                    match ingest(&mut self.parser, bytes, &mut conv.strings, &mut rec) {
-                        Ok(()) => rec.ok = true,
-                        Err(b) => conv.files.mark_malformed(pos, b.at(&path)),
+                    if let Err(b) =
+                        ingest(&mut self.parser, bytes, &mut conv.strings, &mut rec, visit)
+                    {
+                        path.push(name);
+                        conv.files.mark_malformed(pos, b.at(&path));
+                        path.pop();
+                    } else {
+                        rec.ok = true;
                     }
                 }
-                Err(e) => conv.files.mark_malformed(pos, e.into()),
+                Err(f) => {
+                    path.push(name);
+                    let e = f.at(&path);
+                    path.pop();
+                    conv.files.mark_malformed(pos, e.into());
+                }
             }
             conv.events.push(rec);
-            path.pop();
         }
         path.pop();
         if has_subagents {
             path.push(DIR_SUBAGENTS);
-            match fs::read_dir(&path) {
-                Ok(rd) => {
+            // Sub-agents are few: their names are kept as listed (not UTF-8
+            // included), so each stays reachable by its real name.
+            let mut listed_names: Vec<std::ffi::OsString> = Vec::new();
+            let listed = d.open_dir(OsStr::new(DIR_SUBAGENTS)).and_then(|sd| {
+                sd.for_each(&mut self.listing, |name, kind| {
+                    if sd.is_dir(name, kind) {
+                        listed_names.push(name.to_os_string());
+                    }
+                })
+            });
+            match listed {
+                Ok(()) => {
                     let here = fs::canonicalize(&conv.dir).ok();
-                    let mut found: Vec<(String, OsString)> = Vec::new();
-                    for entry in rd.flatten() {
-                        if !entry_is_dir(&entry) {
-                            continue;
-                        }
-                        let sub = entry.path();
-                        // A link back to this conversation, or above it.
-                        if entry.file_type().is_ok_and(|t| t.is_symlink())
-                            && let (Some(here), Ok(target)) = (&here, fs::canonicalize(&sub))
+                    let mut found: Vec<(String, std::ffi::OsString)> = Vec::new();
+                    for os in listed_names {
+                        let name = os.to_string_lossy().into_owned();
+                        path.push(&os);
+                        // A link back to this conversation, or above it:
+                        // recorded, never followed.
+                        if fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink())
+                            && let (Some(here), Ok(target)) = (&here, fs::canonicalize(&path))
                             && here.starts_with(&target)
                         {
-                            conv.subagent_loops
-                                .push(entry.file_name().to_string_lossy().into_owned());
-                            continue;
+                            conv.subagent_loops.push(name);
+                        } else if is_conversation_dir_with(
+                            &path,
+                            &mut self.parser,
+                            &mut self.scratch,
+                        ) {
+                            found.push((name, os));
                         }
-                        if is_conversation_dir_with(&sub, &mut self.parser, &mut self.scratch) {
-                            let name = entry.file_name();
-                            found.push((name.to_string_lossy().into_owned(), name));
-                        }
+                        path.pop();
                     }
                     found.sort_unstable();
-                    conv.subagent_loops.sort_unstable();
-                    for (s, os) in found {
-                        conv.subagents.push(s);
-                        conv.subagent_names.push(os);
+                    for (name, os) in found {
+                        conv.subagents.push(&name);
+                        conv.subagent_os.push(os);
                     }
+                    conv.subagent_loops.sort_unstable();
                 }
                 Err(e) => conv.subagents_error = Some(ReadError::io(&path, e)),
             }
@@ -886,8 +1015,8 @@ impl Reader {
         I::Item: FileEntry,
     {
         conv.clear();
-        conv.dir = PathBuf::from(name);
-        conv.name = name.to_owned();
+        conv.dir.push(name);
+        conv.name.push_str(name);
         let items: Vec<I::Item> = files.into_iter().collect();
         // Last contents of each path, sorted by path.
         let mut paths: Vec<(&str, &[u8])> = Vec::with_capacity(items.len());
@@ -913,13 +1042,13 @@ impl Reader {
             match p.split_once('/') {
                 None => match p {
                     FILE_BASE_STATE | FILE_META => {}
-                    _ => conv.others.push(p.to_owned()),
+                    _ => conv.others.push(p),
                 },
                 Some((d, _)) if d == FILE_BASE_STATE => state_is_dir = true,
                 Some((d, _)) if d == FILE_META => meta_is_dir = true,
                 Some((d, rest)) => {
-                    if conv.dirs.last().map(String::as_str) != Some(d) {
-                        conv.dirs.push(d.to_owned());
+                    if conv.dirs.last() != Some(d) {
+                        conv.dirs.push(d);
                     }
                     let first = rest.split('/').next().unwrap_or(rest);
                     if d == DIR_EVENTS {
@@ -975,7 +1104,13 @@ impl Reader {
                     conv.blob.extend_from_slice(b);
                     rec.raw = (start, conv.blob.len());
                     let bytes = conv.blob.get(start..).unwrap_or(&[]);
-                    match ingest(&mut self.parser, bytes, &mut conv.strings, &mut rec) {
+                    match ingest(
+                        &mut self.parser,
+                        bytes,
+                        &mut conv.strings,
+                        &mut rec,
+                        &mut |_, _| {},
+                    ) {
                         Ok(()) => rec.ok = true,
                         Err(b) => conv.files.mark_malformed(pos, b.at(&path)),
                     }
@@ -1000,8 +1135,7 @@ impl Reader {
                     })
                 });
             if has_event {
-                conv.subagents.push(s.to_owned());
-                conv.subagent_names.push(OsString::from(s));
+                conv.subagents.push(s);
             }
         }
     }

@@ -8,6 +8,7 @@
 //! `~/.openhands/agent-canvas/conversations`, an SDK caller's own), one
 //! directory each; sub-agents' conversations nest under `subagents/`.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -126,20 +127,24 @@ fn parent_or_dot(path: &Path) -> PathBuf {
 /// conversation of an event file (`<dir>/events/<event file>`). The path is
 /// returned as given, not made absolute.
 pub fn conversation_dir(path: impl AsRef<Path>) -> Result<PathBuf, ReadError> {
-    let path = path.as_ref();
+    conversation_dir_cow(path.as_ref()).map(Cow::into_owned)
+}
+
+/// [`conversation_dir`], borrowing `path` when it is the directory.
+pub(crate) fn conversation_dir_cow(path: &Path) -> Result<Cow<'_, Path>, ReadError> {
     let meta = fs::metadata(path).map_err(|e| ReadError::io(path, e))?;
     if meta.is_dir() {
-        return Ok(path.to_path_buf());
+        return Ok(Cow::Borrowed(path));
     }
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
     if name == FILE_BASE_STATE || name == FILE_META {
-        return Ok(parent_or_dot(path));
+        return Ok(Cow::Owned(parent_or_dot(path)));
     }
     if in_events_dir(path)
         && is_event_name(name)
         && let Some(events) = path.parent()
     {
-        return Ok(parent_or_dot(events));
+        return Ok(Cow::Owned(parent_or_dot(events)));
     }
     Err(ReadError::NotAConversationFile {
         path: path.to_path_buf(),
@@ -232,25 +237,44 @@ pub fn find_sessions(root: impl AsRef<Path>) -> Result<Vec<PathBuf>, ReadError> 
 /// could not be listed (a conversation directory whose files cannot be
 /// read is one of them: it cannot be told from any other directory).
 pub fn discover(root: impl AsRef<Path>) -> Result<Discovery, ReadError> {
-    let root = root.as_ref();
-    let meta = fs::metadata(root).map_err(|e| ReadError::io(root, e))?;
-    if !meta.is_dir() {
-        return Ok(Discovery {
-            conversations: vec![conversation_dir(root)?],
-            unreadable: Vec::new(),
-        });
-    }
     let mut parser = Parser::new();
     let mut buf = Vec::new();
-    if is_conversation_dir_with(root, &mut parser, &mut buf) {
-        return Ok(Discovery {
-            conversations: vec![root.to_path_buf()],
-            unreadable: Vec::new(),
-        });
+    let (found, unreadable) = walk_sessions(root.as_ref(), |dir| {
+        is_conversation_dir_with(dir, &mut parser, &mut buf).then_some(())
+    })?;
+    Ok(Discovery {
+        conversations: found.into_iter().map(|(p, ())| p).collect(),
+        unreadable,
+    })
+}
+
+/// What [`walk_sessions`] found: the conversation directories with what the
+/// visit kept of each, sorted by path; and the directories it could not
+/// list.
+pub(crate) type Walked<T> = (Vec<(PathBuf, T)>, Vec<ReadError>);
+
+/// The walk of [`discover`], with the test of a directory given:
+/// `visit(dir)` answers `Some` for a conversation directory (what to keep
+/// of it), `None` for a directory to walk into. A `root` that is a file
+/// gives its conversation directory, with what `visit` answers for it or
+/// the default.
+pub(crate) fn walk_sessions<T: Default>(
+    root: &Path,
+    mut visit: impl FnMut(&Path) -> Option<T>,
+) -> Result<Walked<T>, ReadError> {
+    let meta = fs::metadata(root).map_err(|e| ReadError::io(root, e))?;
+    if !meta.is_dir() {
+        let dir = conversation_dir(root)?;
+        let t = visit(&dir).unwrap_or_default();
+        return Ok((vec![(dir, t)], Vec::new()));
+    }
+    if let Some(t) = visit(root) {
+        return Ok((vec![(root.to_path_buf(), t)], Vec::new()));
     }
     // Fail on a root that cannot be listed; report any other.
     fs::read_dir(root).map_err(|e| ReadError::io(root, e))?;
-    let mut out = Discovery::default();
+    let mut out = Vec::new();
+    let mut unreadable = Vec::new();
     let mut seen = HashSet::new();
     if let Some(k) = dir_key(root) {
         seen.insert(k);
@@ -260,7 +284,7 @@ pub fn discover(root: impl AsRef<Path>) -> Result<Discovery, ReadError> {
         let rd = match fs::read_dir(&dir) {
             Ok(rd) => rd,
             Err(e) => {
-                out.unreadable.push(ReadError::io(&dir, e));
+                unreadable.push(ReadError::io(&dir, e));
                 continue;
             }
         };
@@ -274,15 +298,15 @@ pub fn discover(root: impl AsRef<Path>) -> Result<Discovery, ReadError> {
             if !seen.insert(key) {
                 continue;
             }
-            if is_conversation_dir_with(&path, &mut parser, &mut buf) {
-                out.conversations.push(path);
-            } else if !entry.file_type().is_ok_and(|t| t.is_symlink()) {
+            match visit(&path) {
+                Some(t) => out.push((path, t)),
                 // A link is followed to a conversation, never walked
                 // through: it may lead anywhere (`/`), out of the store.
-                stack.push(path);
+                None if entry.file_type().is_ok_and(|t| t.is_symlink()) => {}
+                None => stack.push(path),
             }
         }
     }
-    out.conversations.sort();
-    Ok(out)
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok((out, unreadable))
 }

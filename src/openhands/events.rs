@@ -36,6 +36,62 @@ use std::io;
 use std::path::Path;
 
 use super::conversation::FileError;
+use crate::source::dir::{Dir, ListBuf};
+
+/// A list of names whose strings keep their allocations when the list is
+/// cleared, so that reading one more directory of the same shape costs no
+/// allocation.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct NameList {
+    items: Vec<String>,
+    len: usize,
+}
+
+impl NameList {
+    pub(crate) fn clear(&mut self) {
+        self.len = 0;
+    }
+
+    pub(crate) fn push(&mut self, s: &str) {
+        match self.items.get_mut(self.len) {
+            Some(x) => {
+                x.clear();
+                x.push_str(s);
+            }
+            None => self.items.push(s.to_owned()),
+        }
+        self.len += 1;
+    }
+
+    pub(crate) fn as_slice(&self) -> &[String] {
+        self.items.get(..self.len).unwrap_or(&[])
+    }
+
+    pub(crate) fn sort(&mut self) {
+        if let Some(s) = self.items.get_mut(..self.len) {
+            s.sort_unstable();
+        }
+    }
+
+    pub(crate) fn last(&self) -> Option<&str> {
+        self.as_slice().last().map(String::as_str)
+    }
+
+    /// Removes consecutive repeats.
+    pub(crate) fn dedup(&mut self) {
+        let Some(s) = self.items.get_mut(..self.len) else {
+            return;
+        };
+        let mut w = 0usize;
+        for r in 0..s.len() {
+            if w == 0 || s.get(w - 1) != s.get(r) {
+                s.swap(w, r);
+                w += 1;
+            }
+        }
+        self.len = w;
+    }
+}
 
 /// Which version of the SDK's file-name pattern to match (`EVENT_NAME_RE`).
 ///
@@ -299,9 +355,11 @@ pub struct EventFiles {
     files: Vec<FileRec>,
     sequence: Vec<u32>,
     missing: Option<u64>,
-    sidecars: Vec<String>,
+    sidecars: NameList,
     glob: usize,
     errors: Vec<FileError>,
+    /// Scratch for `finish`, kept for its allocation.
+    by_index: Vec<(u64, u32)>,
 }
 
 impl EventFiles {
@@ -332,23 +390,43 @@ impl EventFiles {
 
     /// Like [`scan`](Self::scan), reusing this value's buffers.
     pub fn rescan(&mut self, events_dir: &Path, pattern: NamePattern) -> io::Result<()> {
-        self.reset(pattern);
-        let rd = match std::fs::read_dir(events_dir) {
-            Ok(rd) => rd,
+        self.rescan_with(events_dir, &mut ListBuf::default(), pattern)
+    }
+
+    /// Like [`rescan`](Self::rescan), listing with a reused buffer.
+    pub(crate) fn rescan_with(
+        &mut self,
+        events_dir: &Path,
+        listing: &mut ListBuf,
+        pattern: NamePattern,
+    ) -> io::Result<()> {
+        match Dir::open(events_dir) {
+            Ok(d) => self.rescan_dir(&d, listing, pattern),
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                self.reset(pattern);
                 self.finish();
-                return Ok(());
+                Ok(())
             }
-            Err(e) => return Err(e),
-        };
-        for entry in rd {
-            let entry = entry?;
-            let name = entry.file_name();
-            match name.to_str() {
-                Some(s) => self.add(s, false),
-                None => self.add(&name.to_string_lossy(), true),
+            Err(e) => {
+                self.reset(pattern);
+                Err(e)
             }
         }
+    }
+
+    /// Lists the open directory `dir` and sorts its files out. On error
+    /// the names listed so far are kept, unsorted: reset before use.
+    pub(crate) fn rescan_dir(
+        &mut self,
+        dir: &Dir,
+        listing: &mut ListBuf,
+        pattern: NamePattern,
+    ) -> io::Result<()> {
+        self.reset(pattern);
+        dir.for_each(listing, |name, _| match name.to_str() {
+            Some(s) => self.add(s, false),
+            None => self.add(&name.to_string_lossy(), true),
+        })?;
         self.finish();
         Ok(())
     }
@@ -366,7 +444,7 @@ impl EventFiles {
 
     pub(crate) fn add(&mut self, name: &str, not_utf8: bool) {
         if name.starts_with('.') {
-            self.sidecars.push(name.to_owned());
+            self.sidecars.push(name);
             return;
         }
         if name.starts_with("event-") && name.ends_with(".json") {
@@ -414,14 +492,16 @@ impl EventFiles {
                 .cmp(&b.key)
                 .then_with(|| slice(names, a.name).cmp(slice(names, b.name)))
         });
-        self.sidecars.sort_unstable();
+        self.sidecars.sort();
         // Matched files with an index, by (index, name).
-        let mut by_index: Vec<(u64, u32)> = self
-            .files
-            .iter()
-            .enumerate()
-            .filter_map(|(pos, f)| Some((f.index?, u32::try_from(pos).ok()?)))
-            .collect();
+        let mut by_index = std::mem::take(&mut self.by_index);
+        by_index.clear();
+        by_index.extend(
+            self.files
+                .iter()
+                .enumerate()
+                .filter_map(|(pos, f)| Some((f.index?, u32::try_from(pos).ok()?))),
+        );
         by_index.sort_unstable();
         let mut next = 0u64;
         let mut contiguous = true;
@@ -457,6 +537,7 @@ impl EventFiles {
             }
         }
         self.missing = (!contiguous).then_some(next);
+        self.by_index = by_index;
     }
 
     pub(crate) fn mark_malformed(&mut self, pos: u32, err: FileError) {
@@ -518,7 +599,7 @@ impl EventFiles {
     /// The names starting with `.` (the SDK's lock file, length marker and
     /// temp files), sorted.
     pub fn sidecars(&self) -> &[String] {
-        &self.sidecars
+        self.sidecars.as_slice()
     }
 
     /// How many names are `event-*.json` (what the SDK 1.8.2+ writer counts

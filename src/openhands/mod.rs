@@ -74,12 +74,13 @@ mod event;
 mod events;
 mod kinds;
 mod state;
+pub mod store;
 mod time;
 pub mod view;
 
 pub use conversation::{
-    Conversation, DecodeError, Doc, FileEntry, FileError, JsonFile, ReadError, Reader, parse,
-    read_conversation, read_state,
+    Conversation, DecodeError, Doc, FileEntry, FileError, JsonFile, Parsed, ReadError, Reader,
+    parse, read_conversation, read_state,
 };
 pub use discover::{
     Discovery, conversation_dir, discover, event_ids, find_sessions, is_conversation_dir,
@@ -95,6 +96,7 @@ pub use kinds::{
     ThinkingBlock, ToolCall, UserRejectObservation,
 };
 pub use state::{AgentInfo, Cost, Latency, Meta, Metrics, MetricsMap, State, Stats, TokenUsage};
+pub use store::{Item, Listed, Listing, Store, StoreError, Stream, list, list_with};
 pub use time::{ParsedTime, Timestamp, UtcOffset, parse_time};
 
 pub use crate::MAX_SIZE;

@@ -40,20 +40,21 @@
 //!   event file's); `bad_state`: `base_state.json` or `meta.json` that does
 //!   not read as a JSON object.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use agentlog::json::{Item, OwnedValue, Parser};
+use agentlog::json::{Document, Item, OwnedValue};
 use agentlog::occhat::Store;
 use agentlog::openhands::{
     Conversation, FileStatus, KIND_ACTION, KIND_AGENT_ERROR, KIND_CONVERSATION_ERROR,
-    KIND_OBSERVATION, Metrics, count, float,
+    KIND_OBSERVATION, Metrics, Parsed, State, count, float,
 };
 use rayon::prelude::*;
 
 use crate::out::{Obj, Out, Res, Status, float as json_float, uint, warn};
 use crate::progress::Progress;
-use crate::target::{Target, Worker, par_ordered, resolve, walk};
+use crate::target::{Target, Worker, par_ordered, resolve, walk_with};
 
 const HELP: &str = "\
 Examples:
@@ -317,35 +318,58 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
     Ok(status.code())
 }
 
-/// The totals of one conversation and its sub-agents.
+/// The totals of one conversation and its sub-agents. What the envelopes
+/// do not hold (tool names, tool errors, the state's usage) is taken from
+/// the reader's own parse of each file ([`walk_with`]), so no file is
+/// parsed twice.
 fn tree_totals(w: &mut Worker, dir: &Path) -> Totals {
-    let mut t = Totals::default();
+    let t = RefCell::new(Totals::default());
+    // The state's usage entries of the conversation being read: counted
+    // once it is known whether it has sub-agents' directories.
+    let usage: RefCell<Vec<(bool, String, Usage)>> = RefCell::new(Vec::new());
     let Worker {
+        reader, conv, ids, ..
+    } = w;
+    let walked = walk_with(
         reader,
         conv,
         ids,
-        parsers: (parser, _),
-    } = w;
-    let walked = walk(reader, conv, ids, dir, |node| {
-        match node.conv {
-            Ok(c) => {
-                if node.parent.is_some() {
-                    t.subagents += 1;
-                } else {
-                    t.conversations += 1;
+        dir,
+        |p, doc| match p {
+            Parsed::Event { .. } => event_totals(doc, &mut t.borrow_mut()),
+            Parsed::State => state_usage(doc, &mut usage.borrow_mut()),
+            _ => {}
+        },
+        |node| {
+            let mut t = t.borrow_mut();
+            let mut usage = usage.borrow_mut();
+            match node.conv {
+                Ok(c) => {
+                    if node.parent.is_some() {
+                        t.subagents += 1;
+                    } else {
+                        t.conversations += 1;
+                    }
+                    conversation_totals(c, &mut t);
+                    let has_subagents = !c.subagents().is_empty();
+                    for (copy, model, u) in usage.drain(..) {
+                        if !(has_subagents && copy) {
+                            t.usage.entry(model).or_default().add(&u);
+                        }
+                    }
                 }
-                conversation_totals(c, parser, &mut t);
+                Err(e) => {
+                    usage.clear();
+                    warn(&e.to_string());
+                    t.unreadable += 1;
+                }
             }
-            Err(e) => {
-                warn(&e.to_string());
-                t.unreadable += 1;
-            }
-        }
-        Ok(())
-    });
+            Ok(())
+        },
+    );
     // The visitor never fails.
     let _ = walked;
-    t
+    t.into_inner()
 }
 
 /// The model a metrics entry is counted under.
@@ -363,7 +387,70 @@ fn model_of<'a>(m: &Metrics<'a>) -> String {
     }
 }
 
-fn conversation_totals(conv: &Conversation, parser: &mut Parser, t: &mut Totals) {
+/// Tool names and tool errors of one event (an object).
+fn event_totals(doc: &Document<'_>, t: &mut Totals) {
+    let root = doc.root();
+    match root.get("kind").and_then(|v| v.as_str()) {
+        Some(KIND_ACTION) => {
+            let name = root.get("tool_name").and_then(|v| v.as_str());
+            bump(&mut t.tools, name.unwrap_or("(none)"), 1);
+        }
+        Some(KIND_OBSERVATION)
+            if root
+                .get("observation")
+                .and_then(|o| o.get("is_error"))
+                .and_then(|v| v.as_bool())
+                == Some(true) =>
+        {
+            t.tool_errors += 1;
+        }
+        _ => {}
+    }
+}
+
+/// The usage entries of a state (an object): whether each is a parent's
+/// copy of a sub-agent's metrics (`task:` / `delegate:`), its model, its
+/// usage.
+fn state_usage(doc: &Document<'_>, out: &mut Vec<(bool, String, Usage)>) {
+    let Some(state) = State::decode(doc.root()) else {
+        return;
+    };
+    let Some(map) = state
+        .stats
+        .as_ref()
+        .and_then(|s| s.usage_to_metrics.as_ref())
+    else {
+        return;
+    };
+    for (key, item) in map.entries() {
+        let key = key.as_str();
+        let copy = key.starts_with("task:") || key.starts_with("delegate:");
+        let Item::Ok(m) = item else { continue };
+        let [prompt, completion, cache_read, cache_write, reasoning] =
+            m.accumulated_token_usage.as_ref().map_or([0; 5], |u| {
+                [
+                    count(u.prompt_tokens),
+                    count(u.completion_tokens),
+                    count(u.cache_read_tokens),
+                    count(u.cache_write_tokens),
+                    count(u.reasoning_tokens),
+                ]
+            });
+        let cost = float(m.accumulated_cost).filter(|c| c.is_finite() && *c >= 0.0);
+        let u = Usage {
+            calls: m.token_usages.as_ref().map_or(0, |l| l.len() as u64),
+            prompt,
+            completion,
+            cache_read,
+            cache_write,
+            reasoning,
+            cost: cost.unwrap_or(0.0),
+        };
+        out.push((copy, model_of(m), u));
+    }
+}
+
+fn conversation_totals(conv: &Conversation, t: &mut Totals) {
     for f in conv.files() {
         match f.status() {
             FileStatus::Event => {}
@@ -394,64 +481,7 @@ fn conversation_totals(conv: &Conversation, parser: &mut Parser, t: &mut Totals)
         match kind {
             KIND_AGENT_ERROR => t.agent_errors += 1,
             KIND_CONVERSATION_ERROR => t.conversation_errors += 1,
-            KIND_ACTION => {
-                if let Ok(doc) = e.parse(parser) {
-                    let name = doc.root().get("tool_name").and_then(|v| v.as_str());
-                    bump(&mut t.tools, name.unwrap_or("(none)"), 1);
-                }
-            }
-            KIND_OBSERVATION => {
-                if let Ok(doc) = e.parse(parser)
-                    && doc
-                        .root()
-                        .get("observation")
-                        .and_then(|o| o.get("is_error"))
-                        .and_then(|v| v.as_bool())
-                        == Some(true)
-                {
-                    t.tool_errors += 1;
-                }
-            }
             _ => {}
-        }
-    }
-    let has_subagents = !conv.subagents().is_empty();
-    if let Some(Ok(doc)) = conv.open_state(parser) {
-        let state = doc.state();
-        let Some(map) = state
-            .stats
-            .as_ref()
-            .and_then(|s| s.usage_to_metrics.as_ref())
-        else {
-            return;
-        };
-        for (key, item) in map.entries() {
-            let key = key.as_str();
-            if has_subagents && (key.starts_with("task:") || key.starts_with("delegate:")) {
-                continue;
-            }
-            let Item::Ok(m) = item else { continue };
-            let [prompt, completion, cache_read, cache_write, reasoning] =
-                m.accumulated_token_usage.as_ref().map_or([0; 5], |u| {
-                    [
-                        count(u.prompt_tokens),
-                        count(u.completion_tokens),
-                        count(u.cache_read_tokens),
-                        count(u.cache_write_tokens),
-                        count(u.reasoning_tokens),
-                    ]
-                });
-            let cost = float(m.accumulated_cost).filter(|c| c.is_finite() && *c >= 0.0);
-            let u = Usage {
-                calls: m.token_usages.as_ref().map_or(0, |l| l.len() as u64),
-                prompt,
-                completion,
-                cache_read,
-                cache_write,
-                reasoning,
-                cost: cost.unwrap_or(0.0),
-            };
-            t.usage.entry(model_of(m)).or_default().add(&u);
         }
     }
 }

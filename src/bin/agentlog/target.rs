@@ -19,10 +19,10 @@ use std::collections::HashSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use agentlog::json::Parser;
+use agentlog::json::{Document, Parser};
 use agentlog::occhat::{ARCHIVE_DIR_NAME, CLEAN_EXIT_MARKER_NAME, LEGACY_DIR_NAME};
 use agentlog::openhands::{
-    self, Conversation, DIR_EVENTS, FILE_BASE_STATE, ReadError, Reader, discover,
+    self, Conversation, DIR_EVENTS, FILE_BASE_STATE, Parsed, ReadError, Reader, discover,
     is_conversation_dir,
 };
 use rayon::prelude::*;
@@ -134,22 +134,6 @@ pub fn one_conversation(path: &Path, reader: &mut Reader) -> Res<Conversation> {
     }
 }
 
-/// The conversation's ID as 32 hex digits: `base_state.json`'s `id`, else
-/// `meta.json`'s, else the directory's name.
-pub fn conversation_id(conv: &Conversation, parser: &mut Parser) -> String {
-    if let Some(Ok(doc)) = conv.open_state(parser)
-        && let Some(id) = doc.root().get("id").and_then(|v| v.as_str())
-    {
-        return openhands::hex_id(id);
-    }
-    if let Some(Ok(doc)) = conv.open_meta(parser)
-        && let Some(id) = doc.root().get("id").and_then(|v| v.as_str())
-    {
-        return openhands::hex_id(id);
-    }
-    conv.name().to_owned()
-}
-
 /// The deepest nesting of sub-agents followed.
 pub const MAX_SUBAGENT_DEPTH: usize = 64;
 
@@ -161,8 +145,9 @@ pub struct Node<'a> {
     pub conv: Result<&'a Conversation, ReadError>,
     /// The ID of the conversation it is a sub-agent of.
     pub parent: Option<&'a str>,
-    /// Its own ID ([`conversation_id`]; the directory's name when it could
-    /// not be read).
+    /// Its own ID as 32 hex digits: `base_state.json`'s `id`, else
+    /// `meta.json`'s, else the directory's name (also when it could not be
+    /// read).
     pub id: &'a str,
 }
 
@@ -189,6 +174,30 @@ pub fn walk(
     conv: &mut Conversation,
     parser: &mut Parser,
     top: &Path,
+    visit: impl FnMut(Node<'_>) -> Res<()>,
+) -> Res<()> {
+    walk_with(reader, conv, parser, top, |_, _| {}, visit)
+}
+
+/// The `id` member of a parsed state or meta, as 32 hex digits.
+fn id_of(doc: &Document<'_>) -> Option<String> {
+    doc.root()
+        .get("id")
+        .and_then(|v| v.as_str())
+        .map(openhands::hex_id)
+}
+
+/// Like [`walk`], handing `on_doc` each file of a conversation that parses
+/// as a JSON object while the reader has it parsed (the state, the meta,
+/// each event: [`Reader::read_into_with`]), before `visit` gets the
+/// conversation: members beyond the envelope without a second parse. The
+/// conversation's ID is taken the same way.
+pub fn walk_with(
+    reader: &mut Reader,
+    conv: &mut Conversation,
+    _parser: &mut Parser,
+    top: &Path,
+    mut on_doc: impl FnMut(Parsed, &Document<'_>),
     mut visit: impl FnMut(Node<'_>) -> Res<()>,
 ) -> Res<()> {
     let mut seen: HashSet<PathBuf> = HashSet::new();
@@ -204,7 +213,17 @@ pub fn walk(
             ));
             continue;
         }
-        match reader.read_into(&dir, conv) {
+        // The conversation's ID, from the reader's own parse.
+        let (mut state_id, mut meta_id) = (None, None);
+        let read = reader.read_into_with(&dir, conv, |p, doc| {
+            match p {
+                Parsed::State => state_id = id_of(doc),
+                Parsed::Meta => meta_id = id_of(doc),
+                _ => {}
+            }
+            on_doc(p, doc);
+        });
+        match read {
             Ok(()) => {
                 for name in conv.subagent_loops() {
                     warn(&format!(
@@ -214,7 +233,9 @@ pub fn walk(
                             .display()
                     ));
                 }
-                let id = conversation_id(conv, parser);
+                let id = state_id
+                    .or(meta_id)
+                    .unwrap_or_else(|| conv.name().to_owned());
                 let subs: Vec<PathBuf> = conv.subagent_dirs().collect();
                 visit(Node {
                     dir: &dir,

@@ -1,0 +1,411 @@
+//! An open directory: its files opened relative to it, its entries listed
+//! into one reused buffer.
+//!
+//! On Linux a [`Dir`] holds the directory's file descriptor: a file is
+//! opened with `openat` relative to it (the kernel resolves one name, not
+//! the whole path), and the directory is listed with `getdents64` into a
+//! caller's reused buffer ([`ListBuf`]), which gives each name and its type
+//! without a heap allocation (the standard library's `read_dir` allocates
+//! each entry's name, twice when asked for it). Measured on the store
+//! benchmarks: see `benches/README.md`. Elsewhere a `Dir` holds its path
+//! and goes through the standard library.
+//!
+//! Files are opened with `O_NONBLOCK`, so that a FIFO met where a file was
+//! expected is refused as not a regular file instead of blocking the
+//! reader; it changes nothing for regular files.
+
+use std::ffi::{CStr, OsStr};
+use std::fs::File;
+use std::io;
+use std::path::Path;
+
+use super::{Fill, MAX_SIZE, fill};
+
+/// What an entry of a directory is, as the listing tells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// A directory.
+    Dir,
+    /// A symbolic link (to anything).
+    Symlink,
+    /// Anything else: a file, a socket…
+    Other,
+    /// The file system did not say (`DT_UNKNOWN`).
+    Unknown,
+}
+
+/// Why [`Dir::read_file`] gave no bytes.
+#[derive(Debug)]
+pub(crate) enum FileFault {
+    Io(io::Error),
+    TooLarge(u64),
+    Empty,
+    NotAFile,
+}
+
+impl FileFault {
+    /// The error, about the file at `path`.
+    pub(crate) fn at(self, path: &Path) -> super::SourceError {
+        use super::SourceError;
+        let path = path.to_path_buf();
+        match self {
+            FileFault::Io(source) => SourceError::Io { path, source },
+            FileFault::TooLarge(size) => SourceError::TooLarge { path, size },
+            FileFault::Empty => SourceError::Empty { path },
+            FileFault::NotAFile => SourceError::NotAFile { path },
+        }
+    }
+}
+
+/// A reused buffer for listing directories.
+#[derive(Debug, Default)]
+pub(crate) struct ListBuf {
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    buf: Vec<u8>,
+}
+
+/// An open directory.
+#[derive(Debug)]
+pub(crate) struct Dir {
+    #[cfg(target_os = "linux")]
+    fd: std::os::fd::OwnedFd,
+    #[cfg(not(target_os = "linux"))]
+    path: std::path::PathBuf,
+}
+
+/// Reads `file`, whose `fstat` says it holds `size` bytes, to its end,
+/// appending to `buf`; `buf` is left as it was on error.
+fn read_whole(file: &mut File, buf: &mut Vec<u8>) -> Result<usize, FileFault> {
+    let meta = file.metadata().map_err(FileFault::Io)?;
+    if !meta.is_file() {
+        return Err(FileFault::NotAFile);
+    }
+    let size = meta.len();
+    if size > MAX_SIZE {
+        return Err(FileFault::TooLarge(size));
+    }
+    let start = buf.len();
+    match fill(file, size, buf) {
+        Ok(()) => {}
+        Err(Fill::Io(e)) => {
+            buf.truncate(start);
+            return Err(FileFault::Io(e));
+        }
+        Err(Fill::TooLarge(n)) => {
+            buf.truncate(start);
+            return Err(FileFault::TooLarge(n));
+        }
+    }
+    match buf.len() - start {
+        0 => Err(FileFault::Empty),
+        n => Ok(n),
+    }
+}
+
+#[cfg(target_os = "linux")]
+mod imp {
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::OpenOptionsExt;
+
+    use super::*;
+
+    /// The longest name a Linux file system stores (`NAME_MAX`).
+    const NAME_MAX: usize = 255;
+
+    /// `name` as a C string in `buf`; `None` when it holds a NUL or is
+    /// longer than any file name can be.
+    fn c_name<'b>(name: &[u8], buf: &'b mut [u8; NAME_MAX + 1]) -> Option<&'b CStr> {
+        let dst = buf.get_mut(..name.len())?;
+        dst.copy_from_slice(name);
+        *buf.get_mut(name.len())? = 0;
+        CStr::from_bytes_with_nul(buf.get(..=name.len())?).ok()
+    }
+
+    fn bad_name() -> io::Error {
+        io::Error::new(io::ErrorKind::InvalidInput, "not a file name")
+    }
+
+    impl Dir {
+        /// Opens the directory at `path`.
+        pub(crate) fn open(path: &Path) -> io::Result<Dir> {
+            let f = std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_DIRECTORY)
+                .open(path)?;
+            Ok(Dir { fd: f.into() })
+        }
+
+        /// Opens `name`, relative to this directory, with `flags`.
+        fn open_at(&self, name: &[u8], flags: libc::c_int) -> io::Result<OwnedFd> {
+            let mut buf = [0u8; NAME_MAX + 1];
+            let c = c_name(name, &mut buf).ok_or_else(bad_name)?;
+            loop {
+                // SAFETY: `c` is a NUL-terminated string that outlives the
+                // call; the descriptor is open for the life of `self`.
+                let fd = unsafe {
+                    libc::openat(
+                        self.fd.as_raw_fd(),
+                        c.as_ptr(),
+                        flags | libc::O_CLOEXEC | libc::O_NOCTTY,
+                    )
+                };
+                if fd >= 0 {
+                    // SAFETY: `openat` just returned this descriptor, which
+                    // nothing else owns.
+                    return Ok(unsafe { OwnedFd::from_raw_fd(fd) });
+                }
+                let e = io::Error::last_os_error();
+                if e.kind() != io::ErrorKind::Interrupted {
+                    return Err(e);
+                }
+            }
+        }
+
+        /// Opens the directory `name` in this one.
+        pub(crate) fn open_dir(&self, name: &OsStr) -> io::Result<Dir> {
+            let fd = self.open_at(name.as_bytes(), libc::O_RDONLY | libc::O_DIRECTORY)?;
+            Ok(Dir { fd })
+        }
+
+        /// Reads the whole file `name` of this directory, appending it to
+        /// `buf`.
+        pub(crate) fn read_file(
+            &self,
+            name: &OsStr,
+            buf: &mut Vec<u8>,
+        ) -> Result<usize, FileFault> {
+            let fd = self
+                .open_at(name.as_bytes(), libc::O_RDONLY | libc::O_NONBLOCK)
+                .map_err(FileFault::Io)?;
+            read_whole(&mut File::from(fd), buf)
+        }
+
+        /// Whether `name`, of the kind the listing gave, is a directory,
+        /// following a symbolic link.
+        pub(crate) fn is_dir(&self, name: &OsStr, kind: Kind) -> bool {
+            match kind {
+                Kind::Dir => true,
+                Kind::Other => false,
+                Kind::Symlink | Kind::Unknown => {
+                    let mut buf = [0u8; NAME_MAX + 1];
+                    let Some(c) = c_name(name.as_bytes(), &mut buf) else {
+                        return false;
+                    };
+                    // SAFETY: an all-zero `stat` is a valid value of this
+                    // plain C struct.
+                    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+                    // SAFETY: `c` is NUL-terminated, `st` is writable, the
+                    // descriptor is open.
+                    let r = unsafe { libc::fstatat(self.fd.as_raw_fd(), c.as_ptr(), &mut st, 0) };
+                    r == 0 && st.st_mode & libc::S_IFMT == libc::S_IFDIR
+                }
+            }
+        }
+
+        /// Calls `f` with the name and kind of every entry but `.` and
+        /// `..`, in the directory's order. Fails when listing fails (some
+        /// entries may have been given).
+        pub(crate) fn for_each(
+            &self,
+            listing: &mut ListBuf,
+            mut f: impl FnMut(&OsStr, Kind),
+        ) -> io::Result<()> {
+            const CHUNK: usize = 32 * 1024;
+            if listing.buf.len() < CHUNK {
+                listing.buf.resize(CHUNK, 0);
+            }
+            loop {
+                let buf = &mut listing.buf;
+                // SAFETY: the kernel writes at most `buf.len()` bytes into
+                // `buf`, which is initialised and exclusively borrowed.
+                let n = unsafe {
+                    libc::syscall(
+                        libc::SYS_getdents64,
+                        self.fd.as_raw_fd(),
+                        buf.as_mut_ptr(),
+                        buf.len(),
+                    )
+                };
+                if n < 0 {
+                    let e = io::Error::last_os_error();
+                    if e.kind() == io::ErrorKind::Interrupted {
+                        continue;
+                    }
+                    return Err(e);
+                }
+                if n == 0 {
+                    return Ok(());
+                }
+                let mut chunk = buf.get(..n as usize).unwrap_or(&[]);
+                // Each record: d_ino (8), d_off (8), d_reclen (2), d_type
+                // (1), the NUL-terminated name, padding to d_reclen.
+                while let Some(head) = chunk.get(..19) {
+                    let reclen = usize::from(u16::from_ne_bytes([head[16], head[17]]));
+                    let Some(rec) = chunk.get(19..reclen) else {
+                        break;
+                    };
+                    let name = CStr::from_bytes_until_nul(rec)
+                        .map(CStr::to_bytes)
+                        .unwrap_or(rec);
+                    if name != b"." && name != b".." {
+                        let kind = match head[18] {
+                            libc::DT_DIR => Kind::Dir,
+                            libc::DT_LNK => Kind::Symlink,
+                            libc::DT_UNKNOWN => Kind::Unknown,
+                            _ => Kind::Other,
+                        };
+                        f(OsStr::from_bytes(name), kind);
+                    }
+                    chunk = chunk.get(reclen..).unwrap_or(&[]);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+mod imp {
+    use super::*;
+
+    impl Dir {
+        /// Opens the directory at `path`.
+        pub(crate) fn open(path: &Path) -> io::Result<Dir> {
+            if !std::fs::metadata(path)?.is_dir() {
+                return Err(io::Error::new(io::ErrorKind::Other, "not a directory"));
+            }
+            Ok(Dir {
+                path: path.to_path_buf(),
+            })
+        }
+
+        /// Opens the directory `name` in this one.
+        pub(crate) fn open_dir(&self, name: &OsStr) -> io::Result<Dir> {
+            Dir::open(&self.path.join(name))
+        }
+
+        /// Reads the whole file `name` of this directory, appending it to
+        /// `buf`.
+        pub(crate) fn read_file(
+            &self,
+            name: &OsStr,
+            buf: &mut Vec<u8>,
+        ) -> Result<usize, FileFault> {
+            let mut f = File::open(self.path.join(name)).map_err(FileFault::Io)?;
+            read_whole(&mut f, buf)
+        }
+
+        /// Whether `name`, of the kind the listing gave, is a directory,
+        /// following a symbolic link.
+        pub(crate) fn is_dir(&self, name: &OsStr, kind: Kind) -> bool {
+            match kind {
+                Kind::Dir => true,
+                Kind::Other => false,
+                Kind::Symlink | Kind::Unknown => std::fs::metadata(self.path.join(name))
+                    .map(|m| m.is_dir())
+                    .unwrap_or(false),
+            }
+        }
+
+        /// Calls `f` with the name and kind of every entry.
+        pub(crate) fn for_each(
+            &self,
+            _listing: &mut ListBuf,
+            mut f: impl FnMut(&OsStr, Kind),
+        ) -> io::Result<()> {
+            for e in std::fs::read_dir(&self.path)? {
+                let e = e?;
+                let kind = match e.file_type() {
+                    Ok(t) if t.is_dir() => Kind::Dir,
+                    Ok(t) if t.is_symlink() => Kind::Symlink,
+                    Ok(_) => Kind::Other,
+                    Err(_) => Kind::Unknown,
+                };
+                f(&e.file_name(), kind);
+            }
+            Ok(())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_reads_and_tells_kinds() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path();
+        std::fs::create_dir(root.join("sub")).unwrap();
+        std::fs::write(root.join("a.json"), b"{\"a\":1}").unwrap();
+        std::fs::write(root.join("empty"), b"").unwrap();
+        let many: Vec<String> = (0..3000)
+            .map(|i| format!("event-{i:05}-{}.json", "ab".repeat(60)))
+            .collect();
+        for n in &many {
+            std::fs::write(root.join("sub").join(n), n.as_bytes()).unwrap();
+        }
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(root.join("sub"), root.join("link")).unwrap();
+        let d = Dir::open(root).unwrap();
+        let mut l = ListBuf::default();
+        let mut seen = Vec::new();
+        d.for_each(&mut l, |n, k| seen.push((n.to_os_string(), d.is_dir(n, k))))
+            .unwrap();
+        seen.sort();
+        let mut want = vec![
+            ("a.json".into(), false),
+            ("empty".into(), false),
+            ("sub".into(), true),
+        ];
+        #[cfg(unix)]
+        want.push(("link".into(), true));
+        want.sort();
+        assert_eq!(seen, want);
+        // A listing longer than one buffer.
+        let sub = d.open_dir(OsStr::new("sub")).unwrap();
+        let mut names = Vec::new();
+        sub.for_each(&mut l, |n, _| names.push(n.to_string_lossy().into_owned()))
+            .unwrap();
+        names.sort();
+        let mut sorted = many.clone();
+        sorted.sort();
+        assert_eq!(names, sorted);
+        let mut buf = b"x".to_vec();
+        assert_eq!(d.read_file(OsStr::new("a.json"), &mut buf).unwrap(), 7);
+        assert_eq!(buf, b"x{\"a\":1}");
+        assert!(matches!(
+            d.read_file(OsStr::new("empty"), &mut buf),
+            Err(FileFault::Empty)
+        ));
+        assert!(matches!(
+            d.read_file(OsStr::new("sub"), &mut buf),
+            Err(FileFault::NotAFile)
+        ));
+        assert!(
+            matches!(d.read_file(OsStr::new("missing"), &mut buf), Err(FileFault::Io(e)) if e.kind() == io::ErrorKind::NotFound)
+        );
+        assert!(d.read_file(OsStr::new("a/b"), &mut buf).is_err());
+        assert!(d.read_file(OsStr::new("a\0b"), &mut buf).is_err());
+        assert_eq!(buf, b"x{\"a\":1}");
+        assert!(!d.is_dir(OsStr::new("missing"), Kind::Unknown));
+        assert!(d.is_dir(OsStr::new("sub"), Kind::Unknown));
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_fifo_is_not_a_file_and_does_not_block() {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("fifo");
+        let status = std::process::Command::new("mkfifo").arg(&p).status();
+        if !status.is_ok_and(|s| s.success()) {
+            return; // no mkfifo here: nothing to test
+        }
+        let d = Dir::open(t.path()).unwrap();
+        let mut buf = Vec::new();
+        assert!(matches!(
+            d.read_file(OsStr::new("fifo"), &mut buf),
+            Err(FileFault::NotAFile)
+        ));
+    }
+}
