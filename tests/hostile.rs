@@ -1035,3 +1035,30 @@ fn view_of_adversarial_shapes() {
     }
     assert_eq!(view_entries(&cascade), 0, "the whole cascade falls");
 }
+
+#[test]
+fn chat_log_of_a_million_tool_messages() {
+    // An assistant's call followed by a million tool messages, one of them
+    // answering another call: the whole log is the incomplete tail.
+    // Dropping it scanned the tail once per message (10^12 steps) before
+    // the tail became a set. About 10 s in a debug build (measured), most
+    // of it building the million owned messages.
+    let n = 1_000_000;
+    let mut messages = Vec::with_capacity(n + 1);
+    messages.push(
+        OwnedValue::parse(
+            br#"{"role":"assistant","content":"","tool_calls":[{"id":"a"},{"id":"b"}]}"#,
+        )
+        .unwrap(),
+    );
+    let tool = OwnedValue::parse(br#"{"role":"tool","tool_call_id":"a","content":"x"}"#).unwrap();
+    messages.extend(std::iter::repeat_n(tool, n));
+    let report = agentlog::occhat::detect_incomplete_tail(&messages).expect("a tail");
+    assert_eq!(report.tail_indexes.len(), n + 1);
+    let kept =
+        agentlog::occhat::recovery_indexes(&messages, agentlog::occhat::RecoveryChoice::Drop);
+    assert!(kept.is_empty());
+    let fresh =
+        agentlog::occhat::apply_tail_recovery(&messages, agentlog::occhat::RecoveryChoice::Drop);
+    assert!(fresh.is_empty());
+}
