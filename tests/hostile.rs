@@ -93,10 +93,16 @@ fn events_is_a_file() {
     fs::create_dir_all(&dir).unwrap();
     fs::write(dir.join("base_state.json"), STATE).unwrap();
     fs::write(dir.join("events"), b"not a directory").unwrap();
+    fs::write(dir.join("subagents"), b"nor this").unwrap();
     let conv = read_conversation(&dir).unwrap();
     assert!(conv.state_error().is_none());
     assert_eq!(conv.len(), 0);
-    assert_eq!(conv.others(), ["events"], "the file is accounted for");
+    assert_eq!(
+        conv.others(),
+        ["events", "subagents"],
+        "the files are accounted for"
+    );
+    assert!(conv.subagents().is_empty() && conv.subagents_error().is_none());
     assert!(conv.events_error().is_none());
     assert!(view_of(&conv).is_empty());
     // Without a state there is nothing of a conversation left.
@@ -1061,4 +1067,41 @@ fn chat_log_of_a_million_tool_messages() {
     let fresh =
         agentlog::occhat::apply_tail_recovery(&messages, agentlog::occhat::RecoveryChoice::Drop);
     assert!(fresh.is_empty());
+}
+
+#[test]
+fn occhat_files_and_directories_swapped() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path();
+    // A session "directory" that is a file; a meta that is a directory; a
+    // chat log that is a directory beside a good meta.
+    fs::write(root.join("a"), b"not a directory").unwrap();
+    fs::create_dir_all(root.join("b/b_2025-01-01--00-00-00_meta.json")).unwrap();
+    fs::create_dir_all(root.join("c/c_2025-01-01--00-00-00_chat_log.json")).unwrap();
+    fs::write(
+        root.join("c/c_2025-01-01--00-00-00_meta.json"),
+        br#"{"session_name": "c"}"#,
+    )
+    .unwrap();
+    // The archive is a file.
+    fs::write(root.join("archive"), b"x").unwrap();
+    let store = Store::new(root);
+    let list = store.list_sessions();
+    assert_eq!(list.sessions.len(), 1, "{list:?}");
+    assert_eq!(list.skipped.len(), 1);
+    assert!(matches!(
+        list.skipped[0].error,
+        LoadError::Read(SourceError::NotAFile { .. })
+    ));
+    assert!(!store.session_exists("a"));
+    let s = store.load_session("c").unwrap();
+    assert!(s.load_failed, "an unreadable chat log is not an empty one");
+    let mut s2 = s.clone();
+    let saved = store.save_all(&mut s2);
+    // The refusal keeps the chat log; the meta saves (archiving needs
+    // `archive/` to be a directory, which it is not: an I/O error, typed).
+    match saved {
+        Ok(r) => assert!(r.refused.is_some()),
+        Err(e) => assert!(matches!(e, agentlog::occhat::SaveError::Io { .. }), "{e}"),
+    }
 }
