@@ -3,7 +3,8 @@
 //!
 //! # Read or map
 //!
-//! Most event files are 1 to 20 KB. For those, `open` + `fstat` + `read`
+//! Event files are small (in the shared corpus 122 B to 28 KB, median
+//! 685 B). For those, `open` + `fstat` + `read`
 //! into a buffer the caller reuses is measurably cheaper than
 //! `mmap` + page faults + `munmap`, so small files are read. Files of
 //! [`MMAP_THRESHOLD`] bytes and more are memory-mapped when the caller says
@@ -12,10 +13,28 @@
 //! `base_state.json`, `meta.json` and OC Chat files, which their writers
 //! rewrite, are always read ([`Mode::Read`]).
 //!
-//! The threshold is measured on this project's 2-core machine by the
-//! `source` criterion bench (warm page cache; time per file, read into a
-//! reused buffer vs map + touch every page + unmap); the figures are in
-//! `benches/README.md`.
+//! The threshold is measured on this project's 2-core machine (Linux 6.18,
+//! ext4, warm page cache) by the `source` criterion bench: time per file,
+//! `read_into` a reused buffer against open + map + touch one byte of every
+//! 4 KiB page + unmap, paired samples, medians of two runs (the full tables
+//! and the command are in `benches/README.md`):
+//!
+//! | size | read | map | map / read |
+//! |---|---|---|---|
+//! | 4 KiB | 3.4–3.7 µs | 8.6–11.6 µs | 2.6–3.2 |
+//! | 16 KiB | 4.3–4.9 µs | 9.7–11.5 µs | 2.0–2.7 |
+//! | 64 KiB | 5.1–6.4 µs | 10.6–13.2 µs | 1.7–2.6 |
+//! | 128 KiB | 7.9–9.1 µs | 15.2–19.2 µs | 1.7–2.5 |
+//! | 256 KiB | 11.4–16.1 µs | 11.9–12.3 µs | 0.8–1.0 |
+//! | 512 KiB | 21.7–29.7 µs | 17.5–20.6 µs | 0.7–0.8 |
+//! | 1 MiB | 72–97 µs | 33–40 µs | 0.4–0.5 |
+//! | 4 MiB | 451–484 µs | 24–27 µs | 0.05–0.06 |
+//!
+//! Mapping costs a roughly fixed 9–20 µs (map, faults, unmap), reading
+//! grows with the copy; they meet at about 256 KiB, so [`MMAP_THRESHOLD`]
+//! is 256 KiB. (Large files map cheaply because the kernel maps page-cache
+//! folios larger than a page per fault.) Event files are therefore always
+//! read.
 //!
 //! A file over [`MAX_SIZE`] is refused from its `fstat` size before any of it
 //! is read; a file that grows past the limit while being read is refused as
@@ -35,9 +54,9 @@ use memmap2::Mmap;
 /// rather than read into memory.
 pub const MAX_SIZE: u64 = 1 << 30;
 
-/// Files of at least this many bytes are memory-mapped under
+/// Files of at least this many bytes (256 KiB) are memory-mapped under
 /// [`Mode::MapLarge`] (measured: see the module docs).
-pub const MMAP_THRESHOLD: u64 = 1 << 20;
+pub const MMAP_THRESHOLD: u64 = 256 << 10;
 
 /// Why a file's bytes could not be had.
 #[derive(Debug, thiserror::Error)]

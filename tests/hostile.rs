@@ -246,6 +246,14 @@ fn symlink_loops() {
         "a link back up is no sub-agent: {:?}",
         conv.subagents()
     );
+    assert_eq!(
+        conv.subagent_loops(),
+        [
+            "eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee",
+            "ffffffffffffffffffffffffffffffff"
+        ],
+        "but it is recorded"
+    );
     // Discovery ends, and finds the one conversation once.
     let found = openhands::find_sessions(&store).unwrap();
     assert_eq!(found, vec![dir.clone()]);

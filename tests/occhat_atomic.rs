@@ -298,6 +298,12 @@ fn reader(root: &Path, stop: &AtomicBool) -> usize {
         let log = store.load_chat_log("s").unwrap();
         assert_eq!(log.messages().len(), 3);
         assert!(store.load_session_metadata("s").unwrap().validated);
+        let session = store.load_session("s").unwrap();
+        assert!(
+            !session.load_failed,
+            "a concurrent save is not a failed load"
+        );
+        assert_eq!(session.messages.len(), 3);
         reads += 1;
     }
     reads

@@ -1046,7 +1046,36 @@ fn discovery() {
         std::os::unix::fs::symlink(&a, root.join("store/again")).unwrap();
         std::os::unix::fs::symlink("/nonexistent", root.join("store/dangling")).unwrap();
     }
+    // A directory that cannot be read is skipped (as root, permissions do
+    // not stop reading, and it is simply walked).
+    let locked = make(
+        root,
+        "store/locked/ffffffffffffffffffffffffffffffff",
+        &[("base_state.json", st.as_bytes())],
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(locked.parent().unwrap(), fs::Permissions::from_mode(0o000)).unwrap();
+    }
+    let readable = fs::read_dir(locked.parent().unwrap()).is_ok();
     let found = openhands::find_sessions(root.join("store")).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(locked.parent().unwrap(), fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let found: Vec<PathBuf> = found
+        .into_iter()
+        .filter(|p| !p.starts_with(root.join("store/locked")))
+        .collect();
+    if readable {
+        assert!(
+            openhands::find_sessions(root.join("store"))
+                .unwrap()
+                .contains(&locked)
+        );
+    }
     assert_eq!(found.len(), 2, "{found:?}");
     let canon: Vec<PathBuf> = found.iter().map(|p| fs::canonicalize(p).unwrap()).collect();
     assert!(canon.contains(&fs::canonicalize(&a).unwrap()));
@@ -1286,4 +1315,15 @@ fn reader_options_and_reuse() {
     assert!(r.read_into(t.path().join("none"), &mut conv).is_err());
     assert!(conv.is_empty());
     let _ = r.parser();
+}
+
+#[test]
+fn thread_safety() {
+    fn send_sync<T: Send + Sync>() {}
+    fn send<T: Send>() {}
+    send_sync::<openhands::Conversation>();
+    send_sync::<openhands::EventFiles>();
+    send_sync::<openhands::FileError>();
+    send_sync::<openhands::ReadError>();
+    send::<openhands::Reader>();
 }

@@ -1,88 +1,15 @@
 //! The view against the SDK's own oracles, for every conversation of the
-//! shared corpus: view event ids, active branch, SDK messages and wire
-//! messages, compared as JSON values.
+//! shared corpus: the detected version range, view event ids, active
+//! branch, SDK messages and wire messages — compared as JSON values, and
+//! then their member order too (the compact serializations are equal).
 
 mod common;
 
 use std::path::{Path, PathBuf};
 
 use agentlog::json::{OwnedValue, Style};
-use agentlog::openhands::view::{
-    Entry, EventInput, SdkVersion, Sidecars, View, ViewInput, ViewOptions,
-};
-
-/// A conversation directory's files, as the view needs them.
-struct Loaded {
-    events: Vec<(usize, String, Vec<u8>)>,
-    base_state: Option<Vec<u8>>,
-    sidecars: Sidecars,
-}
-
-impl Loaded {
-    fn input(&self) -> ViewInput<'_> {
-        ViewInput {
-            events: self
-                .events
-                .iter()
-                .map(|(index, id, raw)| EventInput {
-                    index: *index,
-                    file_id: id,
-                    raw,
-                })
-                .collect(),
-            base_state: self.base_state.as_deref(),
-            sidecars: Some(self.sidecars),
-        }
-    }
-}
-
-/// Parses `event-<index>-<id>.json`.
-fn parse_name(name: &str) -> Option<(usize, String)> {
-    let rest = name.strip_prefix("event-")?.strip_suffix(".json")?;
-    let (idx, id) = rest.split_once('-')?;
-    if idx.len() < 5 || !idx.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    if id.len() < 8 || !id.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-') {
-        return None;
-    }
-    Some((idx.parse().ok()?, id.to_owned()))
-}
-
-/// Lists `events/` (sorted by index, up to the first missing index) and
-/// reads the files and `base_state.json`.
-fn load(dir: &Path) -> Loaded {
-    let mut found: Vec<(usize, String)> = Vec::new();
-    let mut sidecars = Sidecars::default();
-    for entry in std::fs::read_dir(dir.join("events")).expect("events dir") {
-        let name = entry.expect("entry").file_name();
-        let name = name.to_string_lossy();
-        if name == ".eventlog.lock" {
-            sidecars.eventlog_lock = true;
-        } else if name.starts_with(".eventlog-len-") {
-            sidecars.length_marker = true;
-        } else if let Some(x) = parse_name(&name) {
-            found.push(x);
-        }
-    }
-    found.sort();
-    let mut events = Vec::new();
-    for (expect, (index, id)) in found.into_iter().enumerate() {
-        if index != expect {
-            break;
-        }
-        let path = dir
-            .join("events")
-            .join(format!("event-{index:05}-{id}.json"));
-        let raw = std::fs::read(&path).expect("event file");
-        events.push((index, id, raw));
-    }
-    Loaded {
-        events,
-        base_state: std::fs::read(dir.join("base_state.json")).ok(),
-        sidecars,
-    }
-}
+use agentlog::openhands::read_conversation;
+use agentlog::openhands::view::{Entry, SdkVersion, View, ViewOptions};
 
 fn oracles() -> Vec<PathBuf> {
     let root = common::corpus_dir().join("openhands");
@@ -134,17 +61,26 @@ fn first_difference(ours: &[OwnedValue], theirs: &[OwnedValue]) -> Option<String
 }
 
 /// Checks one conversation; returns the failures.
-fn check(scenario_dir: &Path, sdk: SdkVersion, conv: &OwnedValue) -> Vec<String> {
+fn check(scenario_dir: &Path, sdk: SdkVersion, conv: &OwnedValue) -> (Vec<String>, String) {
     let mut fails = Vec::new();
     let rel = conv.get("path").and_then(OwnedValue::as_str).expect("path");
-    let loaded = load(&scenario_dir.join(rel));
-    let view = View::build(&loaded.input(), &ViewOptions::default());
-    if view.version().version.algorithm() != sdk.algorithm() {
+    let read = read_conversation(scenario_dir.join(rel)).expect("conversation");
+    let view = View::from_conversation(&read, &ViewOptions::default());
+    let d = view.version();
+    let detected = format!(
+        "detected {} in [{}, {})",
+        d.version,
+        d.min,
+        d.max_exclusive.map_or("-".to_owned(), |m| m.to_string())
+    );
+    let in_range = d.min <= sdk && d.max_exclusive.is_none_or(|m| sdk < m);
+    if !in_range || d.conflicting || view.version().version.algorithm() != sdk.algorithm() {
         fails.push(format!(
-            "detected {} (range {}..{:?}) for an SDK {sdk} directory",
+            "detected {} (range {}..{:?}, conflicting {}) for an SDK {sdk} directory",
             view.version().version,
             view.version().min,
-            view.version().max_exclusive.map(|v| v.to_string())
+            view.version().max_exclusive.map(|v| v.to_string()),
+            d.conflicting
         ));
     }
     // View event ids.
@@ -191,17 +127,23 @@ fn check(scenario_dir: &Path, sdk: SdkVersion, conv: &OwnedValue) -> Vec<String>
         .get("messages")
         .and_then(OwnedValue::as_array)
         .expect("messages");
-    if let Some(d) = first_difference(&view.sdk_messages(), theirs) {
+    let ours = view.sdk_messages();
+    if let Some(d) = first_difference(&ours, theirs) {
         fails.push(format!("sdk messages: {d}"));
+    } else if ours.iter().map(compact).ne(theirs.iter().map(compact)) {
+        fails.push("sdk messages: same values, other member order".to_owned());
     }
     let theirs = next
         .get("wire_messages")
         .and_then(OwnedValue::as_array)
         .expect("wire_messages");
-    if let Some(d) = first_difference(&view.wire_messages(), theirs) {
+    let ours = view.wire_messages();
+    if let Some(d) = first_difference(&ours, theirs) {
         fails.push(format!("wire messages: {d}"));
+    } else if ours.iter().map(compact).ne(theirs.iter().map(compact)) {
+        fails.push("wire messages: same values, other member order".to_owned());
     }
-    fails
+    (fails, detected)
 }
 
 #[test]
@@ -231,9 +173,9 @@ fn every_corpus_conversation_matches_its_oracle() {
         {
             total += 1;
             let rel = conv.get("path").and_then(OwnedValue::as_str).unwrap_or("?");
-            let fails = check(&scenario_dir, sdk, conv);
+            let (fails, detected) = check(&scenario_dir, sdk, conv);
             let status = if fails.is_empty() { "pass" } else { "FAIL" };
-            report.push(format!("{status} {sdk} {scenario} {rel}"));
+            report.push(format!("{status} {sdk} {scenario} {rel} ({detected})"));
             if !fails.is_empty() {
                 failed += 1;
                 for x in fails {
@@ -265,12 +207,13 @@ fn a_forced_wrong_version_differs_from_the_oracle() {
             .and_then(OwnedValue::as_array)
             .expect("conversations")[0];
         let rel = conv.get("path").and_then(OwnedValue::as_str).expect("path");
-        let loaded = load(&root.join(version).join(scenario).join(rel));
+        let read =
+            read_conversation(root.join(version).join(scenario).join(rel)).expect("conversation");
         let options = ViewOptions {
             version: Some(forced),
             ..Default::default()
         };
-        let view = View::build(&loaded.input(), &options);
+        let view = View::from_conversation(&read, &options);
         assert!(view.version().forced);
         let next = conv.get("next_messages").expect("next");
         let sdk = next

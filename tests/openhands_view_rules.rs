@@ -400,6 +400,7 @@ fn branch_abandoned_by_navigation() {
     let abandoned = view.tree().abandoned_branches();
     assert_eq!(abandoned.len(), 1);
     assert_eq!(abandoned[0].events, [0, 1, 2, 3]);
+    assert_eq!(view.branch_ids(&abandoned[0]), ["s", "u1", "a", "o"]);
     assert_eq!(view.tree().branches().len(), 2);
     // u1 and u2 are consecutive plain user messages: one turn.
     assert_eq!(view.messages().len(), 2);
@@ -545,6 +546,15 @@ fn version_is_detected_from_the_files() {
     let dump = &v.sdk_messages()[1];
     assert_eq!(dump.get("cache_enabled"), Some(&OwnedValue::Bool(false)));
     assert!(dump.get("send_reasoning_content").is_none());
+    // The same events in a conversation a newer SDK resumed (its state has
+    // the 1.34+ members): the newest writer is reproduced, the mix is
+    // reported.
+    let state = r#"{"head_is_empty":false,"activated_path_rules":[],"tags":{}}"#;
+    let v = View::build(&input(&old, Some(state)), &ViewOptions::default());
+    assert!(v.version().version >= SdkVersion::new(1, 34, 0));
+    assert!(v.version().conflicting);
+    assert!(v.issues().contains(&ViewIssue::ConflictingEvidence));
+    assert!(v.sdk_messages()[1].get("cache_enabled").is_none());
 }
 
 #[test]

@@ -40,29 +40,35 @@ fn skip_ws(b: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// An open container on the explicit stack.
-struct Open {
+/// An open container on the explicit stack (kept by the [`Parser`] from one
+/// document to the next, so the fallback allocates nothing in steady state
+/// either).
+///
+/// [`Parser`]: super::Parser
+#[derive(Debug)]
+pub(crate) struct Open {
     node: usize,
     len: usize,
     object: bool,
 }
 
-/// Parses `input` into `nodes` and `spans` (both cleared first).
+/// Parses `input` into `nodes` and `spans` (both cleared first), with
+/// `stack` (cleared first) for the open containers.
 pub(crate) fn parse<'p>(
     input: &'p [u8],
     arena: &'p Bump,
     nodes: &mut Vec<Node<'p>>,
     spans: &mut Vec<Span>,
-    _scratch: &mut Vec<u32>,
+    stack: &mut Vec<Open>,
 ) -> Result<(), JsonError> {
     nodes.clear();
     spans.clear();
+    stack.clear();
     let text = match std::str::from_utf8(input) {
         Ok(t) => t,
         Err(e) => return Err(err(JsonErrorKind::InvalidUtf8, e.valid_up_to(), "")),
     };
     let b = text.as_bytes();
-    let mut stack: Vec<Open> = Vec::new();
     let mut i = skip_ws(b, 0);
     // State machine: expecting a value (after `[`, `,` in arrays, `:`), or a
     // key (after `{` / `,` in objects).

@@ -47,17 +47,25 @@ impl<'a> Members<'a> {
     #[doc(hidden)]
     pub fn push(&mut self, slot: Slot<'a>) {
         if slot.field != UNDECLARED {
-            // An earlier occurrence of the same declared name is now an
-            // undeclared member: kept verbatim, the last occurrence wins.
-            // There is at most one (each push demotes the one before), so
-            // the search stops at it, from the end: over an object it costs
-            // at most (declared fields x members), never members squared
-            // (a million repeats of one name would be 10^12 steps).
-            if let Some(s) = self.slots.iter_mut().rev().find(|s| s.field == slot.field) {
-                s.field = UNDECLARED;
-            }
+            self.demote(slot.field);
         }
         self.slots.push(slot);
+    }
+
+    /// Turns every earlier occurrence of declared field `field` into an
+    /// undeclared member, kept verbatim: a later occurrence of the name
+    /// wins, whether it fits the field or not. Used by decoders made with
+    /// [`json_object!`](crate::json_object).
+    #[doc(hidden)]
+    pub fn demote(&mut self, field: u8) {
+        // At most one slot holds a given declared field (each push demotes
+        // the one before), so the search stops at it, from the end: over an
+        // object it costs at most (declared fields x members), never
+        // members squared (a million repeats of one name would be 10^12
+        // steps).
+        if let Some(s) = self.slots.iter_mut().rev().find(|s| s.field == field) {
+            s.field = UNDECLARED;
+        }
     }
 
     /// Marks declared field `field` as `null` in the input (or clears that).
@@ -411,8 +419,12 @@ macro_rules! json_object {
                                     out.members.set_null(n, false);
                                     field = n;
                                 } else {
+                                    // Of another JSON type: kept raw. It is
+                                    // the last occurrence so far, so an
+                                    // earlier one is kept raw as well.
                                     out.$field = None;
                                     out.members.set_null(n, false);
+                                    out.members.demote(n);
                                 }
                             }
                         )*

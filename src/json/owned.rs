@@ -141,15 +141,15 @@ pub struct Map {
 
 impl PartialEq for Map {
     fn eq(&self, other: &Self) -> bool {
-        if self.entries.len() <= 16 && other.entries.len() <= 16 {
-            let a = self.deduped();
-            let b = other.deduped();
-            return a.len() == b.len() && a.iter().all(|(k, v)| other.get(k) == Some(*v));
+        // The same members in the same order make the same dict, whatever
+        // the duplicates; only maps that differ so need the dict view.
+        if self.entries.len() == other.entries.len()
+            && self.entries.iter().zip(&other.entries).all(|(a, b)| a == b)
+        {
+            return true;
         }
-        // Large objects: by index, so the cost stays linear (a million
-        // members compared by linear lookups would be 10^12 steps).
-        let a = self.last_values();
-        let b = other.last_values();
+        let a = self.deduped();
+        let b = other.deduped();
         a.len() == b.len() && a.iter().all(|(k, v)| b.get(k) == Some(v))
     }
 }
@@ -175,23 +175,11 @@ impl Map {
         &mut self.entries
     }
 
-    /// Each name's last value.
-    fn last_values(&self) -> std::collections::HashMap<&str, &OwnedValue> {
-        let mut m = std::collections::HashMap::with_capacity(self.entries.len());
+    /// The members as Python's dict holds them: the last value of each name.
+    fn deduped(&self) -> std::collections::HashMap<&str, &OwnedValue> {
+        let mut out = std::collections::HashMap::with_capacity(self.entries.len());
         for (k, v) in &self.entries {
-            m.insert(k.as_str(), v);
-        }
-        m
-    }
-
-    fn deduped(&self) -> Vec<(&str, &OwnedValue)> {
-        let mut out: Vec<(&str, &OwnedValue)> = Vec::with_capacity(self.entries.len());
-        for (k, v) in &self.entries {
-            if let Some(slot) = out.iter_mut().find(|(kk, _)| *kk == k) {
-                slot.1 = v;
-            } else {
-                out.push((k, v));
-            }
+            out.insert(k.as_str(), v);
         }
         out
     }

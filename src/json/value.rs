@@ -292,7 +292,7 @@ impl<'a> Object<'a> {
     pub fn get(self, key: &str) -> Option<Value<'a>> {
         let mut found = None;
         for m in self.iter() {
-            if m.key == key {
+            if same_key(m.key, key) {
                 found = Some(m.value);
             }
         }
@@ -305,13 +305,21 @@ impl<'a> Object<'a> {
         let mut out = [None; N];
         for m in self.iter() {
             for (slot, k) in out.iter_mut().zip(keys.iter()) {
-                if m.key == *k {
+                if same_key(m.key, k) {
                     *slot = Some(m.value);
                 }
             }
         }
         out
     }
+}
+
+/// Key equality with cheap rejections first (length, first byte), so most
+/// non-matching names never reach a `memcmp`.
+#[inline(always)]
+fn same_key(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    a.len() == b.len() && a.first() == b.first() && a == b
 }
 
 impl<'a> IntoIterator for Object<'a> {

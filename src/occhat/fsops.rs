@@ -157,6 +157,28 @@ pub(crate) fn latest(dir: &Path, suffix: &str) -> Option<Found> {
     None
 }
 
+/// [`latest`] of `*_meta.json` and of `*_chat_log.json` in one directory
+/// scan (what the listing needs of each session).
+pub(crate) fn latest_meta_and_log(dir: &Path) -> (Option<Found>, Option<Found>) {
+    const META: &str = "_meta.json";
+    const LOG: &str = "_chat_log.json";
+    for _ in 0..4 {
+        let (found, vanished) = scan(dir, |n: &[u8]| {
+            n.ends_with(META.as_bytes()) || n.ends_with(LOG.as_bytes())
+        });
+        let (mut metas, mut logs): (Vec<Found>, Vec<Found>) = found
+            .into_iter()
+            .partition(|f| f.name.as_bytes().ends_with(META.as_bytes()));
+        if metas.is_empty() && vanished > 0 {
+            continue;
+        }
+        metas.sort_by(|a, b| a.py_mtime().total_cmp(&b.py_mtime()));
+        logs.sort_by(|a, b| a.py_mtime().total_cmp(&b.py_mtime()));
+        return (metas.pop(), logs.pop());
+    }
+    (None, None)
+}
+
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// A temporary name in `dir`. It holds no `_` and ends in no extension the

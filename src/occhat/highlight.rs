@@ -544,4 +544,30 @@ mod tests {
             let _ = highlight(s, "python");
         }
     }
+
+    fn unhighlight(h: &str) -> String {
+        let mut out = String::new();
+        let mut rest = h;
+        while let Some(i) = rest.find('<') {
+            out.push_str(&rest[..i]);
+            let j = rest[i..].find('>').unwrap();
+            rest = &rest[i + j + 1..];
+        }
+        out.push_str(rest);
+        out.replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&quot;", "\"")
+            .replace("&#39;", "'")
+            .replace("&amp;", "&")
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn highlighting_keeps_every_character(
+            code in "[a-zA-Z0-9_ \n\t'\"`#$/*{}().=+<>&\\\\é日-]{0,80}",
+            lang in proptest::sample::select(vec!["rust", "python", "js", "c", "sh", "sql", "json", "toml", "other", ""]),
+        ) {
+            proptest::prop_assert_eq!(unhighlight(&highlight(&code, lang)), code);
+        }
+    }
 }

@@ -527,13 +527,17 @@ impl Store {
     pub fn load_session(&self, name_or_path: &str) -> Result<super::ChatSession, LoadError> {
         let meta = self.load_session_metadata(name_or_path)?;
         let dir = fsops::parent_of(&meta.path);
-        let log = fsops::latest(&dir, RecordKind::ChatLog.file_suffix());
-        let (chat_log, failed) = match log {
-            None => (None, false),
-            Some(found) => match read_owned(&found.path) {
-                Ok(v) => (Some(schema::validate(v, Model::ChatLog).0), false),
-                Err(_) => (None, true),
-            },
+        let mut attempts = 0;
+        let (chat_log, failed) = loop {
+            match fsops::latest(&dir, RecordKind::ChatLog.file_suffix()) {
+                None => break (None, false),
+                Some(found) => match read_owned(&found.path) {
+                    Ok(v) => break (Some(schema::validate(v, Model::ChatLog).0), false),
+                    // Archived by a concurrent save meanwhile: look again.
+                    Err(e) if e.is_not_found() && attempts < 3 => attempts += 1,
+                    Err(_) => break (None, true),
+                },
+            }
         };
         let mut s = super::ChatSession::from_records(&meta.metadata, chat_log.as_ref());
         s.load_failed = failed;
@@ -587,21 +591,37 @@ impl Store {
             {
                 continue;
             }
-            let Some(meta) = fsops::latest(&child, RecordKind::Meta.file_suffix()) else {
-                continue;
-            };
-            match self.entry(&child, &meta) {
-                Ok(e) => out.sessions.push(e),
-                Err(error) => out.skipped.push(Skipped {
-                    path: meta.path,
-                    error,
-                }),
+            // A save may archive the meta between the scan and the read:
+            // scan again (a newer meta is live by then).
+            let mut attempts = 0;
+            loop {
+                let (meta, log) = fsops::latest_meta_and_log(&child);
+                let Some(meta) = meta else {
+                    break;
+                };
+                match self.entry(&child, &meta, log.map_or(0, |f| f.len)) {
+                    Ok(e) => out.sessions.push(e),
+                    Err(e) if e.is_not_found() && attempts < 3 => {
+                        attempts += 1;
+                        continue;
+                    }
+                    Err(error) => out.skipped.push(Skipped {
+                        path: meta.path,
+                        error,
+                    }),
+                }
+                break;
             }
         }
         out
     }
 
-    fn entry(&self, child: &Path, meta: &Found) -> Result<SessionEntry, LoadError> {
+    fn entry(
+        &self,
+        child: &Path,
+        meta: &Found,
+        chat_log_size_bytes: u64,
+    ) -> Result<SessionEntry, LoadError> {
         let dir_name = fsops::file_name(child).to_string_lossy().into_owned();
         let fields = with_json(&meta.path, |root| {
             let obj = root.as_object()?;
@@ -640,8 +660,6 @@ impl Store {
             }
             Err(e) => return Err(e),
         };
-        let chat_log_size_bytes =
-            fsops::latest(child, RecordKind::ChatLog.file_suffix()).map_or(0, |f| f.len);
         Ok(SessionEntry {
             name: name.unwrap_or_else(|| dir_name.into()),
             model: model.unwrap_or_else(|| "?".into()),

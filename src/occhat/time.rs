@@ -452,7 +452,10 @@ impl Rule {
                 day
             }
         };
-        day * 86_400 + i64::from(self.time)
+        // Saturating: a time far outside any calendar still maps to an
+        // instant (the rule then never or always applies), never overflows.
+        day.saturating_mul(86_400)
+            .saturating_add(i64::from(self.time))
     }
 }
 
@@ -807,6 +810,24 @@ mod tests {
         // The machine's own UTC zone file parses to offset 0.
         if let Ok(b) = std::fs::read("/usr/share/zoneinfo/Etc/UTC") {
             assert_eq!(TimeZone::from_tzif(&b).unwrap().offset_at(1_700_000_000), 0);
+        }
+    }
+
+    #[test]
+    fn extreme_times_do_not_overflow() {
+        // Fuzz finds (the occhat target): rules evaluated at the ends of
+        // time overflowed `day * 86_400`.
+        for rule in [
+            "com9Jprp",
+            "fal2seJe",
+            "EST5EDT,M3.2.0,M11.1.0",
+            "X0Y,J365/167,0/-167",
+        ] {
+            if let Some(tz) = TimeZone::from_posix(rule) {
+                for t in [i64::MIN, i64::MIN + 1, -1, 0, i64::MAX - 1, i64::MAX] {
+                    let _ = tz.local_time(t);
+                }
+            }
         }
     }
 

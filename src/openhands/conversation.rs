@@ -8,8 +8,10 @@
 //! read, with the [`MAX_SIZE`](crate::MAX_SIZE) limit checked before
 //! reading), parsed once, and its envelope taken in one pass over the root
 //! object's members ([`Event`]). Reading an event costs no heap allocation
-//! beyond the growth of the conversation's buffers; [`Reader::read_into`]
-//! reuses a conversation's buffers as well.
+//! beyond the growth of the conversation's buffers, and the standard
+//! library's directory listing (which allocates each entry's name);
+//! [`Reader::read_into`] reuses a conversation's buffers as well (the
+//! `openhands_alloc` test counts).
 //!
 //! `base_state.json` and `meta.json` are rewritten in place by their
 //! writers, so they are always read into memory, never mapped; each keeps
@@ -431,6 +433,9 @@ pub struct Conversation {
     /// The sub-agents' directory names as listed (`subagents` holds them
     /// lossily decoded), in the same order.
     subagent_names: Vec<OsString>,
+    /// Links under `subagents/` that lead back to this conversation or
+    /// above it: not read (that would never end), but recorded.
+    subagent_loops: Vec<String>,
     subagents_error: Option<ReadError>,
     events_error: Option<ReadError>,
 }
@@ -454,6 +459,7 @@ impl Conversation {
         self.dirs.clear();
         self.subagents.clear();
         self.subagent_names.clear();
+        self.subagent_loops.clear();
         self.subagents_error = None;
         self.events_error = None;
     }
@@ -609,6 +615,13 @@ impl Conversation {
         &self.subagents
     }
 
+    /// The names of the symbolic links under `subagents/` that lead back to
+    /// this conversation or a directory above it, in name order: not read as
+    /// sub-agents (a loop), reported here instead.
+    pub fn subagent_loops(&self) -> &[String] {
+        &self.subagent_loops
+    }
+
     /// The paths of the sub-agents' conversations, by their names as listed.
     pub fn subagent_dirs(&self) -> impl Iterator<Item = PathBuf> + '_ {
         self.subagent_names
@@ -634,6 +647,35 @@ impl Conversation {
     /// The bytes of every event file read, back to back.
     pub fn event_bytes(&self) -> &[u8] {
         &self.blob
+    }
+}
+
+/// One file given to [`parse`]: its path relative to the conversation
+/// directory (with `/`) and its contents. Implemented for pairs of anything
+/// string-like and anything byte-like, and references to such pairs, so
+/// that maps and vectors of files can be passed by value or by reference.
+pub trait FileEntry {
+    /// The relative path.
+    fn path(&self) -> &str;
+    /// The contents.
+    fn bytes(&self) -> &[u8];
+}
+
+impl<K: AsRef<str>, V: AsRef<[u8]>> FileEntry for (K, V) {
+    fn path(&self) -> &str {
+        self.0.as_ref()
+    }
+    fn bytes(&self) -> &[u8] {
+        self.1.as_ref()
+    }
+}
+
+impl<K: AsRef<str>, V: AsRef<[u8]>> FileEntry for &(K, V) {
+    fn path(&self) -> &str {
+        self.0.as_ref()
+    }
+    fn bytes(&self) -> &[u8] {
+        self.1.as_ref()
     }
 }
 
@@ -791,6 +833,8 @@ impl Reader {
                             && let (Some(here), Ok(target)) = (&here, fs::canonicalize(&sub))
                             && here.starts_with(&target)
                         {
+                            conv.subagent_loops
+                                .push(entry.file_name().to_string_lossy().into_owned());
                             continue;
                         }
                         if is_conversation_dir_with(&sub, &mut self.parser, &mut self.scratch) {
@@ -799,6 +843,7 @@ impl Reader {
                         }
                     }
                     found.sort_unstable();
+                    conv.subagent_loops.sort_unstable();
                     for (s, os) in found {
                         conv.subagents.push(s);
                         conv.subagent_names.push(os);
@@ -824,11 +869,10 @@ impl Reader {
     /// The result is what [`read`](Self::read) gives for a directory holding
     /// those files, except that a directory with no file is not seen, and no
     /// conversation is an empty one rather than an error.
-    pub fn parse<I, K, V>(&mut self, name: &str, files: I) -> Conversation
+    pub fn parse<I>(&mut self, name: &str, files: I) -> Conversation
     where
-        I: IntoIterator<Item = (K, V)>,
-        K: AsRef<str>,
-        V: AsRef<[u8]>,
+        I: IntoIterator,
+        I::Item: FileEntry,
     {
         let mut conv = Conversation::new();
         self.parse_into(name, files, &mut conv);
@@ -836,20 +880,19 @@ impl Reader {
     }
 
     /// Like [`parse`](Self::parse), into `conv`, reusing its buffers.
-    pub fn parse_into<I, K, V>(&mut self, name: &str, files: I, conv: &mut Conversation)
+    pub fn parse_into<I>(&mut self, name: &str, files: I, conv: &mut Conversation)
     where
-        I: IntoIterator<Item = (K, V)>,
-        K: AsRef<str>,
-        V: AsRef<[u8]>,
+        I: IntoIterator,
+        I::Item: FileEntry,
     {
         conv.clear();
         conv.dir = PathBuf::from(name);
         conv.name = name.to_owned();
-        let items: Vec<(K, V)> = files.into_iter().collect();
+        let items: Vec<I::Item> = files.into_iter().collect();
         // Last contents of each path, sorted by path.
         let mut paths: Vec<(&str, &[u8])> = Vec::with_capacity(items.len());
-        for (k, v) in items.iter() {
-            paths.push((k.as_ref(), v.as_ref()));
+        for f in items.iter() {
+            paths.push((f.path(), f.bytes()));
         }
         paths.reverse();
         paths.sort_by(|a, b| a.0.cmp(b.0));
@@ -974,11 +1017,10 @@ pub fn read_conversation(path: impl AsRef<Path>) -> Result<Conversation, ReadErr
 
 /// Reads a conversation from its files' contents, without touching the file
 /// system (see [`Reader::parse`]).
-pub fn parse<I, K, V>(name: &str, files: I) -> Conversation
+pub fn parse<I>(name: &str, files: I) -> Conversation
 where
-    I: IntoIterator<Item = (K, V)>,
-    K: AsRef<str>,
-    V: AsRef<[u8]>,
+    I: IntoIterator,
+    I::Item: FileEntry,
 {
     Reader::new().parse(name, files)
 }

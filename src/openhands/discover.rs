@@ -196,6 +196,17 @@ fn dir_key(path: &Path) -> Option<PathBuf> {
     fs::canonicalize(path).ok()
 }
 
+/// What [`discover`] found under a root: the conversation directories, and
+/// the directories it could not list.
+#[derive(Debug, Default)]
+pub struct Discovery {
+    /// The conversation directories, sorted.
+    pub conversations: Vec<PathBuf>,
+    /// The directories under the root that could not be listed (and so may
+    /// hold conversations nobody saw), in the order met.
+    pub unreadable: Vec<ReadError>,
+}
+
 /// The conversation directories under `root`, sorted.
 ///
 /// `root` may be a directory of conversations (`~/.openhands/conversations`),
@@ -211,27 +222,48 @@ fn dir_key(path: &Path) -> Option<PathBuf> {
 /// through, since it may lead anywhere out of the store (`/`, a home
 /// directory). Fails only when `root` cannot be examined or, being a
 /// directory, listed.
+///
+/// [`discover`] also tells which directories were skipped.
 pub fn find_sessions(root: impl AsRef<Path>) -> Result<Vec<PathBuf>, ReadError> {
+    discover(root).map(|d| d.conversations)
+}
+
+/// Like [`find_sessions`], also reporting each directory of the walk that
+/// could not be listed (a conversation directory whose files cannot be
+/// read is one of them: it cannot be told from any other directory).
+pub fn discover(root: impl AsRef<Path>) -> Result<Discovery, ReadError> {
     let root = root.as_ref();
     let meta = fs::metadata(root).map_err(|e| ReadError::io(root, e))?;
     if !meta.is_dir() {
-        return Ok(vec![conversation_dir(root)?]);
+        return Ok(Discovery {
+            conversations: vec![conversation_dir(root)?],
+            unreadable: Vec::new(),
+        });
     }
     let mut parser = Parser::new();
     let mut buf = Vec::new();
     if is_conversation_dir_with(root, &mut parser, &mut buf) {
-        return Ok(vec![root.to_path_buf()]);
+        return Ok(Discovery {
+            conversations: vec![root.to_path_buf()],
+            unreadable: Vec::new(),
+        });
     }
-    // Fail on a root that cannot be listed; skip any other.
+    // Fail on a root that cannot be listed; report any other.
     fs::read_dir(root).map_err(|e| ReadError::io(root, e))?;
-    let mut out = Vec::new();
+    let mut out = Discovery::default();
     let mut seen = HashSet::new();
     if let Some(k) = dir_key(root) {
         seen.insert(k);
     }
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
-        let Ok(rd) = fs::read_dir(&dir) else { continue };
+        let rd = match fs::read_dir(&dir) {
+            Ok(rd) => rd,
+            Err(e) => {
+                out.unreadable.push(ReadError::io(&dir, e));
+                continue;
+            }
+        };
         for entry in rd.flatten() {
             let name = entry.file_name();
             if SKIPPED_DIRS.iter().any(|s| name == *s) || !entry_is_dir(&entry) {
@@ -243,7 +275,7 @@ pub fn find_sessions(root: impl AsRef<Path>) -> Result<Vec<PathBuf>, ReadError> 
                 continue;
             }
             if is_conversation_dir_with(&path, &mut parser, &mut buf) {
-                out.push(path);
+                out.conversations.push(path);
             } else if !entry.file_type().is_ok_and(|t| t.is_symlink()) {
                 // A link is followed to a conversation, never walked
                 // through: it may lead anywhere (`/`), out of the store.
@@ -251,6 +283,6 @@ pub fn find_sessions(root: impl AsRef<Path>) -> Result<Vec<PathBuf>, ReadError> 
             }
         }
     }
-    out.sort();
+    out.conversations.sort();
     Ok(out)
 }

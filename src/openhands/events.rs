@@ -112,10 +112,25 @@ pub fn parse_event_name(name: &str, pattern: NamePattern) -> Result<EventName<'_
     let mut n = 0usize;
     let mut end = 0usize;
     let mut value: Option<u64> = Some(0);
-    for (i, c) in s.char_indices() {
-        let Some(d) = decimal_value(c) else { break };
+    let bytes = s.as_bytes();
+    loop {
+        let d = match bytes.get(end) {
+            Some(&b) if b.is_ascii_digit() => {
+                end += 1;
+                u32::from(b - b'0')
+            }
+            // A non-ASCII character: a Unicode decimal digit or the end.
+            Some(&b) if b >= 0x80 => {
+                let Some(c) = s.get(end..).and_then(|r| r.chars().next()) else {
+                    break;
+                };
+                let Some(d) = decimal_value(c) else { break };
+                end += c.len_utf8();
+                d
+            }
+            _ => break,
+        };
         n += 1;
-        end = i + c.len_utf8();
         value = value
             .and_then(|v| v.checked_mul(10))
             .and_then(|v| v.checked_add(u64::from(d)));
@@ -128,7 +143,9 @@ pub fn parse_event_name(name: &str, pattern: NamePattern) -> Result<EventName<'_
         .get(end..)
         .and_then(|r| r.strip_prefix('-'))
         .ok_or(bad_index)?;
-    if id.len() < 8 || !id.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-') {
+    // No short circuit: the common case is a valid ID, checked faster
+    // without a branch per byte.
+    if id.len() < 8 || !id.bytes().fold(true, |ok, b| ok & ID_BYTE[b as usize]) {
         return Err(NameError::Id);
     }
     Ok(EventName {
@@ -137,6 +154,18 @@ pub fn parse_event_name(name: &str, pattern: NamePattern) -> Result<EventName<'_
         id,
     })
 }
+
+/// The bytes of the ID group, `[0-9a-fA-F\-]`.
+const ID_BYTE: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = c.is_ascii_hexdigit() || c == b'-';
+        b += 1;
+    }
+    t
+};
 
 /// The first code point of every run of ten Unicode decimal digits
 /// (category Nd) of Unicode 15.0, the version of Python 3.12's `re` and
@@ -250,6 +279,9 @@ enum Detail {
 
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct FileRec {
+    /// The name's first 16 bytes, big-endian and zero-padded: comparing
+    /// keys orders names as comparing them does, up to ties.
+    key: u128,
     name: (usize, usize),
     id: (usize, usize),
     index: Option<u64>,
@@ -343,7 +375,12 @@ impl EventFiles {
         let start = self.names.len();
         self.names.push_str(name);
         let end = self.names.len();
+        let mut head = [0u8; 16];
+        for (h, b) in head.iter_mut().zip(name.bytes()) {
+            *h = b;
+        }
         let mut rec = FileRec {
+            key: u128::from_be_bytes(head),
             name: (start, end),
             id: (end, end),
             index: None,
@@ -372,8 +409,11 @@ impl EventFiles {
 
     pub(crate) fn finish(&mut self) {
         let names = &self.names;
-        self.files
-            .sort_unstable_by(|a, b| slice(names, a.name).cmp(slice(names, b.name)));
+        self.files.sort_unstable_by(|a, b| {
+            a.key
+                .cmp(&b.key)
+                .then_with(|| slice(names, a.name).cmp(slice(names, b.name)))
+        });
         self.sidecars.sort_unstable();
         // Matched files with an index, by (index, name).
         let mut by_index: Vec<(u64, u32)> = self

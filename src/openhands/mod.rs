@@ -87,7 +87,7 @@
 //!   them, except that [`find_sessions`] does not walk through a link to a
 //!   directory that is not a conversation (it could lead to `/`), and a link
 //!   under `subagents/` back to the conversation or above it is no
-//!   sub-agent. Names that are not UTF-8 are listed lossily and still
+//!   sub-agent (it is recorded: [`Conversation::subagent_loops`]). Names that are not UTF-8 are listed lossily and still
 //!   reached by their real bytes.
 //! - Memory: reading a conversation holds its event files' bytes once (one
 //!   byte per byte), a few hundred bytes per event file (name, record,
@@ -117,12 +117,12 @@ mod time;
 pub mod view;
 
 pub use conversation::{
-    Conversation, DecodeError, Doc, FileError, JsonFile, ReadError, Reader, parse,
+    Conversation, DecodeError, Doc, FileEntry, FileError, JsonFile, ReadError, Reader, parse,
     read_conversation, read_state,
 };
 pub use discover::{
-    conversation_dir, event_ids, find_sessions, is_conversation_dir, is_conversation_file,
-    state_id, subagent_parent,
+    Discovery, conversation_dir, discover, event_ids, find_sessions, is_conversation_dir,
+    is_conversation_file, state_id, subagent_parent,
 };
 pub use event::{Event, Events};
 pub use events::{
@@ -137,6 +137,9 @@ pub use state::{AgentInfo, Cost, Latency, Meta, Metrics, MetricsMap, State, Stat
 pub use time::{ParsedTime, Timestamp, UtcOffset, parse_time};
 
 pub use crate::MAX_SIZE;
+/// The bookkeeping every decoded object carries: its members in order, the
+/// raw undeclared and mistyped ones, and which declared ones were `null`.
+pub use crate::json::Members;
 
 use crate::json::{Int, Value};
 

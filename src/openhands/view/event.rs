@@ -283,9 +283,11 @@ fn text_content<'a>(input: &'a [u8], v: Value<'_>, det: &mut Detector) -> Option
         v.as_object()?
             .get_many(["text", "cache_prompt", "enable_truncation"]);
     let enable_truncation = trunc.and_then(|t| t.as_bool());
-    if enable_truncation.is_some() {
-        det.add(Evidence::EnableTruncation);
-    }
+    det.add(if enable_truncation.is_some() {
+        Evidence::EnableTruncation
+    } else {
+        Evidence::NoEnableTruncation
+    });
     Some(TextContent {
         text: cow(input, text?)?,
         cache_prompt: cache.and_then(|c| c.as_bool()).unwrap_or(false),

@@ -8,8 +8,13 @@
 //! 1. Every event file is parsed once ([`ViewEvent`]): the envelope and what
 //!    the view and the messages need from its kind, strings borrowed from
 //!    the file's bytes when their JSON literal has no escape.
-//! 2. The writer's version is inferred from the files ([`Detected`];
-//!    forced with [`ViewOptions::version`]).
+//! 2. The writer's version is inferred from the files ([`Detected`],
+//!    [`Evidence`]: JSON style, message and content members, tool and
+//!    observation kinds, state members, the `events/` sidecars); each fact
+//!    bounds the writer, the newest known release inside the bounds is
+//!    reproduced, and in a conversation a newer SDK resumed (facts of two
+//!    writers) the newest writer wins and the mix is reported. Forced with
+//!    [`ViewOptions::version`].
 //! 3. The event tree ([`EventTree`]): effective parents, the head
 //!    (`leaf_event_id`, `head_is_empty`, or the version's fallback), the
 //!    active branch, every branch, abandoned branches, cycles and dangling
@@ -26,6 +31,36 @@
 //! 6. On demand: the SDK's `Message.model_dump(mode="json")` objects
 //!    ([`View::sdk_messages`]) and the chat-completions dicts of
 //!    `LLM.format_messages_for_llm` ([`View::wire_messages`]).
+//!
+//! # Example
+//!
+//! ```
+//! use agentlog::openhands::view::{EventInput, View, ViewInput, ViewOptions};
+//!
+//! let system = br#"{"id":"s","timestamp":"t","source":"agent","system_prompt":{"cache_prompt":false,"type":"text","text":"You are helpful."},"tools":[],"kind":"SystemPromptEvent"}"#;
+//! let user = br#"{"id":"u","timestamp":"t","source":"user","llm_message":{"role":"user","content":[{"cache_prompt":false,"type":"text","text":"Hi"}],"thinking_blocks":[]},"kind":"MessageEvent"}"#;
+//! let input = ViewInput {
+//!     events: vec![
+//!         EventInput { index: 0, file_id: "s", raw: system },
+//!         EventInput { index: 1, file_id: "u", raw: user },
+//!     ],
+//!     ..Default::default()
+//! };
+//! let view = View::build(&input, &ViewOptions::default());
+//! assert_eq!(view.event_ids(), ["s", "u"]);
+//! // The text "Hi" is borrowed from the file's bytes.
+//! assert!(matches!(
+//!     &view.messages()[1].content[0],
+//!     agentlog::openhands::view::Content::Text(t) if matches!(t.text, std::borrow::Cow::Borrowed("Hi"))
+//! ));
+//! let wire = view.wire_messages();
+//! assert_eq!(
+//!     wire[1].to_string_styled(agentlog::json::Style::COMPACT),
+//!     r#"{"content":[{"type":"text","text":"Hi"}],"role":"user"}"#
+//! );
+//! ```
+//!
+//! With the reader: `View::from_conversation(&read_conversation(dir)?, &ViewOptions::default())`.
 //!
 //! # Limitations (kept, written down)
 //!
@@ -52,6 +87,12 @@
 //! - Condensers are not run (they may call an LLM): the view is the
 //!   context with the condensations already on disk applied, as the
 //!   corpus oracles define it.
+//! - Strings are borrowed from the event files when their JSON literal has
+//!   no escape; text with escapes (most multi-line text) is decoded into an
+//!   owned string once, and rendered text (terminal output with its
+//!   footers, rejections, task headers) is owned by construction.
+//! - Behaviour between SDK 1.43.1 and 1.58.2 was checked against the
+//!   corpus oracles of 1.58.2 only (the SDK sources read stop at 1.43.1).
 
 mod build;
 mod event;
@@ -108,6 +149,34 @@ pub struct ViewInput<'a> {
     pub base_state: Option<&'a [u8]>,
     /// The sidecar files of `events/`, when the directory was listed.
     pub sidecars: Option<Sidecars>,
+}
+
+impl<'a> ViewInput<'a> {
+    /// The input of a conversation the reader read: its events (index
+    /// order, up to the first missing index; a file that did not read is
+    /// passed on and reported by the view), `base_state.json` and the
+    /// sidecars of `events/`.
+    pub fn from_conversation(conv: &'a super::Conversation) -> Self {
+        let sidecars = conv.events_error().is_none().then(|| Sidecars {
+            eventlog_lock: conv.sidecars().iter().any(|s| s == ".eventlog.lock"),
+            length_marker: conv
+                .sidecars()
+                .iter()
+                .any(|s| s.starts_with(".eventlog-len-") && s.ends_with(".marker")),
+        });
+        ViewInput {
+            events: conv
+                .events()
+                .map(|e| EventInput {
+                    index: usize::try_from(e.index()).unwrap_or(usize::MAX),
+                    file_id: e.file_id(),
+                    raw: e.raw(),
+                })
+                .collect(),
+            base_state: conv.state_raw(),
+            sidecars,
+        }
+    }
 }
 
 /// Choices the caller can make.
@@ -192,9 +261,11 @@ fn read_state<'a>(raw: &'a [u8], det: &mut Detector, issues: &mut Vec<ViewIssue>
         "agent_state",
         "invoked_skills",
     ]);
-    if empty.is_some() {
-        det.add(Evidence::EventTree);
-    }
+    det.add(if empty.is_some() {
+        Evidence::EventTree
+    } else {
+        Evidence::NoHeadIsEmpty
+    });
     det.add(Evidence::StatePathRules(path_rules.is_some()));
     det.add(Evidence::StateTags(tags.is_some()));
     det.add(Evidence::StateBlockedActions(blocked.is_some()));
@@ -429,6 +500,12 @@ impl<'a> View<'a> {
         }
     }
 
+    /// Builds the view of a conversation the reader read
+    /// ([`read_conversation`](super::read_conversation)).
+    pub fn from_conversation(conv: &'a super::Conversation, options: &ViewOptions) -> View<'a> {
+        View::build(&ViewInput::from_conversation(conv), options)
+    }
+
     /// The version whose behaviour the view reproduces, and why.
     pub fn version(&self) -> &Detected {
         &self.detected
@@ -456,6 +533,16 @@ impl<'a> View<'a> {
     pub fn active_branch_ids(&self) -> Vec<&str> {
         self.tree
             .active_branch()
+            .events
+            .iter()
+            .filter_map(|&p| self.events.get(p).map(|e| e.id.as_ref()))
+            .collect()
+    }
+
+    /// The JSON ids of a branch's events (from [`EventTree::branches`],
+    /// [`EventTree::abandoned_branches`] or [`EventTree::path_to_root`]).
+    pub fn branch_ids(&self, branch: &Branch) -> Vec<&str> {
+        branch
             .events
             .iter()
             .filter_map(|&p| self.events.get(p).map(|e| e.id.as_ref()))
@@ -594,4 +681,35 @@ fn events_to_messages<'a>(
         messages.push(msg);
     }
     messages
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(llm: &str) -> WireOptions {
+        let mut p = Parser::new();
+        let doc = p.parse(llm.as_bytes()).expect("json");
+        wire_options_for_llm(doc.root())
+    }
+
+    #[test]
+    fn wire_options_from_the_llm_config() {
+        let o = opts(r#"{"model":"openai/fake-model"}"#);
+        assert!(o.function_calling && !o.vision && !o.prompt_caching);
+        let o = opts(r#"{"model":"openai/gpt-4o","caching_prompt":true}"#);
+        assert!(o.vision && !o.prompt_caching);
+        let o = opts(r#"{"model":"anthropic/claude-sonnet-4-5-20250929"}"#);
+        assert!(o.vision && o.prompt_caching);
+        let o = opts(
+            r#"{"model":"anthropic/claude-sonnet-4-5","caching_prompt":false,"disable_vision":true}"#,
+        );
+        assert!(!o.vision && !o.prompt_caching);
+        let o = opts(r#"{"model":"deepseek/deepseek-reasoner","native_tool_calling":false}"#);
+        assert!(o.force_string_serializer && o.send_reasoning_content && !o.function_calling);
+        let o = opts(r#"{"model":"x/glm-4.6","force_string_serializer":false}"#);
+        assert!(!o.force_string_serializer);
+        let o = opts(r#"{"model":"m","capability_overrides":{"supports_vision":true}}"#);
+        assert!(o.vision);
+    }
 }

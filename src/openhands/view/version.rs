@@ -236,6 +236,9 @@ pub enum Evidence {
     NoMessageFlags,
     /// `TextContent.enable_truncation`: 1.6.0 – 1.11.0.
     EnableTruncation,
+    /// A `TextContent` without `enable_truncation`: not 1.6.0 – 1.11.0
+    /// (which always write it).
+    NoEnableTruncation,
     /// `ExecuteBash*` kinds: ≤ 1.2.0.
     ExecuteBash,
     /// `Terminal*` kinds: ≥ 1.3.0.
@@ -276,6 +279,8 @@ pub enum Evidence {
     StateAgentState(bool),
     /// State `invoked_skills`: ≥ 1.18.0; absent: ≤ 1.17.x.
     StateInvokedSkills(bool),
+    /// State without `head_is_empty` (always written from 1.31.0): ≤ 1.30.x.
+    NoHeadIsEmpty,
 }
 
 impl Evidence {
@@ -292,6 +297,7 @@ impl Evidence {
             MessageFlags => (v(1, 1, 0), Some(v(1, 10, 0))),
             NoMessageFlags => (v(1, 10, 0), None),
             EnableTruncation => (v(1, 6, 0), Some(v(1, 11, 1))),
+            NoEnableTruncation => (v(1, 0, 0), None),
             ExecuteBash => (v(1, 0, 0), Some(v(1, 3, 0))),
             Terminal => (v(1, 3, 0), None),
             EventTree => (v(1, 31, 0), None),
@@ -317,6 +323,18 @@ impl Evidence {
             StateAgentState(false) => (v(1, 0, 0), Some(v(1, 11, 2))),
             StateInvokedSkills(true) => (v(1, 18, 0), None),
             StateInvokedSkills(false) => (v(1, 0, 0), Some(v(1, 18, 0))),
+            NoHeadIsEmpty => (v(1, 0, 0), Some(v(1, 31, 0))),
+        }
+    }
+}
+
+impl Evidence {
+    /// Writer versions the fact rules out, `[from, to)`, beyond
+    /// [`bounds`](Self::bounds).
+    pub fn excludes(self) -> Option<(SdkVersion, SdkVersion)> {
+        match self {
+            Evidence::NoEnableTruncation => Some((SdkVersion::V1_6_0, SdkVersion::V1_11_1)),
+            _ => None,
         }
     }
 }
@@ -332,8 +350,10 @@ pub struct Detected {
     pub min: SdkVersion,
     /// The first version the evidence excludes (`None`: no upper bound).
     pub max_exclusive: Option<SdkVersion>,
-    /// Whether pieces of evidence contradicted each other (the bounds are
-    /// then those of the evidence seen first, and the rest was ignored).
+    /// Whether pieces of evidence contradicted each other: an upper bound
+    /// below another fact's lower bound (files of an older writer in a
+    /// conversation a newer SDK resumed). The newest writer's range is
+    /// kept.
     pub conflicting: bool,
     /// The evidence, each fact once, in the order first seen.
     pub evidence: Vec<Evidence>,
@@ -366,29 +386,45 @@ impl Detector {
         }
     }
 
+    /// The range of the newest writer: every lower bound holds for it (it
+    /// is at least as new as any writer whose traces are in the files);
+    /// an upper bound below that comes from an older writer of a
+    /// conversation a newer SDK resumed, and is set aside (and reported
+    /// as conflicting).
     pub(crate) fn finish(self) -> Detected {
-        let mut min = SdkVersion::V1_0_0;
+        let min = self
+            .evidence
+            .iter()
+            .map(|e| e.bounds().0)
+            .max()
+            .unwrap_or(SdkVersion::V1_0_0);
         let mut max: Option<SdkVersion> = None;
         let mut conflicting = false;
         for e in &self.evidence {
-            let (lo, hi) = e.bounds();
-            let new_min = min.max(lo);
-            let new_max = match (max, hi) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
-            if new_max.is_some_and(|m| m <= new_min) {
-                conflicting = true;
-                continue;
+            if let Some(hi) = e.bounds().1 {
+                if hi <= min {
+                    conflicting = true;
+                } else {
+                    max = Some(max.map_or(hi, |m| m.min(hi)));
+                }
             }
-            min = new_min;
-            max = new_max;
         }
-        let version = KNOWN_RELEASES
-            .iter()
-            .rev()
-            .map(|&(a, b, c)| SdkVersion::new(a, b, c))
-            .find(|v| *v >= min && max.is_none_or(|m| *v < m))
+        let excluded: Vec<(SdkVersion, SdkVersion)> =
+            self.evidence.iter().filter_map(|e| e.excludes()).collect();
+        let in_range = |v: &SdkVersion| *v >= min && max.is_none_or(|m| *v < m);
+        let allowed = |v: &SdkVersion| !excluded.iter().any(|(a, b)| v >= a && v < b);
+        let releases = || {
+            KNOWN_RELEASES
+                .iter()
+                .rev()
+                .map(|&(a, b, c)| SdkVersion::new(a, b, c))
+        };
+        let version = releases()
+            .find(|v| in_range(v) && allowed(v))
+            .or_else(|| {
+                conflicting = true;
+                releases().find(in_range)
+            })
             .unwrap_or(min);
         Detected {
             version,
@@ -440,6 +476,14 @@ mod tests {
 
         let r = Detector::default().finish();
         assert_eq!(r.version, SdkVersion::LATEST);
+
+        // 1.1.0 – 1.6.x, but no enable_truncation: older than 1.6.0.
+        let mut d = Detector::default();
+        d.add(Evidence::SpacedJson);
+        d.add(Evidence::ChatToolParams);
+        d.add(Evidence::MessageFlags);
+        d.add(Evidence::NoEnableTruncation);
+        assert_eq!(d.finish().version, SdkVersion::new(1, 5, 2));
     }
 
     #[test]

@@ -1,0 +1,367 @@
+//! `agentlog check`: reads everything and lists each problem.
+//!
+//! Problems (the `problem` member of `--json`, one object a line with the
+//! keys `path`, `problem`, `detail`):
+//!
+//! | problem | what |
+//! |---|---|
+//! | `malformed` | an event file in the sequence that is empty, unreadable, too large, not JSON or not an object |
+//! | `gap` | an event file after a missing index (OpenHands does not read it) |
+//! | `duplicate` | a second event file for an index |
+//! | `bad-name` | a file of `events/` whose name is not an event file's |
+//! | `bad-state` | `base_state.json` that does not read as a JSON object |
+//! | `bad-meta` | `meta.json` that does not read as a JSON object |
+//! | `round-trip` | a file whose decoding then encoding (by its kind's decoder) changes its JSON value |
+//! | `unreadable` | a conversation directory, or a directory of the store, that cannot be read |
+//! | `unlistable` | `events/` or `subagents/` of a conversation that cannot be listed |
+//! | `occhat-unreadable` | an OC Chat session whose meta or chat log cannot be read |
+//! | `occhat-invalid` | an OC Chat meta that does not validate as OC Chat validates it (loaded raw) |
+//! | `incomplete-tail` | an OC Chat chat log ending in an incomplete tail (`agentlog occhat recover` fixes it) |
+//!
+//! Exit status 0 when clean, 1 when problems were found, 2 when a PATH
+//! could not be read at all.
+
+use std::path::{Path, PathBuf};
+
+use agentlog::json::{OwnedValue, Parser, Value};
+use agentlog::occhat::{Store, detect_incomplete_tail};
+use agentlog::openhands::{
+    self, ActionEvent, AgentErrorEvent, Condensation, Conversation, FileStatus, MessageEvent, Meta,
+    ObservationEvent, ReadError, State, SystemPromptEvent, UserRejectObservation,
+};
+use rayon::prelude::*;
+
+use crate::out::{Obj, Out, Res, Status, one_line, path_str};
+use crate::progress::Progress;
+use crate::target::{Target, Worker, par_ordered, resolve, walk};
+
+const HELP: &str = "\
+Examples:
+  agentlog check ~/.openhands/conversations
+  agentlog check ~/.openhands/conversations oc_chat/sessions --json
+
+Problems: malformed, gap, duplicate, bad-name, bad-state, bad-meta,
+round-trip, unreadable, unlistable, occhat-unreadable, occhat-invalid,
+incomplete-tail. JSON lines have the keys path, problem, detail.
+
+Exit status: 0 clean, 1 problems found, 2 a PATH that cannot be read.";
+
+/// Read everything and list each problem.
+#[derive(clap::Args, Debug)]
+#[command(after_help = HELP)]
+pub struct Args {
+    /// Stores, conversation directories or OC Chat sessions directories.
+    #[arg(required = true, value_name = "PATH")]
+    paths: Vec<PathBuf>,
+    /// One JSON object a line.
+    #[arg(long)]
+    json: bool,
+}
+
+/// One problem.
+struct Problem {
+    path: String,
+    problem: &'static str,
+    detail: String,
+}
+
+impl Problem {
+    fn new(path: &Path, problem: &'static str, detail: impl Into<String>) -> Problem {
+        Problem {
+            path: path_str(path),
+            problem,
+            detail: one_line(&detail.into()),
+        }
+    }
+}
+
+/// What one conversation (with its sub-agents) or session gave.
+#[derive(Default)]
+struct Found {
+    conversations: u64,
+    subagents: u64,
+    sessions: u64,
+    problems: Vec<Problem>,
+}
+
+/// Runs the command.
+pub fn run(args: Args, out: &mut Out) -> Res<u8> {
+    let mut status = Status::OK;
+    let mut total = Found::default();
+    let mut problems = 0u64;
+    let mut emit = |f: Found, out: &mut Out| -> Res<()> {
+        total.conversations += f.conversations;
+        total.subagents += f.subagents;
+        total.sessions += f.sessions;
+        for p in f.problems {
+            problems += 1;
+            if args.json {
+                out.json_line(
+                    &Obj::new()
+                        .put("path", p.path)
+                        .put("problem", p.problem)
+                        .put("detail", p.detail)
+                        .done(),
+                )?;
+            } else {
+                out.line(&format!("{}: {}: {}", p.path, p.problem, p.detail))?;
+            }
+        }
+        Ok(())
+    };
+    let mut any = false;
+    for path in &args.paths {
+        let target = resolve(path);
+        any |= target.is_ok();
+        match target {
+            Err(e) => {
+                crate::out::error(&e);
+                status.raise(Status::FATAL);
+            }
+            Ok(Target::OpenHands { dirs, unreadable }) => {
+                let f = Found {
+                    problems: unreadable
+                        .iter()
+                        .map(|e| unreadable_problem(e, path))
+                        .collect(),
+                    ..Found::default()
+                };
+                emit(f, out)?;
+                let progress = Progress::new(dirs.len() as u64, "conversations");
+                par_ordered(&dirs, Some(&progress), check_tree, |f| emit(f, out))?;
+                progress.finish();
+            }
+            Ok(Target::OcChat { root }) => {
+                for f in check_occhat(&root) {
+                    emit(f, out)?;
+                }
+            }
+        }
+    }
+    if problems > 0 {
+        status.raise(Status::PROBLEMS);
+    }
+    if !args.json && any {
+        let mut what = format!(
+            "{} conversations ({} sub-agents)",
+            total.conversations, total.subagents
+        );
+        if total.sessions > 0 {
+            what.push_str(&format!(", {} OC Chat sessions", total.sessions));
+        }
+        let verdict = match problems {
+            0 => "no problems".to_owned(),
+            1 => "1 problem".to_owned(),
+            n => format!("{n} problems"),
+        };
+        out.line(&format!("checked {what}: {verdict}"))?;
+    }
+    Ok(status.code())
+}
+
+fn check_tree(w: &mut Worker, dir: &Path) -> Found {
+    let mut found = Found::default();
+    let Worker {
+        reader,
+        conv,
+        ids,
+        parsers,
+    } = w;
+    let _ = walk(reader, conv, ids, dir, |node| {
+        match node.conv {
+            Ok(c) => {
+                if node.parent.is_some() {
+                    found.subagents += 1;
+                } else {
+                    found.conversations += 1;
+                }
+                check_conversation(c, parsers, &mut found.problems);
+            }
+            Err(e) => found.problems.push(unreadable_problem(&e, node.dir)),
+        }
+        Ok(())
+    });
+    found
+}
+
+/// A directory that could not be read, named by its own path (`dir` when
+/// the error names none).
+fn unreadable_problem(e: &ReadError, dir: &Path) -> Problem {
+    match e {
+        ReadError::Io { path, source } => Problem::new(path, "unreadable", source.to_string()),
+        other => Problem::new(dir, "unreadable", other.to_string()),
+    }
+}
+
+/// Whether decoding `root` with `decode` and writing it back with `write`
+/// gives the same JSON value.
+fn same_after_round_trip<'a, T>(
+    root: Value<'a>,
+    second: &mut Parser,
+    decode: impl FnOnce(Value<'a>) -> Option<T>,
+    write: impl FnOnce(&T, &mut Vec<u8>),
+) -> Result<(), String> {
+    let Some(decoded) = decode(root) else {
+        return Err("does not decode".into());
+    };
+    let mut buf = Vec::with_capacity(root.raw().len() + 16);
+    write(&decoded, &mut buf);
+    let before = OwnedValue::from(root);
+    match OwnedValue::parse_with(second, &buf) {
+        Ok((after, _)) if after == before => Ok(()),
+        Ok(_) => Err("decoding then encoding changes its value".into()),
+        Err(e) => Err(format!(
+            "decoding then encoding gives JSON that does not parse: {e}"
+        )),
+    }
+}
+
+/// Round-trips an event by its kind's decoder; kinds without one pass.
+fn round_trip_event(kind: &str, root: Value<'_>, second: &mut Parser) -> Result<(), String> {
+    macro_rules! rt {
+        ($t:ty) => {
+            same_after_round_trip(root, second, <$t>::decode, |d, out| d.write_to(out))
+        };
+    }
+    match kind {
+        openhands::KIND_MESSAGE => rt!(MessageEvent),
+        openhands::KIND_ACTION => rt!(ActionEvent),
+        openhands::KIND_OBSERVATION => rt!(ObservationEvent),
+        openhands::KIND_AGENT_ERROR => rt!(AgentErrorEvent),
+        openhands::KIND_CONDENSATION => rt!(Condensation),
+        openhands::KIND_SYSTEM_PROMPT => rt!(SystemPromptEvent),
+        openhands::KIND_USER_REJECT => rt!(UserRejectObservation),
+        _ => Ok(()),
+    }
+}
+
+fn check_conversation(
+    conv: &Conversation,
+    (first, second): &mut (Parser, Parser),
+    problems: &mut Vec<Problem>,
+) {
+    let dir = conv.dir();
+    if let Some(e) = conv.events_error() {
+        problems.push(Problem::new(dir, "unlistable", e.to_string()));
+    }
+    if let Some(e) = conv.subagents_error() {
+        problems.push(Problem::new(dir, "unlistable", e.to_string()));
+    }
+    let events_dir = dir.join(openhands::DIR_EVENTS);
+    for f in conv.files() {
+        let problem = match f.status() {
+            FileStatus::Event => continue,
+            s => s.as_str(),
+        };
+        let reason = f.reason().map(|r| r.to_string()).unwrap_or_default();
+        problems.push(Problem::new(&events_dir.join(f.name()), problem, reason));
+    }
+    if let Some(e) = conv.state_error() {
+        problems.push(Problem::new(
+            &dir.join(openhands::FILE_BASE_STATE),
+            "bad-state",
+            e.to_string(),
+        ));
+    } else if let Some(Ok(doc)) = conv.open_state(first)
+        && let Err(why) =
+            same_after_round_trip(doc.root(), second, State::decode, |d, out| d.write_to(out))
+    {
+        problems.push(Problem::new(
+            &dir.join(openhands::FILE_BASE_STATE),
+            "round-trip",
+            format!("as State: {why}"),
+        ));
+    }
+    if let Some(e) = conv.meta_error() {
+        problems.push(Problem::new(
+            &dir.join(openhands::FILE_META),
+            "bad-meta",
+            e.to_string(),
+        ));
+    } else if let Some(Ok(doc)) = conv.open_meta(first)
+        && let Err(why) =
+            same_after_round_trip(doc.root(), second, Meta::decode, |d, out| d.write_to(out))
+    {
+        problems.push(Problem::new(
+            &dir.join(openhands::FILE_META),
+            "round-trip",
+            format!("as Meta: {why}"),
+        ));
+    }
+    for e in conv.events() {
+        let Some(kind) = e.kind() else { continue };
+        let Ok(doc) = e.open(first) else { continue };
+        if let Err(why) = round_trip_event(kind, doc.root(), second) {
+            problems.push(Problem::new(
+                &events_dir.join(e.file_name()),
+                "round-trip",
+                format!("as {kind}: {why}"),
+            ));
+        }
+    }
+}
+
+/// Checks every session of an OC Chat store.
+fn check_occhat(root: &Path) -> Vec<Found> {
+    let store = Store::new(root);
+    let list = store.list_sessions();
+    let mut out = vec![Found {
+        problems: list
+            .skipped
+            .iter()
+            .map(|s| Problem::new(&s.path, "occhat-unreadable", s.error.to_string()))
+            .collect(),
+        ..Found::default()
+    }];
+    let per: Vec<Found> = list
+        .sessions
+        .par_iter()
+        .map(|e| {
+            let mut f = Found {
+                sessions: 1,
+                ..Found::default()
+            };
+            let meta_path = path_str(&e.filepath);
+            match store.load_session_metadata(&meta_path) {
+                Ok(m) if !m.validated => f.problems.push(Problem::new(
+                    &e.filepath,
+                    "occhat-invalid",
+                    "the meta does not validate; OC Chat loads it as read",
+                )),
+                Ok(_) => {}
+                Err(err) => {
+                    f.problems.push(Problem::new(
+                        &e.filepath,
+                        "occhat-unreadable",
+                        err.to_string(),
+                    ));
+                    return f;
+                }
+            }
+            match store.load_session(&meta_path) {
+                Ok(s) if s.load_failed => f.problems.push(Problem::new(
+                    e.filepath.parent().unwrap_or(&e.filepath),
+                    "occhat-unreadable",
+                    "the newest chat log cannot be read",
+                )),
+                Ok(s) => {
+                    if let Some(r) = detect_incomplete_tail(&s.messages) {
+                        f.problems.push(Problem::new(
+                            e.filepath.parent().unwrap_or(&e.filepath),
+                            "incomplete-tail",
+                            format!("{}: {} (messages {:?})", r.kind, r.summary, r.tail_indexes),
+                        ));
+                    }
+                }
+                Err(err) => f.problems.push(Problem::new(
+                    &e.filepath,
+                    "occhat-unreadable",
+                    err.to_string(),
+                )),
+            }
+            f
+        })
+        .collect();
+    out.extend(per);
+    out
+}

@@ -1,0 +1,219 @@
+//! `agentlog events`, `files` and `show`: one conversation's events, the
+//! files of its `events/` directory, and one event.
+//!
+//! `events --json`, one object a line: `index` (from the file name),
+//! `file` (the file name), `id`, `kind`, `source`, `parent_id`,
+//! `timestamp` (the event's members, as written; `null` when absent, not a
+//! string, or the file is malformed).
+//!
+//! `files --json`, one object a line, in name order: `name`, `index`
+//! (`null` for a name that is not an event file's, or an index beyond 64
+//! bits), `id` (the event ID the name holds, `null` for a bad name),
+//! `status` (`event`, `malformed`, `gap`, `duplicate`, `bad-name`) and
+//! `error` (`null`, or why the file is not an event of the sequence).
+
+use std::path::PathBuf;
+
+use agentlog::json::{OwnedValue, Style};
+use agentlog::openhands::{Conversation, Event, FileStatus, Reader};
+
+use crate::out::{Fail, Obj, Out, Res, Status, warn};
+use crate::target::one_conversation;
+
+const EVENTS_HELP: &str = "\
+Examples:
+  agentlog events ~/.openhands/conversations/<id>
+  agentlog events ~/.openhands/conversations/<id>/base_state.json --json | head
+
+JSON lines have the keys index, file, id, kind, source, parent_id, timestamp.
+A malformed event file is listed with null members and reported on standard
+error.";
+
+/// List the events of one conversation, in the order OpenHands reads them.
+#[derive(clap::Args, Debug)]
+#[command(after_help = EVENTS_HELP)]
+pub struct EventsArgs {
+    /// A conversation directory, a file of one, or a store holding one.
+    #[arg(value_name = "PATH")]
+    path: PathBuf,
+    /// One JSON object a line.
+    #[arg(long)]
+    json: bool,
+}
+
+const FILES_HELP: &str = "\
+Examples:
+  agentlog files ~/.openhands/conversations/<id>
+  agentlog files ~/.openhands/conversations/<id> --json | jq 'select(.status != \"event\")'
+
+JSON lines have the keys name, index, id, status (event, malformed, gap,
+duplicate, bad-name) and error (null or the reason).";
+
+/// List every file of a conversation's events/ directory, with its status.
+#[derive(clap::Args, Debug)]
+#[command(after_help = FILES_HELP)]
+pub struct FilesArgs {
+    /// A conversation directory, a file of one, or a store holding one.
+    #[arg(value_name = "PATH")]
+    path: PathBuf,
+    /// One JSON object a line.
+    #[arg(long)]
+    json: bool,
+}
+
+const SHOW_HELP: &str = "\
+Examples:
+  agentlog show ~/.openhands/conversations/<id> --index 3
+  agentlog show ~/.openhands/conversations/<id> --id 1e125f9b-28b4-4d8a-a475-5336ec0e3e6c --raw
+
+Exit status 1 when no event has that index or ID, or the event's file does not
+parse (--raw still prints the bytes that could be read).";
+
+/// Print one event: indented JSON, or its file byte for byte.
+#[derive(clap::Args, Debug)]
+#[command(after_help = SHOW_HELP)]
+#[command(group(clap::ArgGroup::new("which").required(true).args(["index", "id"])))]
+pub struct ShowArgs {
+    /// A conversation directory, a file of one, or a store holding one.
+    #[arg(value_name = "PATH")]
+    path: PathBuf,
+    /// The event's index (from its file name).
+    #[arg(long, value_name = "N")]
+    index: Option<u64>,
+    /// The event's ID (its `id` member, or the ID in its file name).
+    #[arg(long, value_name = "ID")]
+    id: Option<String>,
+    /// The file's bytes as they are.
+    #[arg(long)]
+    raw: bool,
+}
+
+/// Reads the conversation; an `events/` that cannot be listed is fatal
+/// here (there is nothing else to show).
+fn read(path: &std::path::Path) -> Res<Conversation> {
+    let conv = one_conversation(path, &mut Reader::new())?;
+    if let Some(e) = conv.events_error() {
+        return Err(Fail::Fatal(e.to_string()));
+    }
+    Ok(conv)
+}
+
+fn event_json(e: &Event<'_>) -> OwnedValue {
+    Obj::new()
+        .uint("index", Some(e.index()))
+        .put("file", e.file_name())
+        .str("id", e.id())
+        .str("kind", e.kind())
+        .str("source", e.source())
+        .str("parent_id", e.parent_id())
+        .str("timestamp", e.timestamp())
+        .done()
+}
+
+/// Runs `events`.
+pub fn run_events(args: EventsArgs, out: &mut Out) -> Res<u8> {
+    let conv = read(&args.path)?;
+    for e in conv.events() {
+        if let Some(err) = e.error() {
+            warn(&err.to_string());
+        }
+        if args.json {
+            out.json_line(&event_json(&e))?;
+        } else if let Some(err) = e.error() {
+            out.line(&format!(
+                "{:>5}  MALFORMED  {}  {}",
+                e.index(),
+                e.file_name(),
+                crate::out::one_line(&err.to_string())
+            ))?;
+        } else {
+            let parent = e.parent_id().map(|p| format!("  parent={p}"));
+            out.line(&crate::out::one_line(&format!(
+                "{:>5}  {:<28}  {:<11}  {:<36}  {}{}",
+                e.index(),
+                e.kind().unwrap_or("-"),
+                e.source().unwrap_or("-"),
+                e.id().unwrap_or("-"),
+                e.timestamp().unwrap_or("-"),
+                parent.unwrap_or_default()
+            )))?;
+        }
+    }
+    Ok(Status::OK.code())
+}
+
+/// Runs `files`.
+pub fn run_files(args: FilesArgs, out: &mut Out) -> Res<u8> {
+    let conv = read(&args.path)?;
+    for f in conv.files() {
+        let reason = f.reason().map(|r| crate::out::one_line(&r.to_string()));
+        if args.json {
+            out.json_line(
+                &Obj::new()
+                    .put("name", f.name())
+                    .uint("index", f.index())
+                    .str("id", f.id())
+                    .put("status", f.status().as_str())
+                    .str("error", reason.as_deref())
+                    .done(),
+            )?;
+        } else {
+            let mut line = format!("{:<9}  {}", f.status().as_str(), f.name());
+            if f.status() != FileStatus::Event
+                && let Some(r) = reason
+            {
+                line.push_str("  ");
+                line.push_str(&r);
+            }
+            out.line(&line)?;
+        }
+    }
+    Ok(Status::OK.code())
+}
+
+/// Runs `show`.
+pub fn run_show(args: ShowArgs, out: &mut Out) -> Res<u8> {
+    let conv = read(&args.path)?;
+    let found = match (&args.index, &args.id) {
+        (Some(i), _) => conv.events().find(|e| e.index() == *i),
+        (None, Some(id)) => conv
+            .events()
+            .find(|e| e.id() == Some(id.as_str()))
+            .or_else(|| conv.events().find(|e| e.file_id() == id)),
+        (None, None) => None,
+    };
+    let Some(e) = found else {
+        let what = match (&args.index, &args.id) {
+            (Some(i), _) => format!("index {i}"),
+            (_, Some(id)) => format!("ID {id}"),
+            _ => String::new(),
+        };
+        return Err(Fail::Problem(format!(
+            "{}: no event with {what} (agentlog events {} lists them)",
+            conv.dir().display(),
+            conv.dir().display()
+        )));
+    };
+    if args.raw {
+        if let Some(err) = e.error() {
+            warn(&err.to_string());
+            if e.raw().is_empty() {
+                return Err(Fail::Problem(err.to_string()));
+            }
+        }
+        out.bytes(e.raw())?;
+        return Ok(Status::OK.code());
+    }
+    if let Some(err) = e.error() {
+        return Err(Fail::Problem(err.to_string()));
+    }
+    let v = OwnedValue::parse(e.raw()).map_err(|err| {
+        Fail::Problem(format!(
+            "{}/events/{}: {err}",
+            conv.dir().display(),
+            e.file_name()
+        ))
+    })?;
+    out.line(&v.to_string_styled(Style::INDENT2_UNICODE))?;
+    Ok(Status::OK.code())
+}

@@ -1,0 +1,164 @@
+//! `agentlog export --jsonl`: every event of every conversation, one JSON
+//! line each, for indexers.
+//!
+//! Each line is one object, members in this order:
+//!
+//! ```text
+//! {"conversation": ID, "parent": ID | null, "index": N, "file": NAME, "error": null | REASON, "event": EVENT | null}
+//! ```
+//!
+//! - `conversation`: the conversation's ID, 32 hex digits (`base_state.json`'s
+//!   `id`, else `meta.json`'s, else the directory's name);
+//! - `parent`: for a sub-agent's conversation, the ID of the conversation it
+//!   is under (its directory's `subagents/`); `null` otherwise;
+//! - `index`: the event's index, from its file name; `file`: the file name;
+//! - `event`: the event file's bytes verbatim (surrounding white space
+//!   removed; an event written over several lines is written on one, with
+//!   the same JSON value); `null` for a malformed file, whose reason is in
+//!   `error` (`null` otherwise). Verbatim means verbatim: an event a hand
+//!   wrote with Python's `NaN` or `Infinity` keeps them.
+//!
+//! Conversations come in the order of the PATHs, each store's in sorted
+//! order, each followed by its sub-agents' (depth first, by name); events in
+//! index order (the events OpenHands reads: indexes 0, 1, 2… up to the first
+//! missing one). One conversation is in memory at a time, read with one
+//! reused reader, and the output is buffered: memory stays constant
+//! whatever the store's size.
+
+use std::path::PathBuf;
+
+use agentlog::json::{OwnedValue, Style, write::write_str};
+
+use crate::out::{Out, Res, Status, one_line, warn};
+use crate::target::{Target, Worker, resolve, walk};
+
+const HELP: &str = "\
+Examples:
+  agentlog export ~/.openhands/conversations --jsonl -o events.jsonl
+  agentlog export store-a store-b --jsonl | gzip > events.jsonl.gz
+
+Each line: {\"conversation\": ID, \"parent\": ID|null, \"index\": N, \"file\": NAME,
+\"error\": null|REASON, \"event\": <the event file's JSON, verbatim>|null}.
+Sub-agents' conversations are included, with their parent's ID.";
+
+/// Export every event of every conversation as JSON lines.
+#[derive(clap::Args, Debug)]
+#[command(after_help = HELP)]
+pub struct Args {
+    /// OpenHands stores or conversation directories.
+    #[arg(required = true, value_name = "PATH")]
+    paths: Vec<PathBuf>,
+    /// Write JSON lines (the only format).
+    #[arg(long, required = true)]
+    jsonl: bool,
+    /// Write to FILE (replaced when complete) instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+/// Runs the command.
+pub fn run(args: Args, stdout: &mut Out) -> Res<u8> {
+    let mut status = Status::OK;
+    let mut targets = Vec::new();
+    for path in &args.paths {
+        match resolve(path) {
+            Err(e) => {
+                crate::out::error(&e);
+                status.raise(Status::FATAL);
+            }
+            Ok(Target::OcChat { root }) => {
+                crate::out::error(&format!(
+                    "{}: an OC Chat sessions directory; export reads OpenHands stores",
+                    root.display()
+                ));
+                status.raise(Status::FATAL);
+            }
+            Ok(Target::OpenHands { dirs, unreadable }) => {
+                for e in &unreadable {
+                    warn(&format!("{e} (skipped)"));
+                }
+                targets.push(dirs);
+            }
+        }
+    }
+    let mut file_out = match &args.output {
+        Some(p) => Some(Out::file(p)?),
+        None => None,
+    };
+    let out = match file_out.as_mut() {
+        Some(o) => o,
+        None => stdout,
+    };
+    let Worker {
+        mut reader,
+        mut conv,
+        mut ids,
+        ..
+    } = Worker::default();
+    let mut line = Vec::with_capacity(1 << 16);
+    for dirs in &targets {
+        for dir in dirs {
+            walk(&mut reader, &mut conv, &mut ids, dir, |node| {
+                let c = match node.conv {
+                    Ok(c) => c,
+                    Err(e) => {
+                        warn(&e.to_string());
+                        return Ok(());
+                    }
+                };
+                if let Some(e) = c.events_error() {
+                    warn(&e.to_string());
+                }
+                for e in c.events() {
+                    line.clear();
+                    line.extend_from_slice(b"{\"conversation\":");
+                    write_str(&mut line, node.id, false);
+                    line.extend_from_slice(b",\"parent\":");
+                    match node.parent {
+                        Some(p) => write_str(&mut line, p, false),
+                        None => line.extend_from_slice(b"null"),
+                    }
+                    line.extend_from_slice(b",\"index\":");
+                    line.extend_from_slice(e.index().to_string().as_bytes());
+                    line.extend_from_slice(b",\"file\":");
+                    write_str(&mut line, e.file_name(), false);
+                    match e.error() {
+                        Some(err) => {
+                            warn(&err.to_string());
+                            line.extend_from_slice(b",\"error\":");
+                            write_str(&mut line, &one_line(&err.to_string()), false);
+                            line.extend_from_slice(b",\"event\":null}\n");
+                        }
+                        None => {
+                            line.extend_from_slice(b",\"error\":null,\"event\":");
+                            push_one_line(&mut line, e.raw());
+                            line.extend_from_slice(b"}\n");
+                        }
+                    }
+                    out.bytes(&line)?;
+                }
+                Ok(())
+            })?;
+        }
+    }
+    if let Some(o) = file_out {
+        o.finish()?;
+    }
+    Ok(status.code())
+}
+
+/// Appends a JSON document that read as an object: its bytes verbatim when
+/// they hold no line break, else the same value written on one line.
+fn push_one_line(line: &mut Vec<u8>, raw: &[u8]) {
+    let raw = raw.trim_ascii();
+    if !raw.contains(&b'\n') && !raw.contains(&b'\r') {
+        line.extend_from_slice(raw);
+        return;
+    }
+    match OwnedValue::parse(raw) {
+        Ok(v) => v.write_to(line, Style::COMPACT),
+        // Cannot happen for an event that read as an object; keep the line
+        // valid anyway.
+        Err(_) => line.extend_from_slice(b"null"),
+    }
+}

@@ -1,0 +1,290 @@
+//! `agentlog ls`: one line per conversation or session.
+//!
+//! JSON (`--json`), one object a line, members in this order:
+//!
+//! | key | OpenHands | OC Chat |
+//! |---|---|---|
+//! | `format` | `"openhands"` | `"occhat"` |
+//! | `path` | the conversation directory | the session directory |
+//! | `id` | the conversation ID, 32 hex digits (`base_state.json`'s `id`, else `meta.json`'s, else the directory name) | the session name (its JSON text when the meta's `session_name` is not a string) |
+//! | `title` | `meta.json`'s `title`, else `null` | `null` |
+//! | `model` | `base_state.json`'s `agent.llm.model`, else `null` | the meta's `model` (`"?"` when absent, as OC Chat lists it) |
+//! | `events` | the event files OpenHands reads (indexes 0, 1, 2… up to the first missing one), counted from the names alone | the chat log's messages; `null` when it cannot be read |
+//! | `created` | `meta.json`'s `created_at`, else the first event's `timestamp`, as written | the meta's `created`, as written |
+//! | `updated` | `meta.json`'s `updated_at`, else the last event's `timestamp`, as written | the meta file's modification time, local, `YYYY-MM-DD HH:MM` |
+//! | `subagents` | the sub-agents' conversations under `subagents/`, nested ones included | `null` |
+//!
+//! Values that are unknown are `null`. Only the files named above are read:
+//! no event file but the first and the last one is opened.
+
+use std::collections::HashSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use agentlog::json::{OwnedValue, Parser, Style};
+use agentlog::occhat::Store;
+use agentlog::openhands::{
+    self, DIR_EVENTS, DIR_SUBAGENTS, EventFiles, FILE_BASE_STATE, FILE_META, NamePattern,
+    is_conversation_dir,
+};
+use agentlog::source;
+use rayon::prelude::*;
+
+use crate::out::{Obj, Out, Res, Status, one_line, path_str, warn};
+use crate::target::{MAX_SUBAGENT_DEPTH, Target, par_ordered, resolve};
+
+const HELP: &str = "\
+Examples:
+  agentlog ls ~/.openhands/conversations
+  agentlog ls --json ~/.openhands/conversations oc_chat/sessions | jq .id
+
+JSON lines have the keys format, path, id, title, model, events, created,
+updated, subagents (null when unknown).";
+
+/// List the conversations (OpenHands) or sessions (OC Chat) under each PATH.
+#[derive(clap::Args, Debug)]
+#[command(after_help = HELP)]
+pub struct Args {
+    /// Stores, conversation directories or OC Chat sessions directories.
+    #[arg(required = true, value_name = "PATH")]
+    paths: Vec<PathBuf>,
+    /// One JSON object a line.
+    #[arg(long)]
+    json: bool,
+}
+
+/// One line of the listing.
+#[derive(Debug, Default)]
+struct Row {
+    format: &'static str,
+    path: String,
+    id: Option<String>,
+    title: Option<String>,
+    model: Option<String>,
+    events: Option<u64>,
+    created: Option<String>,
+    updated: Option<String>,
+    subagents: Option<u64>,
+}
+
+impl Row {
+    fn to_json(&self) -> OwnedValue {
+        Obj::new()
+            .put("format", self.format)
+            .put("path", self.path.as_str())
+            .str("id", self.id.as_deref())
+            .str("title", self.title.as_deref())
+            .str("model", self.model.as_deref())
+            .uint("events", self.events)
+            .str("created", self.created.as_deref())
+            .str("updated", self.updated.as_deref())
+            .uint("subagents", self.subagents)
+            .done()
+    }
+
+    fn to_text(&self) -> String {
+        // Text from the files, on one line whatever it holds.
+        let d = |s: &Option<String>| s.as_deref().map_or_else(|| "-".into(), one_line);
+        let n = |v: Option<u64>| v.map_or_else(|| "-".into(), |v| v.to_string());
+        format!(
+            "{:<9}  {:<32}  {:>6}  {:>3}  {:<26}  {:<26}  {}  {}",
+            self.format,
+            d(&self.id),
+            n(self.events),
+            n(self.subagents),
+            d(&self.created),
+            d(&self.updated),
+            d(&self.model),
+            d(&self.title),
+        )
+    }
+}
+
+/// Runs the command.
+pub fn run(args: Args, out: &mut Out) -> Res<u8> {
+    let mut status = Status::OK;
+    let mut header = !args.json;
+    let mut emit = |row: Row| {
+        if args.json {
+            return out.json_line(&row.to_json());
+        }
+        if std::mem::take(&mut header) {
+            out.line(&format!(
+                "{:<9}  {:<32}  {:>6}  {:>3}  {:<26}  {:<26}  MODEL  TITLE",
+                "FORMAT", "ID", "EVENTS", "SUB", "CREATED", "UPDATED"
+            ))?;
+        }
+        out.line(&row.to_text())
+    };
+    for path in &args.paths {
+        match resolve(path) {
+            Err(e) => {
+                crate::out::error(&e);
+                status.raise(Status::FATAL);
+            }
+            Ok(Target::OpenHands { dirs, unreadable }) => {
+                for e in &unreadable {
+                    warn(&format!("{e} (skipped)"));
+                }
+                par_ordered(
+                    &dirs,
+                    None,
+                    |w, dir| openhands_row(&mut w.ids, dir),
+                    &mut emit,
+                )?;
+            }
+            Ok(Target::OcChat { root }) => {
+                for row in occhat_rows(&root) {
+                    emit(row)?;
+                }
+            }
+        }
+    }
+    Ok(status.code())
+}
+
+/// Reads a small JSON file and hands its root to `f`.
+fn with_json<T>(
+    path: &Path,
+    parser: &mut Parser,
+    buf: &mut Vec<u8>,
+    f: impl FnOnce(agentlog::json::Value<'_>) -> T,
+) -> Option<T> {
+    buf.clear();
+    source::read_into(path, buf).ok()?;
+    let doc = parser.parse(buf).ok()?;
+    Some(f(doc.root()))
+}
+
+fn str_member(v: agentlog::json::Value<'_>, key: &str) -> Option<String> {
+    v.get(key).and_then(|v| v.as_str()).map(str::to_owned)
+}
+
+/// The row of one OpenHands conversation, from `base_state.json`,
+/// `meta.json`, the names in `events/` and the first and last events.
+fn openhands_row(parser: &mut Parser, dir: &Path) -> Row {
+    let mut buf = Vec::new();
+    let (state_id, model) = with_json(&dir.join(FILE_BASE_STATE), parser, &mut buf, |root| {
+        let id = str_member(root, "id");
+        let model = root
+            .get("agent")
+            .and_then(|a| a.get("llm"))
+            .and_then(|l| l.get("model"))
+            .and_then(|m| m.as_str())
+            .map(str::to_owned);
+        (id, model)
+    })
+    .unwrap_or_default();
+    let (meta_id, title, created, updated) =
+        with_json(&dir.join(FILE_META), parser, &mut buf, |root| {
+            (
+                str_member(root, "id"),
+                str_member(root, "title"),
+                str_member(root, "created_at"),
+                str_member(root, "updated_at"),
+            )
+        })
+        .unwrap_or_default();
+    let events_dir = dir.join(DIR_EVENTS);
+    let files = EventFiles::scan(&events_dir, NamePattern::default()).ok();
+    let events = files.as_ref().map(|f| f.len() as u64);
+    let mut ts = |name: &str| {
+        with_json(&events_dir.join(name), parser, &mut buf, |root| {
+            str_member(root, "timestamp")
+        })
+        .flatten()
+    };
+    let (mut first, mut last) = (None, None);
+    if let Some(files) = &files
+        && (created.is_none() || updated.is_none())
+    {
+        first = files.sequence().find_map(|f| ts(f.name()));
+        last = files.sequence().rev().find_map(|f| ts(f.name()));
+    }
+    let id = state_id
+        .or(meta_id)
+        .map(|s| openhands::hex_id(&s))
+        .or_else(|| dir.file_name().map(|n| n.to_string_lossy().into_owned()));
+    Row {
+        format: "openhands",
+        path: path_str(dir),
+        id,
+        title,
+        model,
+        events,
+        created: created.or(first),
+        updated: updated.or(last),
+        subagents: Some(count_subagents(dir)),
+    }
+}
+
+/// The sub-agents' conversations under `dir/subagents/`, nested ones
+/// included (to [`MAX_SUBAGENT_DEPTH`]; a directory met twice through links
+/// counts once).
+fn count_subagents(dir: &Path) -> u64 {
+    let mut seen = HashSet::new();
+    if let Ok(c) = fs::canonicalize(dir) {
+        seen.insert(c);
+    }
+    let mut n = 0u64;
+    let mut stack = vec![(dir.to_path_buf(), 0usize)];
+    while let Some((d, depth)) = stack.pop() {
+        if depth >= MAX_SUBAGENT_DEPTH {
+            continue;
+        }
+        let Ok(rd) = fs::read_dir(d.join(DIR_SUBAGENTS)) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            let new = fs::canonicalize(&p).is_ok_and(|c| seen.insert(c));
+            if new && p.is_dir() && is_conversation_dir(&p) {
+                n = n.saturating_add(1);
+                stack.push((p, depth + 1));
+            }
+        }
+    }
+    n
+}
+
+/// A JSON value as text: a string as itself, anything else as its JSON.
+pub fn text_of(v: &OwnedValue) -> String {
+    match v.as_str() {
+        Some(s) => s.to_owned(),
+        None => v.to_string_styled(Style::COMPACT),
+    }
+}
+
+/// The rows of an OC Chat store, in the listing's order.
+fn occhat_rows(root: &Path) -> Vec<Row> {
+    let store = Store::new(root);
+    let list = store.list_sessions();
+    for s in &list.skipped {
+        warn(&format!("{} (skipped)", s.error));
+    }
+    list.sessions
+        .par_iter()
+        .map(|e| {
+            let session = store.load_session(&path_str(&e.filepath));
+            let (events, created) = match &session {
+                Ok(s) if !s.load_failed => (Some(s.messages.len() as u64), s.created.clone()),
+                Ok(s) => (None, s.created.clone()),
+                Err(_) => (None, None),
+            };
+            Row {
+                format: "occhat",
+                path: e
+                    .filepath
+                    .parent()
+                    .map_or_else(|| path_str(&e.filepath), path_str),
+                id: Some(text_of(&e.name)),
+                title: None,
+                model: Some(text_of(&e.model)),
+                events,
+                created,
+                updated: Some(e.last_modified.clone()),
+                subagents: None,
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,361 @@
+//! `agentlog occhat …`: the OC Chat store operations of the library, on the
+//! sessions directory `--sessions-dir` names (default: `$OC_CHAT_SESSIONS_DIR`,
+//! else `oc_chat/sessions`, as the library resolves it).
+//!
+//! JSON shapes:
+//!
+//! - `list --json`: an array of OC Chat's `list_sessions` entries, keys
+//!   `name`, `model`, `stats`, `last_modified`, `filepath`, `chat_logs`,
+//!   `reasoning_effort`, `chat_log_size_bytes`, `ui`;
+//! - `tail NAME_OR_PATH --json`: the incomplete-tail report (`kind`,
+//!   `tail_indexes`, `summary`) or `null`;
+//! - `show NAME --json`: `{"filepath": META FILE, "validated": BOOL,
+//!   "metadata": META, "messages": [MESSAGE…], "chat_log_load_failed": BOOL}`;
+//! - `migrate --json`: the migration summary (`migrated`, `recovered`,
+//!   `orphans_moved`, `errors`).
+
+use std::path::PathBuf;
+
+use agentlog::json::{OwnedValue, Style};
+use agentlog::occhat::{
+    RecoveryChoice, Store, apply_tail_recovery, detect_incomplete_tail, fs_safe_name,
+};
+
+use crate::ls::text_of;
+use crate::out::{Fail, Obj, Out, Res, Status, path_str, warn};
+
+const HELP: &str = "\
+Examples:
+  agentlog occhat --sessions-dir oc_chat/sessions list --json
+  agentlog occhat show weekly-report
+  agentlog occhat tail weekly-report --json
+  agentlog occhat recover weekly-report --choice drop
+  agentlog occhat export-md weekly-report
+  agentlog occhat migrate --json
+  agentlog occhat safe-name 'my: session?'
+
+The sessions directory is --sessions-dir, else $OC_CHAT_SESSIONS_DIR, else
+oc_chat/sessions.";
+
+/// OC Chat session store operations.
+#[derive(clap::Args, Debug)]
+#[command(after_help = HELP)]
+pub struct Args {
+    /// The sessions directory (default: $OC_CHAT_SESSIONS_DIR, else oc_chat/sessions).
+    #[arg(long, global = true, value_name = "DIR")]
+    sessions_dir: Option<PathBuf>,
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum Cmd {
+    /// List the sessions, as OC Chat lists them.
+    #[command(after_help = "Example:\n  agentlog occhat list --json\n\n\
+        JSON: an array of objects with the keys name, model, stats, last_modified,\n\
+        filepath, chat_logs, reasoning_effort, chat_log_size_bytes, ui.")]
+    List {
+        /// A JSON array.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show a session: its metadata and a summary of its messages.
+    #[command(after_help = "Example:\n  agentlog occhat show weekly-report\n\n\
+        JSON: {\"filepath\", \"validated\", \"metadata\", \"messages\", \"chat_log_load_failed\"}.")]
+    Show {
+        /// The session's name, or the path of its meta file.
+        name: String,
+        /// The metadata and every message, as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Report the incomplete tail of a session's newest chat log.
+    #[command(
+        after_help = "Example:\n  agentlog occhat tail weekly-report --json\n\n\
+        JSON: {\"kind\", \"tail_indexes\", \"summary\"}, or null when the tail is complete."
+    )]
+    Tail {
+        /// The session's name, or the path of a chat log.
+        name_or_path: String,
+        /// The report as JSON (null when there is none).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Apply a tail recovery and save the session (earlier files archived).
+    #[command(
+        after_help = "Example:\n  agentlog occhat recover weekly-report --choice drop\n\n\
+        drop removes the incomplete tail, keep keeps everything, fresh keeps only a\n\
+        leading system message. Nothing is written when nothing changes; the\n\
+        previous chat log and meta move to archive/, never lost."
+    )]
+    Recover {
+        /// The session's name, or the path of its meta file.
+        name: String,
+        /// What to do with the tail.
+        #[arg(long, value_parser = ["drop", "keep", "fresh"])]
+        choice: String,
+        /// Say what would change, write nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Write the Markdown export of a session.
+    #[command(name = "export-md")]
+    #[command(
+        after_help = "Example:\n  agentlog occhat export-md weekly-report -o report.md\n\n\
+        Without -o the export goes to the session directory (earlier exports archived)."
+    )]
+    ExportMd {
+        /// The session's name, or the path of its meta file.
+        name: String,
+        /// Write here instead of the session directory.
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+    /// Convert a flat pre-session-system store to per-session directories.
+    #[command(
+        after_help = "Example:\n  agentlog occhat --sessions-dir old_sessions migrate --json\n\n\
+        JSON: {\"migrated\", \"recovered\", \"orphans_moved\", \"errors\"}."
+    )]
+    Migrate {
+        /// The summary as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print each name's file-system-safe form, one a line.
+    #[command(name = "safe-name")]
+    #[command(after_help = "Example:\n  agentlog occhat safe-name 'a/b' 'x?'")]
+    SafeName {
+        /// Session names.
+        #[arg(required = true)]
+        names: Vec<String>,
+    },
+}
+
+/// The first line of a message's text, shortened.
+fn preview(m: &OwnedValue) -> String {
+    let text = match m.get("content") {
+        Some(OwnedValue::String(s)) => s.clone(),
+        Some(OwnedValue::Array(parts)) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(OwnedValue::as_str))
+            .collect::<Vec<_>>()
+            .join(" "),
+        Some(OwnedValue::Null) | None => String::new(),
+        Some(v) => v.to_string_styled(Style::COMPACT),
+    };
+    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let mut s: String = first.chars().take(100).collect();
+    if s.len() < first.len() {
+        s.push('…');
+    }
+    let calls = m
+        .get("tool_calls")
+        .and_then(OwnedValue::as_array)
+        .map(|c| {
+            c.iter()
+                .filter_map(|c| {
+                    c.get("function")
+                        .and_then(|f| f.get("name"))
+                        .and_then(OwnedValue::as_str)
+                })
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
+    if !calls.is_empty() {
+        s.push_str(&format!(" → {}", calls.join(", ")));
+    }
+    s
+}
+
+/// Runs the command.
+pub fn run(args: Args, out: &mut Out) -> Res<u8> {
+    let store = Store::locate(args.sessions_dir.as_deref());
+    let fatal = |e: &dyn std::fmt::Display| Fail::Fatal(e.to_string());
+    match args.cmd {
+        Cmd::List { json } => {
+            if !store.dir().is_dir() {
+                return Err(Fail::Fatal(format!(
+                    "{}: not a directory (give --sessions-dir)",
+                    store.dir().display()
+                )));
+            }
+            let list = store.list_sessions();
+            for s in &list.skipped {
+                warn(&format!("{} (skipped)", s.error));
+            }
+            if json {
+                out.json_pretty(&list.to_json())?;
+            } else {
+                for s in &list.sessions {
+                    out.line(&format!(
+                        "{}  {:<30}  {:<24}  {:>9} bytes  {}",
+                        s.last_modified,
+                        text_of(&s.name),
+                        text_of(&s.model),
+                        s.chat_log_size_bytes,
+                        s.filepath.display()
+                    ))?;
+                }
+            }
+        }
+        Cmd::Show { name, json } => {
+            let meta = store.load_session_metadata(&name).map_err(|e| fatal(&e))?;
+            let session = store
+                .load_session(&path_str(&meta.path))
+                .map_err(|e| fatal(&e))?;
+            if session.load_failed {
+                warn(&format!(
+                    "{}: the newest chat log cannot be read",
+                    meta.path.display()
+                ));
+            }
+            if json {
+                out.json_pretty(
+                    &Obj::new()
+                        .put("filepath", path_str(&meta.path))
+                        .put("validated", meta.validated)
+                        .put("metadata", meta.metadata.clone())
+                        .put("messages", OwnedValue::Array(session.messages.clone()))
+                        .put("chat_log_load_failed", session.load_failed)
+                        .done(),
+                )?;
+            } else {
+                let st = &session.stats;
+                out.line(&format!("name:      {}", session.name))?;
+                out.line(&format!("id:        {}", session.session_id))?;
+                out.line(&format!(
+                    "created:   {}",
+                    session.created.as_deref().unwrap_or("-")
+                ))?;
+                out.line(&format!(
+                    "model:     {} (reasoning effort {})",
+                    session.model, session.reasoning_effort
+                ))?;
+                out.line(&format!(
+                    "tokens:    {} prompt, {} completion, {} total, {} cache hit, {} cache miss",
+                    st.total_prompt_tokens,
+                    st.total_completion_tokens,
+                    st.total_tokens,
+                    st.prompt_cache_hit_tokens,
+                    st.prompt_cache_miss_tokens
+                ))?;
+                out.line(&format!("meta:      {}", meta.path.display()))?;
+                out.line(&format!("messages:  {}", session.messages.len()))?;
+                for (i, m) in session.messages.iter().enumerate() {
+                    let role = m.get("role").and_then(OwnedValue::as_str).unwrap_or("?");
+                    out.line(&format!("  [{i:>3}] {role:<9} {}", preview(m)))?;
+                }
+                if let Some(r) = detect_incomplete_tail(&session.messages) {
+                    out.line(&format!(
+                        "incomplete tail: {} (messages {:?}): {}",
+                        r.kind, r.tail_indexes, r.summary
+                    ))?;
+                }
+            }
+        }
+        Cmd::Tail { name_or_path, json } => {
+            let log = store.load_chat_log(&name_or_path).map_err(|e| fatal(&e))?;
+            let report = detect_incomplete_tail(log.messages());
+            if json {
+                let v = report.as_ref().map_or(OwnedValue::Null, |r| r.to_json());
+                out.json_line(&v)?;
+            } else {
+                match report {
+                    None => out.line(&format!("{}: the tail is complete", log.path.display()))?,
+                    Some(r) => out.line(&format!(
+                        "{}: {} (messages {:?}): {}",
+                        log.path.display(),
+                        r.kind,
+                        r.tail_indexes,
+                        r.summary
+                    ))?,
+                }
+            }
+        }
+        Cmd::Recover {
+            name,
+            choice,
+            dry_run,
+        } => {
+            let choice: RecoveryChoice = choice.parse().map_err(|e| fatal(&e))?;
+            let mut session = store.load_session(&name).map_err(|e| fatal(&e))?;
+            if session.load_failed {
+                return Err(Fail::Problem(format!(
+                    "{}: the newest chat log cannot be read; nothing recovered",
+                    session
+                        .filepath
+                        .as_deref()
+                        .map_or_else(|| name.clone(), path_str)
+                )));
+            }
+            let before = session.messages.len();
+            let recovered = apply_tail_recovery(&session.messages, choice);
+            if recovered == session.messages {
+                out.line(&format!(
+                    "{}: nothing to change ({} messages kept)",
+                    session.name, before
+                ))?;
+                return Ok(Status::OK.code());
+            }
+            let line = format!(
+                "{}: {} keeps {} of {} messages",
+                session.name,
+                choice.as_str(),
+                recovered.len(),
+                before
+            );
+            if dry_run {
+                out.line(&format!("{line} (dry run: nothing written)"))?;
+                return Ok(Status::OK.code());
+            }
+            session.messages = recovered;
+            session.dirty = true;
+            let saved = store.save_all(&mut session).map_err(|e| fatal(&e))?;
+            out.line(&line)?;
+            for l in saved.report_lines() {
+                out.line(&l)?;
+            }
+            if saved.refused.is_some() {
+                return Ok(Status::PROBLEMS.code());
+            }
+        }
+        Cmd::ExportMd { name, output } => {
+            let session = store.load_session(&name).map_err(|e| fatal(&e))?;
+            let path = store
+                .export_markdown(&session, output.as_deref())
+                .map_err(|e| fatal(&e))?;
+            out.line(&format!("[Exported to {}]", path.display()))?;
+        }
+        Cmd::Migrate { json } => {
+            if !store.dir().is_dir() {
+                return Err(Fail::Fatal(format!(
+                    "{}: not a directory (give --sessions-dir)",
+                    store.dir().display()
+                )));
+            }
+            let summary = store.migrate_legacy_layout().map_err(|e| fatal(&e))?;
+            if json {
+                out.json_line(&summary.to_json())?;
+            } else {
+                out.line(&format!(
+                    "migrated {}, orphans moved {}, errors {}",
+                    summary.migrated,
+                    summary.orphans_moved,
+                    summary.errors.len()
+                ))?;
+                for e in &summary.errors {
+                    out.line(&format!("  error: {e}"))?;
+                }
+            }
+            if !summary.errors.is_empty() {
+                return Ok(Status::PROBLEMS.code());
+            }
+        }
+        Cmd::SafeName { names } => {
+            for n in names {
+                out.line(&fs_safe_name(&n))?;
+            }
+        }
+    }
+    Ok(Status::OK.code())
+}

@@ -1,0 +1,522 @@
+//! `agentlog stats`: totals over any number of stores.
+//!
+//! `--json` prints one object, members in this order:
+//!
+//! ```text
+//! {
+//!   "conversations": N,        OpenHands conversations (top-level)
+//!   "subagents": N,            sub-agents' conversations under them
+//!   "sessions": N,             OC Chat sessions
+//!   "unreadable": N,           conversations, sessions and directories that could not be read at all
+//!   "events": N,               OpenHands events that read as JSON objects (sub-agents' included)
+//!   "events_by_kind": {KIND: N},           sorted by kind ("(none)" for an event without a kind)
+//!   "messages": N,             OC Chat messages
+//!   "messages_by_role": {ROLE: N},         sorted by role
+//!   "tool_calls": {TOOL: N},   ActionEvents by tool_name, OC Chat assistant tool_calls by function name
+//!   "errors": {"agent_error": N, "conversation_error": N, "tool_error": N},
+//!   "usage": {MODEL: {"calls": N, "prompt_tokens": N, "completion_tokens": N,
+//!             "cache_read_tokens": N, "cache_write_tokens": N, "reasoning_tokens": N,
+//!             "cost": F}},      sorted by model
+//!   "files": {"malformed": N, "gap": N, "duplicate": N, "bad_name": N, "bad_state": N}
+//! }
+//! ```
+//!
+//! - `errors`: `agent_error` counts `AgentErrorEvent`s (calls the agent
+//!   could not run), `conversation_error` `ConversationErrorEvent`s
+//!   (run-loop failures), `tool_error` observations with `is_error: true`.
+//! - `usage`, OpenHands: every `stats.usage_to_metrics` entry of each
+//!   conversation's `base_state.json`, by its `model_name` (or, when that is
+//!   absent or the merged `"default"`, its `accumulated_token_usage.model`):
+//!   `calls` is the length of `token_usages`, the token counts are those of
+//!   `accumulated_token_usage`, `cost` is `accumulated_cost`. A parent keeps
+//!   a copy of each sub-agent's metrics under `task:<id>` / `delegate:<id>`;
+//!   when the conversation has sub-agents' directories those copies are
+//!   skipped (the sub-agents' own files are counted instead), otherwise they
+//!   are counted. OC Chat: each session's `stats`, by the session's model
+//!   (prompt, completion and cache-hit tokens; no calls, no cost).
+//!   `prompt_tokens` is the count as recorded, which for most models
+//!   includes cached tokens.
+//! - `files`: event files by status (`bad_name`: names that are not an
+//!   event file's); `bad_state`: `base_state.json` or `meta.json` that does
+//!   not read as a JSON object.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use agentlog::json::{Item, OwnedValue, Parser};
+use agentlog::occhat::Store;
+use agentlog::openhands::{
+    Conversation, FileStatus, KIND_ACTION, KIND_AGENT_ERROR, KIND_CONVERSATION_ERROR,
+    KIND_OBSERVATION, Metrics, count, float,
+};
+use rayon::prelude::*;
+
+use crate::out::{Obj, Out, Res, Status, float as json_float, uint, warn};
+use crate::progress::Progress;
+use crate::target::{Target, Worker, par_ordered, resolve, walk};
+
+const HELP: &str = "\
+Examples:
+  agentlog stats examples/store
+  agentlog stats ~/.openhands/conversations oc_chat/sessions --json | jq .usage
+
+Totals: conversations and sub-agents, OC Chat sessions, events by kind, tool
+calls by tool, errors, token usage and cost by model (from base_state.json's
+stats.usage_to_metrics), files that are malformed, after a gap, duplicates or
+badly named. The JSON keys are conversations, subagents, sessions,
+unreadable, events, events_by_kind, messages, messages_by_role, tool_calls,
+errors, usage, files.";
+
+/// Totals over any number of stores.
+#[derive(clap::Args, Debug)]
+#[command(after_help = HELP)]
+pub struct Args {
+    /// Stores, conversation directories or OC Chat sessions directories.
+    #[arg(required = true, value_name = "PATH")]
+    paths: Vec<PathBuf>,
+    /// One JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Token usage and cost of one model.
+#[derive(Debug, Default, Clone)]
+struct Usage {
+    calls: u64,
+    prompt: u64,
+    completion: u64,
+    cache_read: u64,
+    cache_write: u64,
+    reasoning: u64,
+    cost: f64,
+}
+
+impl Usage {
+    fn add(&mut self, o: &Usage) {
+        self.calls = self.calls.saturating_add(o.calls);
+        self.prompt = self.prompt.saturating_add(o.prompt);
+        self.completion = self.completion.saturating_add(o.completion);
+        self.cache_read = self.cache_read.saturating_add(o.cache_read);
+        self.cache_write = self.cache_write.saturating_add(o.cache_write);
+        self.reasoning = self.reasoning.saturating_add(o.reasoning);
+        self.cost += o.cost;
+    }
+}
+
+/// The totals.
+#[derive(Debug, Default)]
+struct Totals {
+    conversations: u64,
+    subagents: u64,
+    sessions: u64,
+    unreadable: u64,
+    events: u64,
+    kinds: BTreeMap<String, u64>,
+    messages: u64,
+    roles: BTreeMap<String, u64>,
+    tools: BTreeMap<String, u64>,
+    agent_errors: u64,
+    conversation_errors: u64,
+    tool_errors: u64,
+    usage: BTreeMap<String, Usage>,
+    malformed: u64,
+    gap: u64,
+    duplicate: u64,
+    bad_name: u64,
+    bad_state: u64,
+}
+
+fn bump(map: &mut BTreeMap<String, u64>, key: &str, n: u64) {
+    match map.get_mut(key) {
+        Some(v) => *v = v.saturating_add(n),
+        None => {
+            map.insert(key.to_owned(), n);
+        }
+    }
+}
+
+impl Totals {
+    fn add(&mut self, o: &Totals) {
+        let add = |a: &mut u64, b: u64| *a = a.saturating_add(b);
+        add(&mut self.conversations, o.conversations);
+        add(&mut self.subagents, o.subagents);
+        add(&mut self.sessions, o.sessions);
+        add(&mut self.unreadable, o.unreadable);
+        add(&mut self.events, o.events);
+        add(&mut self.messages, o.messages);
+        add(&mut self.agent_errors, o.agent_errors);
+        add(&mut self.conversation_errors, o.conversation_errors);
+        add(&mut self.tool_errors, o.tool_errors);
+        add(&mut self.malformed, o.malformed);
+        add(&mut self.gap, o.gap);
+        add(&mut self.duplicate, o.duplicate);
+        add(&mut self.bad_name, o.bad_name);
+        add(&mut self.bad_state, o.bad_state);
+        for (k, v) in &o.kinds {
+            bump(&mut self.kinds, k, *v);
+        }
+        for (k, v) in &o.roles {
+            bump(&mut self.roles, k, *v);
+        }
+        for (k, v) in &o.tools {
+            bump(&mut self.tools, k, *v);
+        }
+        for (k, v) in &o.usage {
+            self.usage.entry(k.clone()).or_default().add(v);
+        }
+    }
+
+    fn to_json(&self) -> OwnedValue {
+        let counts = |m: &BTreeMap<String, u64>| {
+            OwnedValue::Object(m.iter().map(|(k, v)| (k.clone(), uint(*v))).collect())
+        };
+        let usage = OwnedValue::Object(
+            self.usage
+                .iter()
+                .map(|(k, u)| {
+                    (
+                        k.clone(),
+                        Obj::new()
+                            .put("calls", uint(u.calls))
+                            .put("prompt_tokens", uint(u.prompt))
+                            .put("completion_tokens", uint(u.completion))
+                            .put("cache_read_tokens", uint(u.cache_read))
+                            .put("cache_write_tokens", uint(u.cache_write))
+                            .put("reasoning_tokens", uint(u.reasoning))
+                            .put("cost", json_float(u.cost))
+                            .done(),
+                    )
+                })
+                .collect(),
+        );
+        Obj::new()
+            .put("conversations", uint(self.conversations))
+            .put("subagents", uint(self.subagents))
+            .put("sessions", uint(self.sessions))
+            .put("unreadable", uint(self.unreadable))
+            .put("events", uint(self.events))
+            .put("events_by_kind", counts(&self.kinds))
+            .put("messages", uint(self.messages))
+            .put("messages_by_role", counts(&self.roles))
+            .put("tool_calls", counts(&self.tools))
+            .put(
+                "errors",
+                Obj::new()
+                    .put("agent_error", uint(self.agent_errors))
+                    .put("conversation_error", uint(self.conversation_errors))
+                    .put("tool_error", uint(self.tool_errors))
+                    .done(),
+            )
+            .put("usage", usage)
+            .put(
+                "files",
+                Obj::new()
+                    .put("malformed", uint(self.malformed))
+                    .put("gap", uint(self.gap))
+                    .put("duplicate", uint(self.duplicate))
+                    .put("bad_name", uint(self.bad_name))
+                    .put("bad_state", uint(self.bad_state))
+                    .done(),
+            )
+            .done()
+    }
+
+    fn to_text(&self) -> Vec<String> {
+        let mut l = Vec::new();
+        l.push(format!(
+            "conversations  {} ({} sub-agents)",
+            self.conversations, self.subagents
+        ));
+        if self.sessions > 0 {
+            l.push(format!(
+                "sessions       {} ({} messages)",
+                self.sessions, self.messages
+            ));
+        }
+        if self.unreadable > 0 {
+            l.push(format!("unreadable     {}", self.unreadable));
+        }
+        l.push(format!("events         {}", self.events));
+        for (k, v) in &self.kinds {
+            l.push(format!("  {v:>10}  {k}"));
+        }
+        if !self.roles.is_empty() {
+            l.push("messages by role".into());
+            for (k, v) in &self.roles {
+                l.push(format!("  {v:>10}  {k}"));
+            }
+        }
+        l.push(format!(
+            "tool calls     {}",
+            self.tools.values().fold(0u64, |a, b| a.saturating_add(*b))
+        ));
+        for (k, v) in &self.tools {
+            l.push(format!("  {v:>10}  {k}"));
+        }
+        l.push(format!(
+            "errors         {} agent, {} conversation, {} tool",
+            self.agent_errors, self.conversation_errors, self.tool_errors
+        ));
+        l.push("usage by model".into());
+        if self.usage.is_empty() {
+            l.push("  (none recorded)".into());
+        }
+        for (k, u) in &self.usage {
+            l.push(format!(
+                "  {k}: {} calls, {} prompt ({} cache read, {} cache write), {} completion, {} reasoning tokens, cost {:.6}",
+                u.calls, u.prompt, u.cache_read, u.cache_write, u.completion, u.reasoning, u.cost
+            ));
+        }
+        l.push(format!(
+            "files          {} malformed, {} after a gap, {} duplicate, {} bad name, {} bad state",
+            self.malformed, self.gap, self.duplicate, self.bad_name, self.bad_state
+        ));
+        l
+    }
+}
+
+/// Runs the command.
+pub fn run(args: Args, out: &mut Out) -> Res<u8> {
+    let mut status = Status::OK;
+    let mut totals = Totals::default();
+    let mut any = false;
+    for path in &args.paths {
+        let target = resolve(path);
+        any |= target.is_ok();
+        match target {
+            Err(e) => {
+                crate::out::error(&e);
+                status.raise(Status::FATAL);
+            }
+            Ok(Target::OpenHands { dirs, unreadable }) => {
+                for e in &unreadable {
+                    warn(&format!("{e} (skipped)"));
+                }
+                totals.unreadable = totals.unreadable.saturating_add(unreadable.len() as u64);
+                let progress = Progress::new(dirs.len() as u64, "conversations");
+                par_ordered(&dirs, Some(&progress), tree_totals, |t| {
+                    totals.add(&t);
+                    Ok(())
+                })?;
+                progress.finish();
+            }
+            Ok(Target::OcChat { root }) => totals.add(&occhat_totals(&root)),
+        }
+    }
+    if !any {
+        // Nothing could be read: no totals to print.
+        return Ok(status.code());
+    }
+    if args.json {
+        out.json_pretty(&totals.to_json())?;
+    } else {
+        for l in totals.to_text() {
+            out.line(&l)?;
+        }
+    }
+    Ok(status.code())
+}
+
+/// The totals of one conversation and its sub-agents.
+fn tree_totals(w: &mut Worker, dir: &Path) -> Totals {
+    let mut t = Totals::default();
+    let Worker {
+        reader,
+        conv,
+        ids,
+        parsers: (parser, _),
+    } = w;
+    let walked = walk(reader, conv, ids, dir, |node| {
+        match node.conv {
+            Ok(c) => {
+                if node.parent.is_some() {
+                    t.subagents += 1;
+                } else {
+                    t.conversations += 1;
+                }
+                conversation_totals(c, parser, &mut t);
+            }
+            Err(e) => {
+                warn(&e.to_string());
+                t.unreadable += 1;
+            }
+        }
+        Ok(())
+    });
+    // The visitor never fails.
+    let _ = walked;
+    t
+}
+
+/// The model a metrics entry is counted under.
+fn model_of<'a>(m: &Metrics<'a>) -> String {
+    let name = m.model_name.as_ref().map(|s| s.as_str());
+    let token_model = m
+        .accumulated_token_usage
+        .as_ref()
+        .and_then(|u| u.model.as_ref())
+        .map(|s| s.as_str())
+        .filter(|s| !s.is_empty());
+    match name {
+        Some(n) if !n.is_empty() && n != "default" => n.to_owned(),
+        _ => token_model.or(name).unwrap_or("unknown").to_owned(),
+    }
+}
+
+fn conversation_totals(conv: &Conversation, parser: &mut Parser, t: &mut Totals) {
+    for f in conv.files() {
+        match f.status() {
+            FileStatus::Event => {}
+            FileStatus::Malformed => t.malformed += 1,
+            FileStatus::Gap => t.gap += 1,
+            FileStatus::Duplicate => t.duplicate += 1,
+            FileStatus::BadName => t.bad_name += 1,
+        }
+    }
+    for e in [conv.state_error(), conv.meta_error()]
+        .into_iter()
+        .flatten()
+    {
+        warn(&e.to_string());
+        t.bad_state += 1;
+    }
+    if let Some(e) = conv.events_error() {
+        warn(&e.to_string());
+        t.unreadable += 1;
+    }
+    for e in conv.events() {
+        if !e.is_ok() {
+            continue;
+        }
+        t.events += 1;
+        let kind = e.kind().unwrap_or("(none)");
+        bump(&mut t.kinds, kind, 1);
+        match kind {
+            KIND_AGENT_ERROR => t.agent_errors += 1,
+            KIND_CONVERSATION_ERROR => t.conversation_errors += 1,
+            KIND_ACTION => {
+                if let Ok(doc) = e.parse(parser) {
+                    let name = doc.root().get("tool_name").and_then(|v| v.as_str());
+                    bump(&mut t.tools, name.unwrap_or("(none)"), 1);
+                }
+            }
+            KIND_OBSERVATION => {
+                if let Ok(doc) = e.parse(parser)
+                    && doc
+                        .root()
+                        .get("observation")
+                        .and_then(|o| o.get("is_error"))
+                        .and_then(|v| v.as_bool())
+                        == Some(true)
+                {
+                    t.tool_errors += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    let has_subagents = !conv.subagents().is_empty();
+    if let Some(Ok(doc)) = conv.open_state(parser) {
+        let state = doc.state();
+        let Some(map) = state
+            .stats
+            .as_ref()
+            .and_then(|s| s.usage_to_metrics.as_ref())
+        else {
+            return;
+        };
+        for (key, item) in map.entries() {
+            let key = key.as_str();
+            if has_subagents && (key.starts_with("task:") || key.starts_with("delegate:")) {
+                continue;
+            }
+            let Item::Ok(m) = item else { continue };
+            let [prompt, completion, cache_read, cache_write, reasoning] =
+                m.accumulated_token_usage.as_ref().map_or([0; 5], |u| {
+                    [
+                        count(u.prompt_tokens),
+                        count(u.completion_tokens),
+                        count(u.cache_read_tokens),
+                        count(u.cache_write_tokens),
+                        count(u.reasoning_tokens),
+                    ]
+                });
+            let cost = float(m.accumulated_cost).filter(|c| c.is_finite() && *c >= 0.0);
+            let u = Usage {
+                calls: m.token_usages.as_ref().map_or(0, |l| l.len() as u64),
+                prompt,
+                completion,
+                cache_read,
+                cache_write,
+                reasoning,
+                cost: cost.unwrap_or(0.0),
+            };
+            t.usage.entry(model_of(m)).or_default().add(&u);
+        }
+    }
+}
+
+/// The totals of an OC Chat store.
+fn occhat_totals(root: &Path) -> Totals {
+    let store = Store::new(root);
+    let list = store.list_sessions();
+    let mut t = Totals::default();
+    for s in &list.skipped {
+        warn(&format!("{} (skipped)", s.error));
+        t.unreadable += 1;
+    }
+    let per: Vec<Totals> = list
+        .sessions
+        .par_iter()
+        .map(|e| {
+            let mut t = Totals {
+                sessions: 1,
+                ..Totals::default()
+            };
+            let model = crate::ls::text_of(&e.model);
+            let pos = |v: i64| u64::try_from(v).unwrap_or(0);
+            t.usage.insert(
+                model,
+                Usage {
+                    prompt: pos(e.stats.total_prompt_tokens),
+                    completion: pos(e.stats.total_completion_tokens),
+                    cache_read: pos(e.stats.prompt_cache_hit_tokens),
+                    ..Usage::default()
+                },
+            );
+            match store.load_session(&crate::out::path_str(&e.filepath)) {
+                Ok(s) if !s.load_failed => {
+                    for m in &s.messages {
+                        t.messages += 1;
+                        let role = m.get("role").and_then(OwnedValue::as_str);
+                        bump(&mut t.roles, role.unwrap_or("(none)"), 1);
+                        let calls = m.get("tool_calls").and_then(OwnedValue::as_array);
+                        for c in calls.into_iter().flatten() {
+                            let name = c
+                                .get("function")
+                                .and_then(|f| f.get("name"))
+                                .and_then(OwnedValue::as_str);
+                            bump(&mut t.tools, name.unwrap_or("(none)"), 1);
+                        }
+                    }
+                }
+                Ok(_) => {
+                    warn(&format!(
+                        "{}: the chat log could not be read",
+                        e.filepath.display()
+                    ));
+                    t.unreadable += 1;
+                }
+                Err(err) => {
+                    warn(&err.to_string());
+                    t.unreadable += 1;
+                }
+            }
+            t
+        })
+        .collect();
+    for p in &per {
+        t.add(p);
+    }
+    t
+}

@@ -1,0 +1,289 @@
+//! What a PATH argument is, and walking what it holds.
+//!
+//! A PATH is told apart by itself:
+//!
+//! 1. a directory the OpenHands reader takes for a conversation (its
+//!    `base_state.json` is OpenHands' state, or its `events/` has an event
+//!    file), or a file of one (`base_state.json`, `meta.json`, an event
+//!    file): one OpenHands conversation;
+//! 2. a directory with the marks of an OC Chat sessions root: a
+//!    `.oc_chat_clean_exit` marker, an `archive/`, `legacy/` or `Chat_logs/`
+//!    directory, or a first subdirectory holding a `*_meta.json` file (the
+//!    subdirectories are looked at until one holds a `*_meta.json`, or an
+//!    OpenHands `base_state.json` or `events/`, whichever comes first): an
+//!    OC Chat store;
+//! 3. any other directory: an OpenHands store, searched with the reader's
+//!    discovery (possibly holding no conversation at all).
+
+use std::collections::HashSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use agentlog::json::Parser;
+use agentlog::occhat::{ARCHIVE_DIR_NAME, CLEAN_EXIT_MARKER_NAME, LEGACY_DIR_NAME};
+use agentlog::openhands::{
+    self, Conversation, DIR_EVENTS, FILE_BASE_STATE, ReadError, Reader, discover,
+    is_conversation_dir,
+};
+use rayon::prelude::*;
+
+use crate::out::{Fail, Res, warn};
+use crate::progress::Progress;
+
+/// What a PATH holds.
+pub enum Target {
+    /// OpenHands conversations (top-level ones; sub-agents are under them).
+    OpenHands {
+        /// The conversation directories, sorted.
+        dirs: Vec<PathBuf>,
+        /// Directories of the walk that could not be listed.
+        unreadable: Vec<ReadError>,
+    },
+    /// An OC Chat sessions root.
+    OcChat {
+        /// The root.
+        root: PathBuf,
+    },
+}
+
+/// Whether `dir` looks like an OC Chat sessions root (see the module docs).
+pub fn is_occhat_root(dir: &Path) -> bool {
+    if dir.join(CLEAN_EXIT_MARKER_NAME).is_file()
+        || dir.join(ARCHIVE_DIR_NAME).is_dir()
+        || dir.join(LEGACY_DIR_NAME).is_dir()
+        || dir.join("Chat_logs").is_dir()
+    {
+        return true;
+    }
+    let Ok(rd) = fs::read_dir(dir) else {
+        return false;
+    };
+    let mut subdirs: Vec<PathBuf> = rd
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.path())
+        .collect();
+    subdirs.sort();
+    for sub in subdirs {
+        let Ok(rd) = fs::read_dir(&sub) else { continue };
+        for e in rd.flatten() {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            if name.ends_with("_meta.json") {
+                return true;
+            }
+            if name == FILE_BASE_STATE || name == DIR_EVENTS {
+                return false;
+            }
+        }
+    }
+    false
+}
+
+/// Resolves a PATH argument (see the module docs). The error, one line
+/// naming the path, is for a PATH that cannot be read at all; directories
+/// under it that cannot be listed are in [`Target::OpenHands`].
+pub fn resolve(path: &Path) -> Result<Target, String> {
+    let meta = fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if meta.is_dir() {
+        // Fail early, with the operating system's reason, on a directory
+        // that cannot be listed.
+        fs::read_dir(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        if !is_conversation_dir(path) && is_occhat_root(path) {
+            return Ok(Target::OcChat {
+                root: path.to_path_buf(),
+            });
+        }
+    }
+    let found = discover(path).map_err(|e| e.to_string())?;
+    Ok(Target::OpenHands {
+        dirs: found.conversations,
+        unreadable: found.unreadable,
+    })
+}
+
+/// Reads the one conversation a PATH names: a conversation directory or a
+/// file of one, or a store holding exactly one conversation.
+pub fn one_conversation(path: &Path, reader: &mut Reader) -> Res<Conversation> {
+    let meta = fs::metadata(path).map_err(|e| Fail::Fatal(format!("{}: {e}", path.display())))?;
+    if meta.is_dir() && !is_conversation_dir(path) && is_occhat_root(path) {
+        return Err(Fail::Fatal(format!(
+            "{}: an OC Chat sessions directory, not an OpenHands conversation (see `agentlog occhat --help`)",
+            path.display()
+        )));
+    }
+    match reader.read(path) {
+        Ok(c) => Ok(c),
+        Err(ReadError::NoConversation { .. }) => {
+            let dirs = openhands::find_sessions(path).map_err(|e| Fail::Fatal(e.to_string()))?;
+            match dirs.as_slice() {
+                [one] => reader.read(one).map_err(|e| Fail::Fatal(e.to_string())),
+                [] => Err(Fail::Fatal(format!(
+                    "{}: no OpenHands conversation here",
+                    path.display()
+                ))),
+                many => Err(Fail::Fatal(format!(
+                    "{}: holds {} conversations; name one of them (agentlog ls {})",
+                    path.display(),
+                    many.len(),
+                    path.display()
+                ))),
+            }
+        }
+        Err(e) => Err(Fail::Fatal(e.to_string())),
+    }
+}
+
+/// The conversation's ID as 32 hex digits: `base_state.json`'s `id`, else
+/// `meta.json`'s, else the directory's name.
+pub fn conversation_id(conv: &Conversation, parser: &mut Parser) -> String {
+    if let Some(Ok(doc)) = conv.open_state(parser)
+        && let Some(id) = doc.root().get("id").and_then(|v| v.as_str())
+    {
+        return openhands::hex_id(id);
+    }
+    if let Some(Ok(doc)) = conv.open_meta(parser)
+        && let Some(id) = doc.root().get("id").and_then(|v| v.as_str())
+    {
+        return openhands::hex_id(id);
+    }
+    conv.name().to_owned()
+}
+
+/// The deepest nesting of sub-agents followed.
+pub const MAX_SUBAGENT_DEPTH: usize = 64;
+
+/// One conversation met by [`walk`].
+pub struct Node<'a> {
+    /// The conversation's directory.
+    pub dir: &'a Path,
+    /// The conversation, or why it could not be read.
+    pub conv: Result<&'a Conversation, ReadError>,
+    /// The ID of the conversation it is a sub-agent of.
+    pub parent: Option<&'a str>,
+    /// Its own ID ([`conversation_id`]; the directory's name when it could
+    /// not be read).
+    pub id: &'a str,
+}
+
+/// What a thread keeps from one conversation to the next: a reader, a
+/// conversation to read into, and parsers.
+#[derive(Default)]
+pub struct Worker {
+    /// The reader.
+    pub reader: Reader,
+    /// The conversation read into.
+    pub conv: Conversation,
+    /// A parser for the conversations' IDs ([`walk`]).
+    pub ids: Parser,
+    /// Parsers for the caller.
+    pub parsers: (Parser, Parser),
+}
+
+/// Reads the conversation at `top` and every sub-agent's conversation under
+/// it (depth first, sub-agents in name order), one at a time into `conv`,
+/// calling `visit` on each. A directory met twice (a link loop) or nested
+/// deeper than [`MAX_SUBAGENT_DEPTH`] is reported and not followed.
+pub fn walk(
+    reader: &mut Reader,
+    conv: &mut Conversation,
+    parser: &mut Parser,
+    top: &Path,
+    mut visit: impl FnMut(Node<'_>) -> Res<()>,
+) -> Res<()> {
+    let mut seen: HashSet<PathBuf> = HashSet::new();
+    // (dir, parent id, depth)
+    let mut stack: Vec<(PathBuf, Option<String>, usize)> = vec![(top.to_path_buf(), None, 0)];
+    while let Some((dir, parent, depth)) = stack.pop() {
+        if let Ok(canon) = fs::canonicalize(&dir)
+            && !seen.insert(canon)
+        {
+            warn(&format!(
+                "{}: met twice (a link loop?), not followed",
+                dir.display()
+            ));
+            continue;
+        }
+        match reader.read_into(&dir, conv) {
+            Ok(()) => {
+                for name in conv.subagent_loops() {
+                    warn(&format!(
+                        "{}: met twice (a link loop?), not followed",
+                        dir.join(agentlog::openhands::DIR_SUBAGENTS)
+                            .join(name)
+                            .display()
+                    ));
+                }
+                let id = conversation_id(conv, parser);
+                let subs: Vec<PathBuf> = conv.subagent_dirs().collect();
+                visit(Node {
+                    dir: &dir,
+                    conv: Ok(conv),
+                    parent: parent.as_deref(),
+                    id: &id,
+                })?;
+                if depth >= MAX_SUBAGENT_DEPTH {
+                    if !subs.is_empty() {
+                        warn(&format!(
+                            "{}: sub-agents nested deeper than {MAX_SUBAGENT_DEPTH}, not followed",
+                            dir.display()
+                        ));
+                    }
+                    continue;
+                }
+                for s in subs.into_iter().rev() {
+                    stack.push((s, Some(id.clone()), depth + 1));
+                }
+            }
+            Err(e) => {
+                let id = dir
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                visit(Node {
+                    dir: &dir,
+                    conv: Err(e),
+                    parent: parent.as_deref(),
+                    id: &id,
+                })?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// How many conversations are handed to the thread pool at once: results
+/// are emitted in order after each batch, so output starts early and memory
+/// stays bounded whatever the store's size.
+const BATCH: usize = 128;
+
+/// Runs `work` on every directory in parallel (each thread with its own
+/// [`Worker`]), and hands the results to `emit` in the directories' order.
+pub fn par_ordered<T, W, E>(
+    dirs: &[PathBuf],
+    progress: Option<&Progress>,
+    work: W,
+    mut emit: E,
+) -> Res<()>
+where
+    T: Send,
+    W: Fn(&mut Worker, &Path) -> T + Sync,
+    E: FnMut(T) -> Res<()>,
+{
+    for batch in dirs.chunks(BATCH) {
+        let results: Vec<T> = batch
+            .par_iter()
+            .map_init(Worker::default, |worker, dir| {
+                let t = work(worker, dir);
+                if let Some(p) = progress {
+                    p.inc(1);
+                }
+                t
+            })
+            .collect();
+        for t in results {
+            emit(t)?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,172 @@
+//! `agentlog view`: what the model would be sent next.
+//!
+//! - `--json`: a JSON array of the chat-completions messages
+//!   (`LLM.format_messages_for_llm`'s dicts: `role`, `content`,
+//!   `tool_calls`, `tool_call_id`, `name`, reasoning members);
+//! - `--sdk-messages`: a JSON array of the SDK's `Message.model_dump(mode="json")`
+//!   objects;
+//! - `--event-ids --json`: a JSON array of the IDs of the view's events, in
+//!   order (a condensation's summary as `<condensation id>-summary`);
+//!   without `--json`, one ID a line.
+//!
+//! What the view noticed and worked around (malformed events, cycles,
+//! dangling parents…) is reported on standard error.
+
+use std::path::PathBuf;
+
+use agentlog::json::{OwnedValue, Style};
+use agentlog::openhands::Reader;
+use agentlog::openhands::view::{Head, SdkVersion, View, ViewIssue, ViewOptions};
+
+use crate::out::{Fail, Out, Res, Status, warn};
+use crate::target::one_conversation;
+
+const HELP: &str = "\
+Examples:
+  agentlog view ~/.openhands/conversations/<id>
+  agentlog view ~/.openhands/conversations/<id> --json > next_request_messages.json
+  agentlog view ~/.openhands/conversations/<id> --sdk-messages
+  agentlog view ~/.openhands/conversations/<id> --event-ids --json
+  agentlog view ~/.openhands/conversations/<id> --branch <event id> --json
+
+The SDK version that wrote the conversation is inferred from its files;
+--sdk-version forces one. Exit status 1 when --branch names no event.";
+
+/// Print the messages the model would be sent next (the conversation's view).
+#[derive(clap::Args, Debug)]
+#[command(after_help = HELP)]
+pub struct Args {
+    /// A conversation directory, a file of one, or a store holding one.
+    #[arg(value_name = "PATH")]
+    path: PathBuf,
+    /// JSON: the chat-completions message list (or, with --event-ids, the IDs).
+    #[arg(long)]
+    json: bool,
+    /// The SDK's Message objects instead of the wire form (JSON).
+    #[arg(long, conflicts_with = "event_ids")]
+    sdk_messages: bool,
+    /// The IDs of the view's events, in order.
+    #[arg(long)]
+    event_ids: bool,
+    /// View the branch whose head is the event with this ID.
+    #[arg(long, value_name = "ID")]
+    branch: Option<String>,
+    /// Reproduce this SDK version (e.g. 1.31.2) instead of the inferred one.
+    #[arg(long, value_name = "VERSION", value_parser = parse_version)]
+    sdk_version: Option<SdkVersion>,
+}
+
+fn parse_version(s: &str) -> Result<SdkVersion, String> {
+    SdkVersion::parse(s).ok_or_else(|| format!("not an SDK version (MAJOR.MINOR.PATCH): {s}"))
+}
+
+fn describe(issue: &ViewIssue) -> String {
+    match issue {
+        ViewIssue::Event { index, problem } => format!("event {index}: {problem:?}"),
+        ViewIssue::BaseState(e) => format!("base_state.json: {e}"),
+        ViewIssue::Cycle(ix) => format!("the parents form a cycle through events {ix:?}"),
+        ViewIssue::DanglingParent { index, parent_id } => {
+            format!("event {index}: its parent_id {parent_id} names no event")
+        }
+        ViewIssue::DanglingHead(id) => format!("the head {id} names no event"),
+        ViewIssue::BrokenBranch(f) => format!("the active branch stops early: {f:?}"),
+        ViewIssue::ConflictingEvidence => {
+            "the files' version evidence contradicts itself".to_owned()
+        }
+        other => format!("{other:?}"),
+    }
+}
+
+/// Runs the command.
+pub fn run(args: Args, out: &mut Out) -> Res<u8> {
+    let conv = one_conversation(&args.path, &mut Reader::new())?;
+    let options = ViewOptions {
+        version: args.sdk_version,
+        head: args.branch.clone(),
+    };
+    let view = View::from_conversation(&conv, &options);
+    if let (Some(id), Head::Dangling(_)) = (&args.branch, view.tree().head()) {
+        return Err(Fail::Problem(format!(
+            "{}: no event with ID {id} to view the branch of",
+            conv.dir().display()
+        )));
+    }
+    for issue in view.issues() {
+        warn(&format!("{}: {}", conv.dir().display(), describe(issue)));
+    }
+    if args.event_ids {
+        let ids = view.event_ids();
+        if args.json {
+            let arr = OwnedValue::Array(ids.iter().map(|s| OwnedValue::from(&**s)).collect());
+            out.json_pretty(&arr)?;
+        } else {
+            for id in ids {
+                out.line(&id)?;
+            }
+        }
+        return Ok(Status::OK.code());
+    }
+    if args.sdk_messages {
+        out.json_pretty(&OwnedValue::Array(view.sdk_messages()))?;
+        return Ok(Status::OK.code());
+    }
+    let wire = view.wire_messages();
+    if args.json {
+        out.json_pretty(&OwnedValue::Array(wire))?;
+        return Ok(Status::OK.code());
+    }
+    let det = view.version();
+    out.line(&format!(
+        "# {}: SDK {} ({}), {} events in the view, {} messages",
+        conv.dir().display(),
+        det.version,
+        if det.forced { "forced" } else { "inferred" },
+        view.entries().len(),
+        wire.len()
+    ))?;
+    for (i, m) in wire.iter().enumerate() {
+        render(out, i, m)?;
+    }
+    Ok(Status::OK.code())
+}
+
+/// Writes a wire message for a human.
+fn render(out: &mut Out, i: usize, m: &OwnedValue) -> Res<()> {
+    let role = m.get("role").and_then(OwnedValue::as_str).unwrap_or("?");
+    let mut head = format!("── [{i}] {role}");
+    if let Some(id) = m.get("tool_call_id").and_then(OwnedValue::as_str) {
+        head.push_str(&format!(" (answers {id})"));
+    }
+    out.line(&head)?;
+    match m.get("content") {
+        Some(OwnedValue::String(s)) => out.line(s)?,
+        Some(OwnedValue::Array(parts)) => {
+            for p in parts {
+                match p.get("type").and_then(OwnedValue::as_str) {
+                    Some("text") => {
+                        out.line(p.get("text").and_then(OwnedValue::as_str).unwrap_or(""))?
+                    }
+                    Some("image_url") => out.line("[image]")?,
+                    _ => out.line(&p.to_string_styled(Style::COMPACT))?,
+                }
+            }
+        }
+        _ => {}
+    }
+    if let Some(calls) = m.get("tool_calls").and_then(OwnedValue::as_array) {
+        for c in calls {
+            let f = c.get("function");
+            let name = f
+                .and_then(|f| f.get("name"))
+                .and_then(OwnedValue::as_str)
+                .unwrap_or("?");
+            let args = f
+                .and_then(|f| f.get("arguments"))
+                .and_then(OwnedValue::as_str)
+                .unwrap_or("");
+            let id = c.get("id").and_then(OwnedValue::as_str).unwrap_or("?");
+            out.line(&format!("→ {name}({args}) [{id}]"))?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,42 @@
+//! The sessions root: an explicit directory wins over `OC_CHAT_SESSIONS_DIR`,
+//! which wins over the default. One test alone in its binary because it sets an
+//! environment variable.
+
+use std::path::{Path, PathBuf};
+
+use agentlog::occhat::{DEFAULT_SESSIONS_DIR, SESSIONS_DIR_ENV, Store, sessions_dir};
+
+#[test]
+fn explicit_then_env_then_default() {
+    // SAFETY: the only test in this binary; nothing else reads the
+    // environment concurrently.
+    unsafe { std::env::remove_var(SESSIONS_DIR_ENV) };
+    assert_eq!(sessions_dir(None), PathBuf::from(DEFAULT_SESSIONS_DIR));
+    assert_eq!(DEFAULT_SESSIONS_DIR, "oc_chat/sessions");
+    unsafe { std::env::set_var(SESSIONS_DIR_ENV, "/srv/oc/sessions") };
+    assert_eq!(sessions_dir(None), PathBuf::from("/srv/oc/sessions"));
+    assert_eq!(Store::locate(None).dir(), Path::new("/srv/oc/sessions"));
+    let explicit = Path::new("elsewhere");
+    assert_eq!(sessions_dir(Some(explicit)), explicit);
+    assert_eq!(Store::locate(Some(explicit)).dir(), explicit);
+    // Set but empty is taken as given (Python's os.environ.get), the
+    // current directory.
+    unsafe { std::env::set_var(SESSIONS_DIR_ENV, "") };
+    assert_eq!(sessions_dir(None), PathBuf::from(""));
+    unsafe { std::env::remove_var(SESSIONS_DIR_ENV) };
+
+    // Time zones by `TZ` value (read from TZDIR / the zoneinfo files; in
+    // this same test so no other thread touches the environment meanwhile).
+    let tz = agentlog::occhat::TimeZone::from_tz_value("UTC");
+    assert_eq!(tz.offset_at(1_700_000_000), 0);
+    let paris = agentlog::occhat::TimeZone::from_tz_value("Europe/Paris");
+    if Path::new("/usr/share/zoneinfo/Europe/Paris").exists() {
+        // 2025-07-01 is summer time; 2025-01-15 is winter time.
+        assert_eq!(paris.offset_at(1_751_328_000), 7200);
+        assert_eq!(paris.offset_at(1_736_899_200), 3600);
+        // Far past the file's last transition: the footer rule.
+        assert_eq!(paris.offset_at(4_102_444_800 + 180 * 86_400), 7200);
+    }
+    let rule = agentlog::occhat::TimeZone::from_tz_value("EST5EDT,M3.2.0,M11.1.0");
+    assert_eq!(rule.offset_at(1_736_899_200), -5 * 3600);
+}
