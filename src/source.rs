@@ -151,10 +151,12 @@ impl AsRef<[u8]> for Bytes {
 
 fn open_checked(path: &Path) -> Result<(File, u64), SourceError> {
     // Look before opening: opening a FIFO (or a link to one) for reading
-    // blocks until a writer comes, which a hostile store never sends. The
-    // type is checked again on the open file, so a swap in between is caught
-    // unless it swaps in a FIFO (that race is left: closing it needs
-    // `O_NONBLOCK`, which the standard library does not name portably).
+    // blocks until a writer comes, which a hostile store never sends, and
+    // opening a device can act (a watchdog starts counting). `O_NONBLOCK`
+    // would save this `stat` (one system call per file) for
+    // FIFOs but still open devices. The type is checked again on the open
+    // file, so a swap in between is caught, unless it swaps in a FIFO or a
+    // device (that race is left).
     let meta = std::fs::metadata(path).map_err(|e| SourceError::io(path, e))?;
     if !meta.is_file() {
         return Err(SourceError::NotAFile {

@@ -111,4 +111,13 @@ fn seeds() {
         }
     }
     assert!(n >= 10, "the byte targets' seeds are missing");
+    // The tail seeds: message lists as JSON arrays.
+    let mut tails = 0;
+    for entry in std::fs::read_dir(root.join("tail")).expect("seed dir") {
+        let bytes = std::fs::read(entry.expect("entry").path()).expect("seed");
+        let v = OwnedValue::parse(&bytes).expect("the seed's messages parse");
+        fuzz_checks::tail(v.as_array().expect("a list"));
+        tails += 1;
+    }
+    assert!(tails >= 4);
 }

@@ -93,10 +93,16 @@ fn events_is_a_file() {
     fs::create_dir_all(&dir).unwrap();
     fs::write(dir.join("base_state.json"), STATE).unwrap();
     fs::write(dir.join("events"), b"not a directory").unwrap();
+    fs::write(dir.join("subagents"), b"nor this").unwrap();
     let conv = read_conversation(&dir).unwrap();
     assert!(conv.state_error().is_none());
     assert_eq!(conv.len(), 0);
-    assert_eq!(conv.others(), ["events"], "the file is accounted for");
+    assert_eq!(
+        conv.others(),
+        ["events", "subagents"],
+        "the files are accounted for"
+    );
+    assert!(conv.subagents().is_empty() && conv.subagents_error().is_none());
     assert!(conv.events_error().is_none());
     assert!(view_of(&conv).is_empty());
     // Without a state there is nothing of a conversation left.
@@ -239,6 +245,14 @@ fn symlink_loops() {
         conv.subagents().is_empty(),
         "a link back up is no sub-agent: {:?}",
         conv.subagents()
+    );
+    assert_eq!(
+        conv.subagent_loops(),
+        [
+            "eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee",
+            "ffffffffffffffffffffffffffffffff"
+        ],
+        "but it is recorded"
     );
     // Discovery ends, and finds the one conversation once.
     let found = openhands::find_sessions(&store).unwrap();
@@ -1034,4 +1048,68 @@ fn view_of_adversarial_shapes() {
         cascade.push((o.clone(), observation(&o, &format!("tc{k}"))));
     }
     assert_eq!(view_entries(&cascade), 0, "the whole cascade falls");
+}
+
+#[test]
+fn chat_log_of_a_million_tool_messages() {
+    // An assistant's call followed by a million tool messages, one of them
+    // answering another call: the whole log is the incomplete tail.
+    // Dropping it scanned the tail once per message (10^12 steps) before
+    // the tail became a set. About 10 s in a debug build (measured), most
+    // of it building the million owned messages.
+    let n = 1_000_000;
+    let mut messages = Vec::with_capacity(n + 1);
+    messages.push(
+        OwnedValue::parse(
+            br#"{"role":"assistant","content":"","tool_calls":[{"id":"a"},{"id":"b"}]}"#,
+        )
+        .unwrap(),
+    );
+    let tool = OwnedValue::parse(br#"{"role":"tool","tool_call_id":"a","content":"x"}"#).unwrap();
+    messages.extend(std::iter::repeat_n(tool, n));
+    let report = agentlog::occhat::detect_incomplete_tail(&messages).expect("a tail");
+    assert_eq!(report.tail_indexes.len(), n + 1);
+    let kept =
+        agentlog::occhat::recovery_indexes(&messages, agentlog::occhat::RecoveryChoice::Drop);
+    assert!(kept.is_empty());
+    let fresh =
+        agentlog::occhat::apply_tail_recovery(&messages, agentlog::occhat::RecoveryChoice::Drop);
+    assert!(fresh.is_empty());
+}
+
+#[test]
+fn occhat_files_and_directories_swapped() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path();
+    // A session "directory" that is a file; a meta that is a directory; a
+    // chat log that is a directory beside a good meta.
+    fs::write(root.join("a"), b"not a directory").unwrap();
+    fs::create_dir_all(root.join("b/b_2025-01-01--00-00-00_meta.json")).unwrap();
+    fs::create_dir_all(root.join("c/c_2025-01-01--00-00-00_chat_log.json")).unwrap();
+    fs::write(
+        root.join("c/c_2025-01-01--00-00-00_meta.json"),
+        br#"{"session_name": "c"}"#,
+    )
+    .unwrap();
+    // The archive is a file.
+    fs::write(root.join("archive"), b"x").unwrap();
+    let store = Store::new(root);
+    let list = store.list_sessions();
+    assert_eq!(list.sessions.len(), 1, "{list:?}");
+    assert_eq!(list.skipped.len(), 1);
+    assert!(matches!(
+        list.skipped[0].error,
+        LoadError::Read(SourceError::NotAFile { .. })
+    ));
+    assert!(!store.session_exists("a"));
+    let s = store.load_session("c").unwrap();
+    assert!(s.load_failed, "an unreadable chat log is not an empty one");
+    let mut s2 = s.clone();
+    let saved = store.save_all(&mut s2);
+    // The refusal keeps the chat log; the meta saves (archiving needs
+    // `archive/` to be a directory, which it is not: an I/O error, typed).
+    match saved {
+        Ok(r) => assert!(r.refused.is_some()),
+        Err(e) => assert!(matches!(e, agentlog::occhat::SaveError::Io { .. }), "{e}"),
+    }
 }

@@ -144,11 +144,18 @@ fn memory_is_proportional_to_input() {
         let t = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(t.path().join("s")).unwrap();
         std::fs::write(t.path().join("s/s_2025-01-01--00-00-00_meta.json"), &doc).unwrap();
+        // In a fresh thread: OC Chat keeps a parser per thread, which must
+        // start empty to be measured (and is let go after a large file).
+        let dir = t.path().to_path_buf();
         let occhat = peak_of(|| {
-            let store = Store::new(t.path());
-            assert_eq!(store.list_sessions().sessions.len(), 1);
-            let s = store.load_session("s").expect("loads");
-            assert!(!s.meta_extra.is_empty());
+            std::thread::spawn(move || {
+                let store = Store::new(&dir);
+                assert_eq!(store.list_sessions().sessions.len(), 1);
+                let s = store.load_session("s").expect("loads");
+                assert!(!s.meta_extra.is_empty());
+            })
+            .join()
+            .expect("the load thread");
         }) as f64
             / len;
         for (w, f) in worst.iter_mut().zip([parse, reader, view, owned, occhat]) {
@@ -158,6 +165,33 @@ fn memory_is_proportional_to_input() {
             "{shape:>26}: parse {parse:5.1}x  reader+decode {reader:5.1}x  view {view:5.1}x  owned {owned:5.1}x  occhat {occhat:5.1}x"
         ));
     }
+    // A conversation of many small events: what the reader keeps per event
+    // besides the event's bytes (file name, record, envelope strings).
+    let events = 10_000;
+    let files: Vec<(String, Vec<u8>)> = (0..events)
+        .map(|i| {
+            let id = format!("{i:08x}-0000-4000-8000-000000000000");
+            (
+                format!("events/event-{i:05}-{id}.json"),
+                format!(
+                    r#"{{"kind":"PauseEvent","id":"{id}","timestamp":"2026-01-01T00:00:00.000000","source":"user"}}"#
+                )
+                .into_bytes(),
+            )
+        })
+        .collect();
+    let bytes: usize = files.iter().map(|(_, b)| b.len()).sum();
+    let base = CURRENT.load(Ordering::SeqCst);
+    let conv = openhands::parse("c", files.iter().map(|(p, b)| (p.as_str(), b.as_slice())));
+    let held = CURRENT.load(Ordering::SeqCst).saturating_sub(base);
+    assert_eq!(conv.len(), events);
+    let per_event = held.saturating_sub(bytes) / events;
+    report.push(format!(
+        "conversation of {events} events ({} bytes each): {per_event} bytes held per event besides its bytes (growth slack included)",
+        bytes / events
+    ));
+    drop(conv);
+    assert!(per_event <= 1024, "{per_event} bytes per event");
     for line in &report {
         eprintln!("{line}");
     }

@@ -9,7 +9,7 @@ mod common;
 
 use agentlog::json::{Map, OwnedValue};
 use agentlog::occhat::VARIABLE_CONTEXT_SENTINEL;
-use arbitrary::Arbitrary;
+use arbitrary::{Arbitrary, Unstructured};
 use checks::{Manifest, TailCase};
 use common::{Id, Leaf, Slot, Text};
 use libfuzzer_sys::fuzz_target;
@@ -33,12 +33,6 @@ enum Msg {
         extra: Vec<(Text, Leaf)>,
     },
     Other(Leaf),
-}
-
-#[derive(Arbitrary, Debug)]
-enum Input {
-    Made(Vec<Msg>),
-    Raw(Vec<u8>),
 }
 
 fn slot<T>(m: &mut Map, k: &str, s: &Slot<T>, f: impl FnOnce(&T) -> OwnedValue) {
@@ -102,14 +96,20 @@ impl Msg {
     }
 }
 
-fuzz_target!(|input: Input| {
-    let messages: Vec<OwnedValue> = match &input {
-        Input::Made(ms) => ms.iter().map(Msg::get).collect(),
-        Input::Raw(b) => match OwnedValue::parse(b) {
+fuzz_target!(|data: &[u8]| {
+    // A JSON array is taken as the messages themselves (the hand-made
+    // seeds are such arrays); anything else describes messages through
+    // `arbitrary`.
+    let messages: Vec<OwnedValue> = if data.first() == Some(&b'[') {
+        match OwnedValue::parse(data) {
             Ok(OwnedValue::Array(a)) => a,
-            Ok(other) => vec![other],
-            Err(_) => return,
-        },
+            _ => return,
+        }
+    } else {
+        let Ok(ms) = Vec::<Msg>::arbitrary_take_rest(Unstructured::new(data)) else {
+            return;
+        };
+        ms.iter().map(Msg::get).collect()
     };
     let case = TailCase(messages);
     case.dump_if_asked();

@@ -130,15 +130,25 @@ pub(crate) fn with_json<R>(path: &Path, f: impl FnOnce(Value<'_>) -> R) -> Resul
             0
         };
         let body = buf.get(bom..).unwrap_or_default();
-        match parser.parse(body) {
+        let out = match parser.parse(body) {
             Ok(doc) => Ok(f(doc.root())),
             Err(e) => Err(LoadError::Json {
                 path: path.to_path_buf(),
                 error: JsonError::new(e.kind(), e.offset().map(|o| o + bom), e.detail()),
             }),
+        };
+        // The buffers grow to the largest file read (and the parser's to
+        // some 30 times that for a dense one); past a few megabytes they are
+        // let go rather than kept by the thread for good.
+        if buf.capacity() > KEEP_BUFFERS_UP_TO {
+            *guard = (Parser::new(), Vec::new());
         }
+        out
     })
 }
+
+/// The largest file whose reading buffers a thread keeps for the next one.
+const KEEP_BUFFERS_UP_TO: usize = 4 << 20;
 
 /// Reads a JSON file into an owned value as Python's `json.loads` builds
 /// it (duplicate member names collapsed: first position, last value).

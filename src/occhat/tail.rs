@@ -7,7 +7,7 @@
 //! that is a number), a message is read as if it were `{}` and
 //! `tool_calls` that is not a list names no call.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 use std::fmt;
 use std::str::FromStr;
 
@@ -260,9 +260,12 @@ pub fn recovery_indexes(messages: &[OwnedValue], choice: RecoveryChoice) -> Vec<
         },
         RecoveryChoice::Drop => match detect_incomplete_tail(messages) {
             None => (0..messages.len()).collect(),
-            Some(r) => (0..messages.len())
-                .filter(|i| !r.tail_indexes.contains(i))
-                .collect(),
+            Some(r) => {
+                // A set: the tail can be most of a hostile log (a million
+                // tool messages), and a scan per message would be quadratic.
+                let tail: HashSet<usize> = r.tail_indexes.iter().copied().collect();
+                (0..messages.len()).filter(|i| !tail.contains(i)).collect()
+            }
         },
     }
 }
