@@ -39,6 +39,12 @@
 //! - Answers that need only file names — the event count, the event IDs,
 //!   the index order, gaps — come from [`EventFiles::scan`] and
 //!   [`event_ids`], which open no event file.
+//! - A whole store: [`Store`] streams its conversations (sub-agents
+//!   included) one at a time through one reused reader, in parallel with
+//!   the results in order (feature `parallel`), and [`list`] lists them
+//!   from names alone (see [`store`]). [`Reader::read_into_with`] hands a
+//!   visitor each parsed file, for members beyond the envelope without a
+//!   second parse.
 //!
 //! # Where this follows the SDK rather than the reference
 //!

@@ -8,13 +8,15 @@
 //! without a heap allocation (the standard library's `read_dir` allocates
 //! each entry's name, twice when asked for it). Measured on the store
 //! benchmarks: see `benches/README.md`. Elsewhere a `Dir` holds its path
-//! and goes through the standard library.
+//! and goes through the standard library (also on Linux when built with
+//! `RUSTFLAGS="--cfg agentlog_portable_dir"`, to test and measure that
+//! path).
 //!
 //! Files are opened with `O_NONBLOCK`, so that a FIFO met where a file was
 //! expected is refused as not a regular file instead of blocking the
 //! reader; it changes nothing for regular files.
 
-use std::ffi::{CStr, OsStr};
+use std::ffi::OsStr;
 use std::fs::File;
 use std::io;
 use std::path::Path;
@@ -60,16 +62,16 @@ impl FileFault {
 /// A reused buffer for listing directories.
 #[derive(Debug, Default)]
 pub(crate) struct ListBuf {
-    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    #[cfg_attr(any(not(target_os = "linux"), agentlog_portable_dir), allow(dead_code))]
     buf: Vec<u8>,
 }
 
 /// An open directory.
 #[derive(Debug)]
 pub(crate) struct Dir {
-    #[cfg(target_os = "linux")]
+    #[cfg(all(target_os = "linux", not(agentlog_portable_dir)))]
     fd: std::os::fd::OwnedFd,
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(any(not(target_os = "linux"), agentlog_portable_dir))]
     path: std::path::PathBuf,
 }
 
@@ -102,8 +104,9 @@ fn read_whole(file: &mut File, buf: &mut Vec<u8>) -> Result<usize, FileFault> {
     }
 }
 
-#[cfg(target_os = "linux")]
+#[cfg(all(target_os = "linux", not(agentlog_portable_dir)))]
 mod imp {
+    use std::ffi::CStr;
     use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
     use std::os::unix::ffi::OsStrExt;
     use std::os::unix::fs::OpenOptionsExt;
@@ -264,7 +267,7 @@ mod imp {
     }
 }
 
-#[cfg(not(target_os = "linux"))]
+#[cfg(any(not(target_os = "linux"), agentlog_portable_dir))]
 mod imp {
     use super::*;
 
@@ -291,7 +294,13 @@ mod imp {
             name: &OsStr,
             buf: &mut Vec<u8>,
         ) -> Result<usize, FileFault> {
-            let mut f = File::open(self.path.join(name)).map_err(FileFault::Io)?;
+            let path = self.path.join(name);
+            // Without `O_NONBLOCK`, opening a FIFO would block: refuse what
+            // is not a regular file before opening it.
+            if !std::fs::metadata(&path).map_err(FileFault::Io)?.is_file() {
+                return Err(FileFault::NotAFile);
+            }
+            let mut f = File::open(&path).map_err(FileFault::Io)?;
             read_whole(&mut f, buf)
         }
 
@@ -392,7 +401,7 @@ mod tests {
         assert!(d.is_dir(OsStr::new("sub"), Kind::Unknown));
     }
 
-    #[cfg(target_os = "linux")]
+    #[cfg(unix)]
     #[test]
     fn a_fifo_is_not_a_file_and_does_not_block() {
         let t = tempfile::tempdir().unwrap();
