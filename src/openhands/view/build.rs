@@ -1015,6 +1015,34 @@ fn enforce_properties_rounds(
     }
 }
 
+/// Condensations applied to a plain list, as the SDK applies them: the
+/// reference for [`apply_condensations`].
+#[cfg(test)]
+fn apply_condensations_vec(cx: &Ctx<'_, '_>, seq: &[usize]) -> Vec<Entry> {
+    let mut out: Vec<Entry> = Vec::new();
+    for &p in seq {
+        let Some(ev) = cx.ev(p) else { continue };
+        let kind = ev.effective_kind();
+        if kind == EventKind::Condensation {
+            if let Body::Condensation {
+                forgotten,
+                summary,
+                offset,
+            } = &ev.body
+            {
+                let f: HashSet<&str> = forgotten.iter().map(|x| x.as_ref()).collect();
+                out.retain(|&e| !f.contains(cx.id(e).as_ref()));
+                if let (Some(_), Some(o)) = (summary, offset) {
+                    out.insert((*o).min(out.len()), Entry::Summary(p));
+                }
+            }
+        } else if kind.is_llm_convertible() {
+            out.push(Entry::Event(p));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::event::{ViewEvent, decode};
@@ -1079,6 +1107,63 @@ mod tests {
                 let (fast, rounds) = both(&specs, v);
                 prop_assert_eq!(fast, rounds);
             }
+        }
+    }
+
+    /// Messages and condensations (forgetting pooled IDs, summaries of
+    /// earlier condensations included, any offset).
+    fn condensation_json(spec: &(u8, u8, Vec<u8>, Option<u16>)) -> String {
+        let (kind, id, forgotten, offset) = spec;
+        let id = format!("e{}", id % 64);
+        if kind % 8 == 0 {
+            let f: Vec<String> = forgotten
+                .iter()
+                .map(|x| {
+                    if x % 4 == 0 {
+                        format!("\"e{}-summary\"", x % 64)
+                    } else {
+                        format!("\"e{}\"", x % 64)
+                    }
+                })
+                .collect();
+            let off = offset.map_or(String::new(), |o| {
+                format!(r#","summary_offset":{}"#, o % 1000)
+            });
+            format!(
+                r#"{{"kind":"Condensation","id":"{id}","source":"environment","forgotten_event_ids":[{}],"summary":"s"{off}}}"#,
+                f.join(",")
+            )
+        } else {
+            format!(
+                r#"{{"kind":"MessageEvent","id":"{id}","source":"user","llm_message":{{"role":"user","content":"x"}}}}"#
+            )
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+        /// The blocked list gives what the plain list gives (up to 1,500
+        /// events: blocks split past 512 entries).
+        #[test]
+        fn condensations_as_the_sdk(
+            specs in proptest::collection::vec(
+                (any::<u8>(), any::<u8>(), proptest::collection::vec(any::<u8>(), 0..3), any::<Option<u16>>()),
+                0..1500,
+            )
+        ) {
+            let raws: Vec<String> = specs.iter().map(condensation_json).collect();
+            let ids: Vec<String> = (0..specs.len()).map(|i| format!("{i:08x}")).collect();
+            let mut parser = Parser::new();
+            let mut det = Detector::default();
+            let events: Vec<ViewEvent<'_>> = raws
+                .iter()
+                .zip(&ids)
+                .enumerate()
+                .map(|(i, (r, id))| decode(&mut parser, i, id, r.as_bytes(), &mut det))
+                .collect();
+            let cx = Ctx { events: &events };
+            let seq: Vec<usize> = (0..events.len()).collect();
+            prop_assert_eq!(apply_condensations(&cx, &seq), apply_condensations_vec(&cx, &seq));
         }
     }
 
