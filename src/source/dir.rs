@@ -243,8 +243,10 @@ mod imp {
                 let mut chunk = buf.get(..n as usize).unwrap_or(&[]);
                 // Each record: d_ino (8), d_off (8), d_reclen (2), d_type
                 // (1), the NUL-terminated name, padding to d_reclen.
-                while let Some(head) = chunk.get(..19) {
-                    let reclen = usize::from(u16::from_ne_bytes([head[16], head[17]]));
+                while let (Some(&r0), Some(&r1), Some(&d_type)) =
+                    (chunk.get(16), chunk.get(17), chunk.get(18))
+                {
+                    let reclen = usize::from(u16::from_ne_bytes([r0, r1]));
                     let Some(rec) = chunk.get(19..reclen) else {
                         break;
                     };
@@ -252,7 +254,7 @@ mod imp {
                         .map(CStr::to_bytes)
                         .unwrap_or(rec);
                     if name != b"." && name != b".." {
-                        let kind = match head[18] {
+                        let kind = match d_type {
                             libc::DT_DIR => Kind::Dir,
                             libc::DT_LNK => Kind::Symlink,
                             libc::DT_UNKNOWN => Kind::Unknown,
