@@ -3,8 +3,9 @@
 //!
 //! - baselines: (walk) a bare directory walk; (1) `floor_io`, reading every
 //!   file the reader reads; (2) `floor_parse`, the same plus simd-json's
-//!   tape; (3) `serde`, the obvious reader: serde_json into owned structs
-//!   with a `Value` catch-all for undeclared members.
+//!   tape; (2∥) `floor_parse_par`, that on one plain thread per core;
+//!   (3) `serde`, the obvious reader: serde_json into owned structs with a
+//!   `Value` catch-all for undeclared members.
 //! - ours: (a) `list`, discovery from names alone; (b) `envelopes`, every
 //!   event's envelope (streamed, one reused reader); (b∥) `envelopes_par`,
 //!   the same on every core, results in order; (c) `decode`, every kind
@@ -22,8 +23,8 @@
 //! variants interleaved (round robin, `AGENTLOG_BENCH_ROUNDS` rounds,
 //! default 11): the table of medians and ratios printed at the end comes
 //! from that pass, which a machine's changing load skews far less than
-//! consecutive runs. Both wall time and the thread's CPU time (user + sys,
-//! from `/proc/thread-self/schedstat`) are given.
+//! consecutive runs. Both wall time and the process's CPU time (user + sys
+//! of every thread, `CLOCK_PROCESS_CPUTIME_ID`) are given.
 //!
 //! `cargo bench --features gen,parallel --bench store`
 
@@ -87,6 +88,39 @@ fn envelopes_par(root: &Path) -> u64 {
         })
         .into_iter()
         .sum()
+}
+
+/// (2∥) The parse floor on every core: one plain thread per core, each
+/// taking the next conversation directory (an atomic counter) and reading
+/// and parsing its files with its own buffer and tape. What the machine
+/// gives a parallel reader with no framework at all.
+#[cfg(feature = "parallel")]
+fn floor_parse_par(root: &Path) -> u64 {
+    use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root)
+        .expect("store")
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.path())
+        .collect();
+    dirs.sort();
+    let next = AtomicUsize::new(0);
+    let total = AtomicU64::new(0);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                let mut buf = Vec::with_capacity(1 << 16);
+                let mut tape = floor::TapeFloor::default();
+                let mut n = 0;
+                while let Some(d) = dirs.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    n += floor::parse_all(d, &mut buf, &mut tape);
+                }
+                total.fetch_add(n + tape.nodes as u64, Ordering::Relaxed);
+            });
+        }
+    });
+    total.into_inner()
 }
 
 /// Decodes one event by its kind; with `out`, encodes it again.
@@ -363,6 +397,11 @@ fn groups(fx: &Fixtures) -> Vec<Group<'_>> {
     ];
     #[cfg(feature = "parallel")]
     v.push(Variant {
+        name: "floor_parse_par",
+        run: Box::new(move || floor_parse_par(main)),
+    });
+    #[cfg(feature = "parallel")]
+    v.push(Variant {
         name: "b_envelopes_par",
         run: Box::new(move || envelopes_par(main)),
     });
@@ -387,6 +426,8 @@ fn groups(fx: &Fixtures) -> Vec<Group<'_>> {
             ("d_roundtrip", "floor_parse"),
             ("a_list", "walk"),
             ("b_envelopes", "b_envelopes_par"),
+            ("floor_parse", "floor_parse_par"),
+            ("b_envelopes_par", "floor_parse_par"),
         ],
     });
     let listing = fx.listing.as_path();
@@ -462,12 +503,16 @@ fn groups(fx: &Fixtures) -> Vec<Group<'_>> {
 
 // ---------------------------------------------------------------- interleaved pass
 
-/// The calling thread's CPU time (user + sys), from the scheduler's own
-/// account, in nanoseconds; `None` where `/proc` does not give it.
-fn thread_cpu() -> Option<Duration> {
-    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    let ns: u64 = s.split_whitespace().next()?.parse().ok()?;
-    Some(Duration::from_nanos(ns))
+/// The process's CPU time (user + sys, every thread: the parallel
+/// variants' workers included), from `CLOCK_PROCESS_CPUTIME_ID`.
+fn process_cpu() -> Option<Duration> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec.
+    let r = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    (r == 0).then(|| Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32))
 }
 
 fn median(v: &mut [f64]) -> f64 {
@@ -493,11 +538,11 @@ fn interleaved(groups: &[Group<'_>], rounds: usize, filter: Option<&str>) {
         }
         for _ in 0..rounds {
             for (i, v) in g.variants.iter().enumerate() {
-                let c0 = thread_cpu();
+                let c0 = process_cpu();
                 let t = Instant::now();
                 black_box((v.run)());
                 let w = t.elapsed();
-                let c = thread_cpu().zip(c0).map(|(b, a)| b.saturating_sub(a));
+                let c = process_cpu().zip(c0).map(|(b, a)| b.saturating_sub(a));
                 wall[i].push(w.as_secs_f64() * 1e3);
                 cpu[i].push(c.map_or(f64::NAN, |c| c.as_secs_f64() * 1e3));
             }

@@ -381,6 +381,24 @@ impl ChatSession {
         s
     }
 
+    /// [`from_records`](Self::from_records) taking the chat log by value:
+    /// its messages are moved into the session rather than copied (a
+    /// loaded chat log's messages are most of what loading allocates).
+    pub fn from_records_owned(meta: &OwnedValue, chat_log: Option<OwnedValue>) -> Self {
+        let mut log = chat_log;
+        let messages = log
+            .as_mut()
+            .and_then(OwnedValue::as_object_mut)
+            .and_then(|m| m.get_mut("messages"))
+            .and_then(OwnedValue::as_array_mut)
+            .map(std::mem::take);
+        let mut s = Self::from_records(meta, log.as_ref());
+        if let Some(m) = messages {
+            s.messages = m;
+        }
+        s
+    }
+
     /// The meta record the seed's `save_session_metadata` writes for this
     /// session (`name` already canonical), then the extra members.
     pub(crate) fn meta_record(&self, name: &str, now_compact: &str) -> OwnedValue {
@@ -487,5 +505,26 @@ mod tests {
             .unwrap();
         let s = TokenStats::from_json(doc.root().get("stats"));
         assert_eq!((s.total_tokens, s.total_prompt_tokens), (i64::MAX, -3));
+    }
+
+    #[test]
+    fn from_records_owned_equals_from_records() {
+        let meta = OwnedValue::parse(br#"{"session_name": "s", "model": "m", "x": [1]}"#).unwrap();
+        for log in [
+            &br#"{"messages": [{"role": "user", "content": "hi"}], "extra": 1}"#[..],
+            br#"{"messages": [1], "messages": [{"role": "assistant"}, 2], "y": null}"#,
+            br#"{"messages": "not a list", "z": {}}"#,
+            br#"[1, 2]"#,
+            br#"{}"#,
+        ] {
+            let log = OwnedValue::parse(log).unwrap();
+            let by_ref = ChatSession::from_records(&meta, Some(&log));
+            let owned = ChatSession::from_records_owned(&meta, Some(log));
+            assert_eq!(owned, by_ref);
+        }
+        assert_eq!(
+            ChatSession::from_records_owned(&meta, None),
+            ChatSession::from_records(&meta, None)
+        );
     }
 }

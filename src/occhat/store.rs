@@ -539,7 +539,7 @@ impl Store {
                 },
             }
         };
-        let mut s = super::ChatSession::from_records(&meta.metadata, chat_log.as_ref());
+        let mut s = super::ChatSession::from_records_owned(&meta.metadata, chat_log);
         s.load_failed = failed;
         s.filepath = Some(meta.path);
         Ok(s)
