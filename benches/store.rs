@@ -37,10 +37,10 @@ use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use agentlog::r#gen::{GenConfig, write_store};
 use agentlog::json::Parser;
 use agentlog::occhat;
 use agentlog::openhands::{self, Event, Store};
+use agentlog::synth::{GenConfig, write_store};
 use criterion::{Criterion, Throughput};
 
 fn env_usize(name: &str, default: usize) -> usize {

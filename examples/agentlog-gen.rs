@@ -7,8 +7,8 @@
 //! cargo run --release --features gen --example agentlog-gen -- stats /tmp/store
 //! ```
 
-use agentlog::r#gen::{GenConfig, Style, write_store};
 use agentlog::json::Parser;
+use agentlog::synth::{GenConfig, Style, write_store};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};

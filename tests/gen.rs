@@ -2,8 +2,8 @@
 //! and the shapes the readers rely on.
 #![cfg(feature = "gen")]
 
-use agentlog::r#gen::{GenConfig, GenError, Generator, Style, write_store};
 use agentlog::json::{Parser, Value};
+use agentlog::synth::{GenConfig, GenError, Generator, Style, write_store};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
