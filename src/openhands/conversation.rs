@@ -780,7 +780,7 @@ impl Reader {
     }
 
     /// Reads the conversation directory `path` names, or the conversation
-    /// of the file it names ([`conversation_dir`]).
+    /// of the file it names ([`conversation_dir`](super::conversation_dir)).
     pub fn read(&mut self, path: impl AsRef<Path>) -> Result<Conversation, ReadError> {
         let mut conv = Conversation::new();
         conv.blob.reserve(self.hint.min(MAX_HINT));
