@@ -17,6 +17,35 @@ use crate::json::{FieldValue, Item, Items, List, Str, Value};
 
 use super::{ACTION_DELEGATE, ACTION_TASK, DEFAULT_REJECTION_REASON, int};
 
+/// Declares an event kind with [`json_object!`](crate::json_object): the
+/// envelope every event has (`kind`, `id`, `timestamp`, `source` with the
+/// given doc, `parent_id`), then the kind's own members.
+macro_rules! event_kind {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident<'a>, source: $source_doc:literal {
+            $($members:tt)*
+        }
+    ) => {
+        crate::json_object! {
+            $(#[$meta])*
+            pub struct $name<'a> {
+                /// The kind.
+                kind: Str<'a> = "kind",
+                /// The event ID.
+                id: Str<'a> = "id",
+                /// The naive local timestamp.
+                timestamp: Str<'a> = "timestamp",
+                #[doc = $source_doc]
+                source: Str<'a> = "source",
+                /// The parent in the event tree (1.31.0+).
+                parent_id: Str<'a> = "parent_id",
+                $($members)*
+            }
+        }
+    };
+}
+
 crate::json_object! {
     /// One `TextContent` or `ImageContent`.
     pub struct Content<'a> {
@@ -228,19 +257,9 @@ crate::json_object! {
     }
 }
 
-crate::json_object! {
+event_kind! {
     /// A message from the user, the agent or the environment.
-    pub struct MessageEvent<'a> {
-        /// The kind.
-        kind: Str<'a> = "kind",
-        /// The event ID.
-        id: Str<'a> = "id",
-        /// The naive local timestamp.
-        timestamp: Str<'a> = "timestamp",
-        /// `user`, `agent` or `environment`.
-        source: Str<'a> = "source",
-        /// The parent in the event tree (1.31.0+).
-        parent_id: Str<'a> = "parent_id",
+    pub struct MessageEvent<'a>, source: " `user`, `agent` or `environment`." {
         /// The exact message.
         llm_message: Message<'a> = "llm_message",
         /// The LLM response, on agent messages.
@@ -297,20 +316,10 @@ impl<'a> Action<'a> {
     }
 }
 
-crate::json_object! {
+event_kind! {
     /// One tool call. The response's text, reasoning and thinking are on
     /// the first action of a response only.
-    pub struct ActionEvent<'a> {
-        /// The kind.
-        kind: Str<'a> = "kind",
-        /// The event ID.
-        id: Str<'a> = "id",
-        /// The naive local timestamp.
-        timestamp: Str<'a> = "timestamp",
-        /// The source (`agent`).
-        source: Str<'a> = "source",
-        /// The parent in the event tree (1.31.0+).
-        parent_id: Str<'a> = "parent_id",
+    pub struct ActionEvent<'a>, source: " The source (`agent`)." {
         /// The response's text.
         thought: Contents<'a> = "thought",
         /// The response's reasoning text.
@@ -420,19 +429,9 @@ impl<'a> Observation<'a> {
     }
 }
 
-crate::json_object! {
+event_kind! {
     /// A tool's result.
-    pub struct ObservationEvent<'a> {
-        /// The kind.
-        kind: Str<'a> = "kind",
-        /// The event ID.
-        id: Str<'a> = "id",
-        /// The naive local timestamp.
-        timestamp: Str<'a> = "timestamp",
-        /// The source (`environment`).
-        source: Str<'a> = "source",
-        /// The parent in the event tree (1.31.0+).
-        parent_id: Str<'a> = "parent_id",
+    pub struct ObservationEvent<'a>, source: " The source (`environment`)." {
         /// The tool's name.
         tool_name: Str<'a> = "tool_name",
         /// The call answered.
@@ -446,19 +445,9 @@ crate::json_object! {
     }
 }
 
-crate::json_object! {
+event_kind! {
     /// A call the user or a hook rejected.
-    pub struct UserRejectObservation<'a> {
-        /// The kind.
-        kind: Str<'a> = "kind",
-        /// The event ID.
-        id: Str<'a> = "id",
-        /// The naive local timestamp.
-        timestamp: Str<'a> = "timestamp",
-        /// The source (`environment`).
-        source: Str<'a> = "source",
-        /// The parent in the event tree (1.31.0+).
-        parent_id: Str<'a> = "parent_id",
+    pub struct UserRejectObservation<'a>, source: " The source (`environment`)." {
         /// The tool's name.
         tool_name: Str<'a> = "tool_name",
         /// The call answered.
@@ -481,20 +470,10 @@ impl<'a> UserRejectObservation<'a> {
     }
 }
 
-crate::json_object! {
+event_kind! {
     /// A call the agent could not run: an unknown tool, invalid arguments, a
     /// tool that raised, or a call cut by a pause or a crash.
-    pub struct AgentErrorEvent<'a> {
-        /// The kind.
-        kind: Str<'a> = "kind",
-        /// The event ID.
-        id: Str<'a> = "id",
-        /// The naive local timestamp.
-        timestamp: Str<'a> = "timestamp",
-        /// The source (`agent`).
-        source: Str<'a> = "source",
-        /// The parent in the event tree (1.31.0+).
-        parent_id: Str<'a> = "parent_id",
+    pub struct AgentErrorEvent<'a>, source: " The source (`agent`)." {
         /// The tool's name.
         tool_name: Str<'a> = "tool_name",
         /// The call answered.
@@ -516,20 +495,10 @@ impl AgentErrorEvent<'_> {
     }
 }
 
-crate::json_object! {
+event_kind! {
     /// A context edit: the events it forgets leave the view, and its
     /// summary, when it has one and an offset, enters it at the offset.
-    pub struct Condensation<'a> {
-        /// The kind.
-        kind: Str<'a> = "kind",
-        /// The event ID.
-        id: Str<'a> = "id",
-        /// The naive local timestamp.
-        timestamp: Str<'a> = "timestamp",
-        /// The source (`environment`).
-        source: Str<'a> = "source",
-        /// The parent in the event tree (1.31.0+).
-        parent_id: Str<'a> = "parent_id",
+    pub struct Condensation<'a>, source: " The source (`environment`)." {
         /// The IDs forgotten ([`Condensation::forgotten`]).
         forgotten_event_ids: Items<'a, Str<'a>> = "forgotten_event_ids",
         /// The summary.
@@ -571,21 +540,11 @@ impl<'a> Condensation<'a> {
     }
 }
 
-crate::json_object! {
+event_kind! {
     /// The system prompt and the tools the agent was given. Tools are chat
     /// tool params in SDK 1.0 to 1.6, `ToolDefinition` dumps with no
     /// parameter schema from 1.7.
-    pub struct SystemPromptEvent<'a> {
-        /// The kind.
-        kind: Str<'a> = "kind",
-        /// The event ID.
-        id: Str<'a> = "id",
-        /// The naive local timestamp.
-        timestamp: Str<'a> = "timestamp",
-        /// The source (`agent`).
-        source: Str<'a> = "source",
-        /// The parent in the event tree (1.31.0+).
-        parent_id: Str<'a> = "parent_id",
+    pub struct SystemPromptEvent<'a>, source: " The source (`agent`)." {
         /// The static system prompt (a `TextContent`).
         system_prompt: Content<'a> = "system_prompt",
         /// The tools, each kept as read.
