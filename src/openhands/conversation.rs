@@ -1059,8 +1059,14 @@ impl Reader {
                 }
             }
         }
+        // Paths are sorted whole, not by their first component: `events/`,
+        // `events/.t` and `events//` give the names "", ".t" and "" in that
+        // order, so a plain dedup would keep "" twice.
+        conv.dirs.sort();
         conv.dirs.dedup();
+        event_names.sort_unstable();
         event_names.dedup();
+        sub_names.sort_unstable();
         sub_names.dedup();
         let base = PathBuf::from(name);
         if let Some(b) = lookup(FILE_BASE_STATE) {
