@@ -499,11 +499,13 @@ fn real_event() -> Vec<u8> {
 
 fn fuzz_checks_corpus() -> PathBuf {
     let beside = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus"));
-    if beside.is_dir() {
-        beside
-    } else {
-        PathBuf::from("/work/shared/corpus")
-    }
+    assert!(
+        beside.is_dir(),
+        "{}: the shared corpus is missing; check the shared data folder out \
+         beside the repository as `../shared`",
+        beside.display()
+    );
+    beside
 }
 
 #[test]
