@@ -10,6 +10,7 @@
 //! owns, or a folder with no input in it, fails the test. A target with no
 //! regression yet has no folder, and nothing claims to replay it.
 
+mod common;
 mod fuzz_checks;
 
 use std::path::{Path, PathBuf};
@@ -158,4 +159,25 @@ fn seeds() {
         zones += 1;
     }
     assert!(zones >= 3, "the occhat_text seeds are missing");
+}
+
+/// The `json` check over every JSONTestSuite case: whatever both parsers
+/// accept, serde_json reads as we do (the second opinion is exercised on
+/// hundreds of inputs, not only on the seeds).
+#[test]
+fn json_check_over_json_test_suite() {
+    let dir = common::shared_dir().join("testsuites/JSONTestSuite/test_parsing");
+    let (mut cases, mut both) = (0, 0);
+    for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+        let bytes = std::fs::read(entry.expect("entry").path()).expect("a case");
+        fuzz_checks::json(&bytes);
+        cases += 1;
+        if OwnedValue::parse(&bytes).is_ok()
+            && serde_json::from_slice::<serde_json::Value>(&bytes).is_ok()
+        {
+            both += 1;
+        }
+    }
+    assert!(cases > 300, "{cases} cases");
+    assert!(both >= 95, "only {both} cases accepted by both parsers");
 }

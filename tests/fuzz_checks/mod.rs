@@ -200,6 +200,17 @@ pub fn json(data: &[u8]) {
     }
     let raw_again = OwnedValue::parse(root.raw()).expect("the root's raw span parses");
     assert!(owned == raw_again);
+    // A second opinion: where serde_json accepts the input too (strict
+    // JSON: no `NaN`/`Infinity`, no lone surrogate, nesting up to 128), it
+    // reads the same value.
+    if let Ok(theirs) = serde_json::from_slice::<serde_json::Value>(data)
+        && let Err(at) = same_as_serde(&owned, &theirs)
+    {
+        panic!(
+            "serde_json reads another value ({at}): ours {}, serde_json's {theirs}",
+            owned.to_json()
+        );
+    }
     let _ = round_trip::<Probe>(root, "Probe");
     for v in all_values(root) {
         let _ = (v.as_str(), v.as_bool(), v.as_f64(), v.as_int(), v.as_i64());
@@ -215,6 +226,54 @@ pub fn json(data: &[u8]) {
                 let _ = m.raw_key();
             }
         }
+    }
+}
+
+/// Whether our value is the one serde_json read (built with
+/// `arbitrary_precision`, so numbers keep their digits, and
+/// `preserve_order`): the same numbers (as written, or the same double),
+/// strings, arrays, and objects as a Python
+/// dict holds them (a repeated name once, at its first place, with its last
+/// value, as serde_json's map keeps it). `Err` says where they differ.
+pub fn same_as_serde(ours: &OwnedValue, theirs: &serde_json::Value) -> Result<(), String> {
+    use serde_json::Value as J;
+    match (ours, theirs) {
+        (OwnedValue::Null, J::Null) => Ok(()),
+        (OwnedValue::Bool(a), J::Bool(b)) if a == b => Ok(()),
+        // serde_json writes an exponent its own way (`0e1` as `0e+1`):
+        // the same text, or the same double.
+        (OwnedValue::Number(a), J::Number(b))
+            if a.as_str() == b.as_str() || b.as_str().parse::<f64>().ok() == Some(a.as_f64()) =>
+        {
+            Ok(())
+        }
+        (OwnedValue::String(a), J::String(b)) if a == b => Ok(()),
+        (OwnedValue::Array(a), J::Array(b)) if a.len() == b.len() => {
+            for (i, (x, y)) in a.iter().zip(b).enumerate() {
+                same_as_serde(x, y).map_err(|e| format!("[{i}]{e}"))?;
+            }
+            Ok(())
+        }
+        (OwnedValue::Object(a), J::Object(b)) => {
+            let mut dict: Vec<(&str, &OwnedValue)> = Vec::new();
+            for (k, v) in a.iter() {
+                match dict.iter_mut().find(|(dk, _)| *dk == k) {
+                    Some(slot) => slot.1 = v,
+                    None => dict.push((k, v)),
+                }
+            }
+            if dict.len() != b.len() {
+                return Err(format!(": {} members, serde_json {}", dict.len(), b.len()));
+            }
+            for ((k, v), (bk, bv)) in dict.into_iter().zip(b) {
+                if k != bk {
+                    return Err(format!(": member {k:?}, serde_json {bk:?}"));
+                }
+                same_as_serde(v, bv).map_err(|e| format!(".{k}{e}"))?;
+            }
+            Ok(())
+        }
+        _ => Err(String::new()),
     }
 }
 
