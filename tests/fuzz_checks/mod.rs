@@ -815,6 +815,14 @@ pub fn view(case: &ViewCase) {
     );
     for b in tree.branches() {
         assert!(b.events.iter().all(|&p| p < n));
+        let distinct: HashSet<usize> = b.events.iter().copied().collect();
+        assert_eq!(distinct.len(), b.events.len(), "a branch repeats an event");
+        if let Some(PathFault::Cycle(_)) = b.fault {
+            assert!(
+                !cycles.is_empty(),
+                "a branch met a cycle the tree does not report"
+            );
+        }
     }
     let _ = tree.abandoned_branches();
     for p in 0..n.min(64) {
