@@ -529,16 +529,17 @@ impl OutputPath {
         let mut attempt = 0;
         loop {
             let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-            let tmp = dir.join(format!(
-                ".{short}.agentlog-tmp-{}-{n}",
-                std::process::id()
-            ));
+            let tmp = dir.join(format!(".{short}.agentlog-tmp-{}-{n}", std::process::id()));
             let mut o = OpenOptions::new();
             o.write(true).create_new(true);
             // Replacing a file: the temporary file is private until it has
             // the old file's permissions; a new file gets the usual
             // 0o666 less the umask.
-            o.mode(if self.existing.is_some() { 0o600 } else { 0o666 });
+            o.mode(if self.existing.is_some() {
+                0o600
+            } else {
+                0o666
+            });
             match o.open(&tmp) {
                 Ok(file) => {
                     if let Some(e) = self.existing {
@@ -716,10 +717,7 @@ impl Output {
                     // Some file systems cannot sync a directory; the rename
                     // is atomic there all the same.
                     Err(e)
-                        if matches!(
-                            e.kind(),
-                            ErrorKind::InvalidInput | ErrorKind::Unsupported
-                        ) =>
+                        if matches!(e.kind(), ErrorKind::InvalidInput | ErrorKind::Unsupported) =>
                     {
                         Ok(())
                     }

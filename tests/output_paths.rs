@@ -27,9 +27,6 @@ use std::thread::JoinHandle;
 use agentlog::occhat::{ChatSession, SaveError, Store};
 use agentlog::output::{Output, OutputError, OutputKind, OutputPath};
 
-#[path = "common/mod.rs"]
-mod common;
-
 // ---------------------------------------------------------------- nodes
 
 fn cpath(p: &Path) -> CString {
@@ -255,7 +252,11 @@ impl Fixture {
         let tmp = tempfile::tempdir().unwrap();
         let openhands = tmp.path().join("openhands");
         let conv = "34624de77210456e9b948ac4f2bd80d1";
-        let src = common::corpus_dir().join("openhands/1.0.0/chat").join(conv);
+        let src = occhat_support::corpus()
+            .parent()
+            .unwrap()
+            .join("openhands/1.0.0/chat")
+            .join(conv);
         let dst = openhands.join(conv);
         fs::create_dir_all(dst.join("events")).unwrap();
         fs::copy(src.join("base_state.json"), dst.join("base_state.json")).unwrap();
@@ -298,7 +299,9 @@ impl Fixture {
 
     fn writers(&self) -> Vec<Box<dyn Writer>> {
         // Larger than a pipe's buffer: the FIFO reader must get it all.
-        let big: Vec<u8> = (0..300_000u32).map(|i| b"output\n"[i as usize % 7]).collect();
+        let big: Vec<u8> = (0..300_000u32)
+            .map(|i| b"output\n"[i as usize % 7])
+            .collect();
         let store = self.store();
         let session = store.load_session("weekly-report").unwrap();
         let mut v: Vec<Box<dyn Writer>> = vec![
@@ -352,8 +355,18 @@ fn regular_files(f: &Fixture, w: &dyn Writer, i: usize) {
     let after = node_state(&old);
     assert_eq!(after.kind, "file");
     assert_eq!(after.mode & 0o7777, 0o640, "{}: mode kept", w.name());
-    assert_ne!(after.ino, before.ino, "{}: replaced, not rewritten", w.name());
-    assert_eq!(names(&d), ["new.out", "old.out"], "{}: no temporary file", w.name());
+    assert_ne!(
+        after.ino,
+        before.ino,
+        "{}: replaced, not rewritten",
+        w.name()
+    );
+    assert_eq!(
+        names(&d),
+        ["new.out", "old.out"],
+        "{}: no temporary file",
+        w.name()
+    );
 }
 
 /// Links to a file (relative, and a chain of two): the link stays a link
@@ -371,7 +384,10 @@ fn links_to_files(f: &Fixture, w: &dyn Writer, i: usize) {
         let was = fs::read_link(&link).unwrap();
         w.write(&link).unwrap();
         assert!(
-            fs::symlink_metadata(&link).unwrap().file_type().is_symlink(),
+            fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink(),
             "{}: {l} is still a link",
             w.name()
         );
@@ -385,8 +401,17 @@ fn links_to_files(f: &Fixture, w: &dyn Writer, i: usize) {
     // A link to nothing yet: the file it names is created.
     symlink("real/fresh.out", d.join("dangling")).unwrap();
     w.write(&d.join("dangling")).unwrap();
-    check_bytes(w, &fs::read(d.join("real/fresh.out")).unwrap(), "a new target");
-    assert!(fs::symlink_metadata(d.join("dangling")).unwrap().file_type().is_symlink());
+    check_bytes(
+        w,
+        &fs::read(d.join("real/fresh.out")).unwrap(),
+        "a new target",
+    );
+    assert!(
+        fs::symlink_metadata(d.join("dangling"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
 }
 
 /// A null device, directly and through a link: written in place, still the
@@ -405,8 +430,18 @@ fn devices(f: &Fixture, w: &dyn Writer, i: usize) {
         w.write(&d.join(p)).unwrap();
         assert_eq!(node_state(&dev), before, "{}: via {p}", w.name());
     }
-    assert!(fs::symlink_metadata(d.join("to-null")).unwrap().file_type().is_symlink());
-    assert_eq!(names(&d), ["null", "to-null"], "{}: nothing beside", w.name());
+    assert!(
+        fs::symlink_metadata(d.join("to-null"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(
+        names(&d),
+        ["null", "to-null"],
+        "{}: nothing beside",
+        w.name()
+    );
 }
 
 /// A FIFO, directly and through a link: the reader gets every byte, the
@@ -592,7 +627,11 @@ fn occhat_exports_refuse_store_records() {
     // Not a record: written.
     let notes = sdir.join("notes.md");
     store.export_markdown(&session, Some(&notes)).unwrap();
-    assert!(fs::read_to_string(&notes).unwrap().starts_with("# Chat Export"));
+    assert!(
+        fs::read_to_string(&notes)
+            .unwrap()
+            .starts_with("# Chat Export")
+    );
 }
 
 #[cfg(feature = "cli")]
@@ -618,7 +657,11 @@ mod cli {
 
     fn result(out: Run) -> Result<(), String> {
         if out.status.success() {
-            assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+            assert!(
+                out.stderr.is_empty(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
             Ok(())
         } else {
             assert_eq!(out.status.code(), Some(2));
@@ -712,7 +755,11 @@ mod cli {
                     .iter()
                     .map(Into::into)
                     .chain([f.occhat.sessions().into_os_string()])
-                    .chain(["export-md", "weekly-report", "-o", "-"].iter().map(Into::into))
+                    .chain(
+                        ["export-md", "weekly-report", "-o", "-"]
+                            .iter()
+                            .map(Into::into),
+                    )
                     .collect()
             } else {
                 ["export", "--jsonl"]
@@ -723,7 +770,11 @@ mod cli {
                     .collect()
             };
             let out = bin().args(&args).current_dir(&cwd).output().unwrap();
-            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
             check_bytes(w.as_ref(), &out.stdout, "standard output");
             if w.name().contains("export-md") {
                 assert!(out.stdout.starts_with(b"# Chat Export"));
@@ -748,7 +799,11 @@ mod cli {
                 "-o".as_ref(),
                 p.as_ref(),
             ]);
-            assert!(out.status.success(), "{p}: {}", String::from_utf8_lossy(&out.stderr));
+            assert!(
+                out.status.success(),
+                "{p}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
             assert!(out.stdout == want, "{p}: {} bytes", out.stdout.len());
             let d = f.work("stdout-file");
             let log = d.join("log");
@@ -799,9 +854,18 @@ mod cli {
             ]);
             let err = result(out).expect_err("refused");
             assert!(err.contains("refused"), "{err}");
-            assert_eq!(occhat_support::tree(&f.openhands), before, "{}", p.display());
+            assert_eq!(
+                occhat_support::tree(&f.openhands),
+                before,
+                "{}",
+                p.display()
+            );
             assert_eq!(names(&outside), ["event-link", "to-event"]);
-            assert_eq!(names(&conv.join("events")), event_names, "no temporary file");
+            assert_eq!(
+                names(&conv.join("events")),
+                event_names,
+                "no temporary file"
+            );
         }
         // The conversation directory given itself (not the store): same.
         let out = run(&[

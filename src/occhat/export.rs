@@ -466,7 +466,10 @@ fn is_store_record(rel: &Path) -> bool {
     };
     let n = name.as_encoded_bytes();
     let first = parts.first().copied().unwrap_or_default();
-    (parts.len() >= 2 && [ARCHIVE_DIR_NAME, LEGACY_DIR_NAME, "Chat_logs"].iter().any(|d| first == *d))
+    (parts.len() >= 2
+        && [ARCHIVE_DIR_NAME, LEGACY_DIR_NAME, "Chat_logs"]
+            .iter()
+            .any(|d| first == *d))
         || (parts.len() == 1 && *name == CLEAN_EXIT_MARKER_NAME)
         || n.ends_with(RecordKind::Meta.file_suffix().as_bytes())
         || n.ends_with(RecordKind::ChatLog.file_suffix().as_bytes())
