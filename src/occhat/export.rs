@@ -333,9 +333,13 @@ pub fn render_html(session: &ChatSession) -> String {
 
 impl Store {
     /// Exports the conversation as Markdown, as the seed does: to
-    /// `filepath` when given (see [`Store::export_to_path`]: written as
-    /// what it is, `-` is standard output, a record of the store is
-    /// refused), else to `{root}/{name}/{name}_{stamp}_export.md` after
+    /// `filepath` when given (written as [`crate::output`] writes every
+    /// output path, `-` being standard output; refused with
+    /// [`OutputError::Refused`] when it is a record of the store: anything
+    /// under `archive/`, `legacy/` or `Chat_logs/`, the clean-exit marker,
+    /// a `*_meta.json` or `*_chat_log.json`, a session's `*_export.*` or
+    /// `artifacts/`, or the session's own meta, however the path reaches
+    /// it), else to `{root}/{name}/{name}_{stamp}_export.md` after
     /// archiving the session's earlier exports (`*_export.*`, HTML ones
     /// included). The session directory is created either way (unless the
     /// given path is refused or cannot be written). Returns the path
@@ -366,8 +370,9 @@ impl Store {
     }
 
     /// Exports the conversation as one self-contained HTML file (see the
-    /// module docs): to `filepath` when given (see
-    /// [`Store::export_to_path`]; its directory must exist), else to
+    /// module docs): to `filepath` when given (as
+    /// [`export_markdown`](Self::export_markdown) writes it; its directory
+    /// must exist), else to
     /// `{root}/{name}/{name}_{stamp}_export.html` after archiving the
     /// session's earlier `*_export.html` files with the same rules as every
     /// other archive step. Returns the path written.
