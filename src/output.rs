@@ -24,7 +24,8 @@
 //!   terminal, `/dev/stdout`, `/proc/self/fd/N` — is opened and written in
 //!   place: opened for writing without `O_CREAT` or `O_TRUNC` (a node that
 //!   vanished is an error, never a new regular file), never renamed over,
-//!   never removed, never truncated. A socket is connected to
+//!   never removed, never truncated. Opening a FIFO waits for a reader,
+//!   as a shell's redirection does. A socket is connected to
 //!   (`SOCK_STREAM`). A `/proc/<this process>/fd/N` link (also reached as
 //!   `/dev/stdout`, `/dev/fd/N`) writes to descriptor N itself, sharing its
 //!   offset, as writing to standard output does.
@@ -469,7 +470,7 @@ impl OutputPath {
         let sink = match self.kind {
             OutputKind::Stdout => Sink::Stdout(io::stdout()),
             OutputKind::Replace => self.open_temp()?,
-            OutputKind::InPlace(Node::Socket) => Sink::Socket(
+            OutputKind::InPlace(Node::Socket) if self.descriptor.is_none() => Sink::Socket(
                 UnixStream::connect(&self.dest).map_err(|e| io_err("connect", &self.dest, e))?,
             ),
             OutputKind::InPlace(node) => self.open_in_place(node)?,

@@ -574,6 +574,24 @@ fn own_descriptor_is_written_in_place() {
     drop(f);
 }
 
+/// A descriptor of this process that is a socket: written through the
+/// descriptor itself (a socket path would be connected to instead).
+#[test]
+fn own_socket_descriptor_is_written_in_place() {
+    use std::os::fd::AsRawFd;
+    let (a, mut b) = UnixStream::pair().unwrap();
+    let link = PathBuf::from(format!("/proc/self/fd/{}", a.as_raw_fd()));
+    let o = OutputPath::classify(&link).unwrap();
+    assert!(matches!(o.kind(), OutputKind::InPlace(_)), "{:?}", o.kind());
+    let mut out = o.open().unwrap();
+    io::Write::write_all(&mut out, b"through the descriptor").unwrap();
+    out.commit().unwrap();
+    drop(a);
+    let mut got = Vec::new();
+    b.read_to_end(&mut got).unwrap();
+    assert_eq!(got, b"through the descriptor");
+}
+
 // ------------------------------------------------- records of the store
 
 #[test]
