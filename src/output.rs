@@ -323,8 +323,7 @@ impl OutputPath {
                 Err(e) if e.kind() == ErrorKind::NotFound => {
                     return Self::new_file(given, cur);
                 }
-                Err(e) if e.raw_os_error() == Some(20) => {
-                    // ENOTDIR: a component is not a directory.
+                Err(e) if e.kind() == ErrorKind::NotADirectory => {
                     return Err(OutputError::ParentNotDirectory {
                         parent: parent_of(&cur),
                         path: cur,
@@ -382,7 +381,7 @@ impl OutputPath {
             Err(e) if e.kind() == ErrorKind::NotFound => {
                 Err(OutputError::NoParent { path: dest, parent })
             }
-            Err(e) if e.raw_os_error() == Some(20) => {
+            Err(e) if e.kind() == ErrorKind::NotADirectory => {
                 Err(OutputError::ParentNotDirectory { path: dest, parent })
             }
             Err(e) => Err(io_err("examine", &parent, e)),
