@@ -5,6 +5,7 @@
 pub mod json;
 pub mod occhat;
 pub mod openhands;
+pub mod output;
 pub mod source;
 #[cfg(feature = "gen")]
 pub mod synth;

@@ -187,7 +187,13 @@ fn html_export_file() {
             .join(p1.file_name().unwrap())
             .exists()
     );
+    // A missing directory is an error, as for every output path (the seed
+    // creates it): nothing is created.
     let explicit = tmp.path().join("nested/dir/x.html");
+    let e = store.export_html(&s, Some(&explicit)).unwrap_err();
+    assert!(e.to_string().contains("does not exist"), "{e}");
+    assert!(!tmp.path().join("nested").exists());
+    std::fs::create_dir_all(explicit.parent().unwrap()).unwrap();
     store.export_html(&s, Some(&explicit)).unwrap();
-    assert!(explicit.exists(), "the HTML export creates its directory");
+    assert_eq!(std::fs::read_to_string(&explicit).unwrap(), render_html(&s));
 }
