@@ -239,6 +239,9 @@ pub(crate) fn read_open_into(
     Ok(n)
 }
 
+/// A read this large reserves exactly what it needs ([`fill_max`]).
+const BIG_READ: u64 = 1 << 20;
+
 /// Why [`fill`] stopped.
 pub(crate) enum Fill {
     Io(std::io::Error),
@@ -269,6 +272,12 @@ pub(crate) fn fill_max(
         let filled = buf.len();
         let total = (filled - start) as u64;
         want = want.min(limit - total).max(1);
+        // A large file is given room for itself alone, not a doubling of
+        // everything read before it (which would hold up to twice the
+        // bytes read); small files grow the buffer as usual.
+        if want >= BIG_READ && buf.capacity() - filled < want as usize {
+            buf.reserve_exact(want as usize);
+        }
         // Zeroed before reading: the standard library reads only into
         // initialised bytes (a `memset` of the file's size, small next to
         // the system calls).
