@@ -1348,7 +1348,7 @@ fn damaged_conversations_are_seen() {
     assert!(openhands::is_conversation_dir(&only));
     assert_eq!(
         openhands::find_sessions(tmp.path()).unwrap(),
-        [only.clone()]
+        std::slice::from_ref(&only)
     );
     let c = read_conversation(&only).unwrap();
     assert!(
