@@ -303,7 +303,7 @@ fn file_removed_between_listing_and_reading() {
                                 .find(|f| f.index() == Some(last as u64))
                                 .unwrap()
                                 .status(),
-                            FileStatus::Malformed
+                            FileStatus::Unreadable
                         );
                         vanished += 1;
                     }
