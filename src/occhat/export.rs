@@ -28,6 +28,7 @@ use crate::json::{OwnedValue, Style};
 
 use super::fsops;
 use super::highlight::{escape_into, highlight};
+use super::layout::SessionTarget;
 use super::save::SaveError;
 use super::session::ChatSession;
 use super::{Store, py};
@@ -337,9 +338,8 @@ impl Store {
         session: &ChatSession,
         filepath: Option<&Path>,
     ) -> Result<PathBuf, SaveError> {
-        let name = &session.name;
-        let sdir = self.session_dir(name);
-        self.io().ensure_dir(&sdir)?;
+        let t = self.target_of(session)?;
+        self.io().ensure_dir(&t.dir)?;
         let now = self.now_local();
         let text = export_markdown_text(session, &now.compact_stamp());
         match filepath {
@@ -348,16 +348,24 @@ impl Store {
                 Ok(p.to_path_buf())
             }
             None => {
-                let fname = Self::stamped_name(name, &now.file_stamp(), "export", "md");
-                self.save_file(
-                    &sdir,
-                    &self.archive_dir(name),
-                    &fname,
-                    text.as_bytes(),
-                    &fsops::kind_any_ext("export"),
-                )
+                let fname = Self::stamped_name(&t.name, &now.file_stamp(), "export", "md");
+                self.export_into(&t, &fname, text.as_bytes(), &fsops::kind_any_ext("export"))
             }
         }
+    }
+
+    /// Writes an export into the session directory `t` under its lock,
+    /// archiving the earlier exports `archived` matches.
+    fn export_into(
+        &self,
+        t: &SessionTarget,
+        fname: &str,
+        bytes: &[u8],
+        archived: &dyn Fn(&[u8]) -> bool,
+    ) -> Result<PathBuf, SaveError> {
+        self.recheck(t)?;
+        let _lock = self.io().lock_dir(&t.dir)?;
+        self.save_file_locked(t, fname, bytes, archived, None)
     }
 
     /// Exports the conversation as one self-contained HTML file (see the
@@ -371,10 +379,9 @@ impl Store {
         session: &ChatSession,
         filepath: Option<&Path>,
     ) -> Result<PathBuf, SaveError> {
-        let name = &session.name;
-        let sdir = self.session_dir(name);
+        let t = self.target_of(session)?;
         let io = self.io();
-        io.ensure_dir(&sdir)?;
+        io.ensure_dir(&t.dir)?;
         let html = render_html(session);
         match filepath {
             Some(p) => {
@@ -384,10 +391,9 @@ impl Store {
             }
             None => {
                 let now = self.now_local();
-                let fname = Self::stamped_name(name, &now.file_stamp(), "export", "html");
-                self.save_file(
-                    &sdir,
-                    &self.archive_dir(name),
+                let fname = Self::stamped_name(&t.name, &now.file_stamp(), "export", "html");
+                self.export_into(
+                    &t,
                     &fname,
                     html.as_bytes(),
                     &fsops::ends_with("_export.html"),
