@@ -160,11 +160,11 @@ fn writes_go_to_the_resolved_directory_whatever_the_meta_names() {
         let before = versions(&root);
         let out = occhat(&root, &["recover", "a", "--choice", "drop"]);
         assert_eq!(out.status.code(), Some(0), "{what}: {}", describe(&out));
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains("names the session"), "{what}: {}", describe(&out));
-        let out = occhat(&root, &["export-md", "a"]);
-        assert_eq!(out.status.code(), Some(0), "{what}: {}", describe(&out));
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        let exported = occhat(&root, &["export-md", "a"]);
+        assert_eq!(exported.status.code(), Some(0), "{what}: {}", describe(&exported));
         assert_eq!(others(&root), before_others, "{what}: wrote outside a/");
+        assert!(err.contains("names the session"), "{what}: {}", describe(&out));
         assert_kept(&root, &before, &what);
         assert_eq!(live(&root.join("a"), "_export.md").len(), 1, "{what}");
         let logs = live(&root.join("a"), "_chat_log.json");

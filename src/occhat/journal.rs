@@ -124,11 +124,12 @@ impl Store {
     }
 
     /// Completes or rolls back an interrupted save of `t` (lock held).
-    /// Returns the meta it published, if it rolled forward.
+    /// Returns the meta it published and the chat log it belongs to, if it
+    /// rolled forward.
     pub(crate) fn complete_pending_locked(
         &self,
         t: &SessionTarget,
-    ) -> Result<Option<PathBuf>, SaveError> {
+    ) -> Result<Option<(PathBuf, PathBuf)>, SaveError> {
         let Some((p, forward)) = read_pending(&t.dir)? else {
             return Ok(None);
         };
@@ -161,7 +162,7 @@ impl Store {
             None
         };
         self.remove_pending(t)?;
-        Ok(published)
+        Ok(published.map(|m| (m, py::join(&t.dir, &p.chat_log))))
     }
 
     /// Completes (or rolls back) a save of the session `name_or_path`
@@ -182,6 +183,6 @@ impl Store {
             return Ok(None);
         }
         let _lock = self.io().lock_dir(&t.dir)?;
-        self.complete_pending_locked(&t)
+        Ok(self.complete_pending_locked(&t)?.map(|(meta, _)| meta))
     }
 }

@@ -173,14 +173,21 @@ impl Store {
 
     /// Checks the target, creates it, locks it and completes an
     /// interrupted save found there.
-    pub(crate) fn begin(&self, session: &ChatSession) -> Result<Begun, SaveError> {
+    pub(crate) fn begin(&self, session: &mut ChatSession) -> Result<Begun, SaveError> {
         let target = self.target_of(session)?;
         let io = self.io();
         io.ensure_dir(&target.dir)?;
         self.recheck(&target)?;
         let lock = io.lock_dir(&target.dir)?;
         let mut notes = Vec::new();
-        if let Some(meta) = self.complete_pending_locked(&target)? {
+        if let Some((meta, chat_log)) = self.complete_pending_locked(&target)? {
+            // A session holding the interrupted save's chat log (the one
+            // that made it, retrying) continues from its meta.
+            if let Some(o) = session.origin.as_mut()
+                && o.chat_log.as_ref().is_some_and(|c| c.path == chat_log)
+            {
+                o.meta = FileStamp::of(&meta);
+            }
             notes.push(SaveNote::CompletedInterrupted { meta });
         }
         if let Some(o) = &session.origin {
@@ -416,9 +423,13 @@ impl Store {
         let chat_log = match published {
             Ok(p) => p,
             Err(e) => {
-                // Nothing of this save is live: drop its record (unless
-                // this is a simulated crash, which cleans up nothing).
-                if !matches!(e, SaveError::Crashed { .. }) {
+                // When the chat log did not go live, nothing of this save
+                // is: drop its record (unless this is a simulated crash,
+                // which cleans up nothing). When it did (a failure after
+                // the publish), the record stays for the next save.
+                let live = super::journal::read_pending(&b.target.dir)
+                    .is_ok_and(|p| p.is_some_and(|(_, forward)| forward));
+                if !live && !matches!(e, SaveError::Crashed { .. }) {
                     let _ = self.remove_pending(&b.target);
                 }
                 return Err(e);
