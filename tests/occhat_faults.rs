@@ -149,7 +149,7 @@ fn every_fault_at_every_step_of_save_recover_export() {
         let st = store_at(&clean_root, when).with_write_hook(hook(counter.clone(), None));
         op(&st, &mut None).unwrap();
         let steps = counter.load(Ordering::SeqCst);
-        assert!(steps >= 8, "{what}: {steps} steps");
+        assert!(steps >= 5, "{what}: {steps} steps");
         let clean = live_files(&clean_root);
         for k in 0..steps {
             for fault in FAULTS {
@@ -195,7 +195,13 @@ fn every_fault_at_every_step_of_migration() {
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/occhat/sample_legacy/sessions"),
         &case,
     );
+    // `Chat_logs/.gitkeep` is removed by design once `Chat_logs/` is empty.
+    let gitkeep = fs::read(case.join("Chat_logs/.gitkeep")).ok();
+    let _ = fs::remove_file(case.join("Chat_logs/.gitkeep"));
     let before = json_versions(&case);
+    if let Some(g) = gitkeep {
+        fs::write(case.join("Chat_logs/.gitkeep"), g).unwrap();
+    }
     let counter = Arc::new(AtomicUsize::new(0));
     let clean_root = base.path().join("clean");
     copy_dir(&case, &clean_root);

@@ -103,9 +103,11 @@ pub(crate) fn is_crash(e: &io::Error) -> bool {
 /// [`SaveError::Crashed`].
 pub(crate) fn io_err(op: &'static str, path: &Path, source: io::Error) -> SaveError {
     if let Some(c) = source.get_ref().and_then(|i| i.downcast_ref::<CrashAt>()) {
+        // Named by the file the operation was for, as a real error is.
+        let _ = &c.path;
         return SaveError::Crashed {
             step: c.step,
-            path: c.path.clone(),
+            path: path.to_path_buf(),
         };
     }
     SaveError::Io {

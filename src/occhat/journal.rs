@@ -123,6 +123,25 @@ impl Store {
         }
     }
 
+    /// Archives every file of `kind` in `t` but `keep`, then removes them.
+    fn archive_others(&self, t: &SessionTarget, kind: &str, keep: &Path) -> Result<(), SaveError> {
+        let (mut olds, _) = fsops::scan(&t.dir, fsops::kind_any_ext(kind));
+        olds.retain(|f| f.path != keep);
+        let safe: Vec<_> = self
+            .io()
+            .archive_all(&olds, &t.archive)?
+            .into_iter()
+            .cloned()
+            .collect();
+        for old in &safe {
+            self.io().remove_archived(old)?;
+        }
+        if !safe.is_empty() {
+            self.io().sync_dir(&t.dir)?;
+        }
+        Ok(())
+    }
+
     /// Completes or rolls back an interrupted save of `t` (lock held).
     /// Returns the meta it published and the chat log it belongs to, if it
     /// rolled forward.
@@ -134,20 +153,14 @@ impl Store {
             return Ok(None);
         };
         let published = if forward {
+            // The chat log is live: the older ones go to the archive, as
+            // its save would have done had it finished.
+            let chat = py::join(&t.dir, &p.chat_log);
+            self.archive_others(t, "chat_log", &chat)?;
             let meta_path = py::join(&t.dir, &p.meta);
             if fs::read(&meta_path).is_ok_and(|b| b == p.meta_bytes) {
                 // Published already; archive what the save would have.
-                let (mut olds, _) = fsops::scan(&t.dir, fsops::kind_any_ext("meta"));
-                olds.retain(|f| f.path != meta_path);
-                let safe: Vec<_> = self
-                    .io()
-                    .archive_all(&olds, &t.archive)?
-                    .into_iter()
-                    .cloned()
-                    .collect();
-                for old in &safe {
-                    self.io().remove_archived(old)?;
-                }
+                self.archive_others(t, "meta", &meta_path)?;
                 Some(meta_path)
             } else {
                 Some(self.save_file_locked(

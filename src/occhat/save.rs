@@ -317,18 +317,22 @@ impl Store {
         fname: &str,
         bytes: &[u8],
     ) -> Result<PathBuf, SaveError> {
-        let path = self.save_file_locked(
+        let saved = self.save_file_locked(
             &b.target,
             fname,
             bytes,
             &fsops::kind_any_ext(kind.as_str()),
             session.origin.as_ref(),
-        )?;
-        if let Some(o) = session.origin.as_mut() {
+        );
+        // Published, even if a later step (a flush, a removal) failed: the
+        // session now continues from this file.
+        let path = py::join(&b.target.dir, fname);
+        let live = saved.is_ok() || fs::read(&path).is_ok_and(|b| b == bytes);
+        if live && let Some(o) = session.origin.as_mut() {
             *o.stamp_mut(kind) = FileStamp::of(&path);
             o.recorded_name = Some(OwnedValue::string(session.name.clone()));
         }
-        Ok(path)
+        saved
     }
 
     /// Saves the session's metadata as `{dir}/{name}_{stamp}_meta.json`
