@@ -1,6 +1,9 @@
-//! File-system steps: scanning a directory the way the seed's globs do,
-//! atomic no-clobber writes, archive moves, directory locks, and the write
-//! hook that lets tests fail or crash at every step.
+//! File-system steps: scanning a directory the way the globs of OC Chat's
+//! `persistence.py` do, atomic no-clobber writes, archive copies (links, or
+//! flushed copies across file systems) with identity-first deduplication,
+//! directory locks, and the write hook: every step that changes the store
+//! goes through [`Io::sys`], so a test can fail it with any error (taking
+//! the same path a real one takes) or stop there as a crash would.
 
 use std::ffi::{OsStr, OsString};
 use std::fs::{self, File, OpenOptions};
@@ -240,7 +243,7 @@ pub(crate) fn ends_with(suffix: &str) -> impl Fn(&[u8]) -> bool + '_ {
 }
 
 /// The newest entry by Python's float mtime; ties go to the last in name
-/// order (the seed's `sorted(..., key=mtime)[-1]`, whose tie order is the
+/// order (`persistence.py`'s `sorted(..., key=mtime)[-1]`, whose tie order is the
 /// directory's). Retries when every candidate vanished mid-scan (a save
 /// archiving them at that moment).
 pub(crate) fn latest(dir: &Path, suffix: &str) -> Option<Found> {
@@ -281,7 +284,7 @@ pub(crate) fn latest_meta_and_log(dir: &Path) -> (Option<Found>, Option<Found>) 
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// A temporary name in `dir`. It holds no `_` and ends in no extension the
-/// store looks for, so no glob of the seed's (`*_meta.*`, `*.json`,
+/// store looks for, so no glob of OC Chat's `persistence.py` (`*_meta.*`, `*.json`,
 /// `*.txt`) can see it.
 fn temp_name(dir: &Path) -> PathBuf {
     let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
