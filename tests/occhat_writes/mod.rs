@@ -221,6 +221,14 @@ impl Tmpfs {
 
 impl Drop for Tmpfs {
     fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.path).status();
+        let ok = Command::new("umount")
+            .arg(&self.path)
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            // Busy (a file still open while a test unwinds): detach it now,
+            // the kernel frees it once the last file closes.
+            let _ = Command::new("umount").arg("-l").arg(&self.path).status();
+        }
     }
 }
