@@ -33,7 +33,12 @@ enum Fault {
     Crash,
 }
 
-const FAULTS: [Fault; 4] = [Fault::NoSpace, Fault::CrossDevice, Fault::Denied, Fault::Crash];
+const FAULTS: [Fault; 4] = [
+    Fault::NoSpace,
+    Fault::CrossDevice,
+    Fault::Denied,
+    Fault::Crash,
+];
 
 fn hook(counter: Arc<AtomicUsize>, at: Option<(usize, Fault)>) -> WriteHook {
     Arc::new(move |_s: WriteStep, _p: &Path| {
@@ -59,7 +64,12 @@ fn copy_dir(from: &Path, to: &Path) {
         } else {
             fs::copy(e.path(), &t).unwrap();
             let m = fs::metadata(e.path()).unwrap().modified().unwrap();
-            fs::File::options().write(true).open(&t).unwrap().set_modified(m).unwrap();
+            fs::File::options()
+                .write(true)
+                .open(&t)
+                .unwrap()
+                .set_modified(m)
+                .unwrap();
         }
     }
 }
@@ -109,12 +119,15 @@ const OPS: &[(&str, Op)] = &[
         r
     }),
     ("recover", |st, _| {
-        st.recover_session("s", RecoveryChoice::Drop, false).map(drop)
+        st.recover_session("s", RecoveryChoice::Drop, false)
+            .map(drop)
     }),
     ("export_markdown", |st, h| {
         st.export_markdown(&held(st, h), None).map(drop)
     }),
-    ("export_html", |st, h| st.export_html(&held(st, h), None).map(drop)),
+    ("export_html", |st, h| {
+        st.export_html(&held(st, h), None).map(drop)
+    }),
 ];
 
 fn check_no_torn_record(root: &Path, what: &str) {
@@ -127,7 +140,10 @@ fn check_no_torn_record(root: &Path, what: &str) {
 
 fn check_error(e: &SaveError, what: &str) {
     let text = e.to_string();
-    assert!(!text.contains(".occhat-tmp"), "{what}: the error names a temporary file: {text}");
+    assert!(
+        !text.contains(".occhat-tmp"),
+        "{what}: the error names a temporary file: {text}"
+    );
 }
 
 #[test]
@@ -192,7 +208,8 @@ fn every_fault_at_every_step_of_migration() {
     let base = tempfile::tempdir().unwrap();
     let case = base.path().join("legacy-store");
     copy_dir(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/occhat/sample_legacy/sessions"),
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../shared/corpus/occhat/sample_legacy/sessions"),
         &case,
     );
     // `Chat_logs/.gitkeep` is removed by design once `Chat_logs/` is empty.
@@ -229,7 +246,10 @@ fn every_fault_at_every_step_of_migration() {
             let label = format!("migrate, {fault:?} at step {k}");
             let root = base.path().join("run");
             copy_dir(&case, &root);
-            match migrate(&root, Some(hook(Arc::new(AtomicUsize::new(0)), Some((k, fault))))) {
+            match migrate(
+                &root,
+                Some(hook(Arc::new(AtomicUsize::new(0)), Some((k, fault)))),
+            ) {
                 Ok(s) => {
                     for e in &s.errors {
                         assert!(!e.contains(".occhat-tmp"), "{label}: {e}");

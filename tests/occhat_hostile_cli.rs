@@ -162,9 +162,18 @@ fn writes_go_to_the_resolved_directory_whatever_the_meta_names() {
         assert_eq!(out.status.code(), Some(0), "{what}: {}", describe(&out));
         let err = String::from_utf8_lossy(&out.stderr).into_owned();
         let exported = occhat(&root, &["export-md", "a"]);
-        assert_eq!(exported.status.code(), Some(0), "{what}: {}", describe(&exported));
+        assert_eq!(
+            exported.status.code(),
+            Some(0),
+            "{what}: {}",
+            describe(&exported)
+        );
         assert_eq!(others(&root), before_others, "{what}: wrote outside a/");
-        assert!(err.contains("names the session"), "{what}: {}", describe(&out));
+        assert!(
+            err.contains("names the session"),
+            "{what}: {}",
+            describe(&out)
+        );
         assert_kept(&root, &before, &what);
         assert_eq!(live(&root.join("a"), "_export.md").len(), 1, "{what}");
         let logs = live(&root.join("a"), "_chat_log.json");
@@ -188,7 +197,11 @@ fn migrate_with_unsafe_flat_names() {
         .enumerate()
     {
         let p = root.join(format!("{stem}.json"));
-        fs::write(&p, format!("{{\"session_name\": \"n{i}\", \"model\": \"m\"}}")).unwrap();
+        fs::write(
+            &p,
+            format!("{{\"session_name\": \"n{i}\", \"model\": \"m\"}}"),
+        )
+        .unwrap();
         let t = occhat_writes::T0 + i as u64 * occhat_writes::MIN;
         fs::File::options()
             .write(true)
@@ -211,7 +224,9 @@ fn migrate_with_unsafe_flat_names() {
     for bad in [long.as_str(), "archive", ""] {
         let flat = format!("{bad}.json: ");
         assert!(
-            errors.iter().any(|e| e.as_str().unwrap().starts_with(&flat)),
+            errors
+                .iter()
+                .any(|e| e.as_str().unwrap().starts_with(&flat)),
             "{flat} {summary}"
         );
     }

@@ -27,7 +27,10 @@ fn reserved_directories_are_never_a_session() {
         let store = store_at(&root, T0 + 2 * MIN);
         let mut s = ChatSession::new(name, "m");
         assert_eq!(problem(store.save_all(&mut s)), LayoutProblem::Reserved);
-        assert_eq!(problem(store.export_markdown(&s, None)), LayoutProblem::Reserved);
+        assert_eq!(
+            problem(store.export_markdown(&s, None)),
+            LayoutProblem::Reserved
+        );
         assert_eq!(
             problem(store.save_tool_artifact(name, "t", "x")),
             LayoutProblem::Reserved
@@ -51,7 +54,10 @@ fn archive_symlinks_are_refused_with_a_typed_error() {
     );
     let mut s = store.load_session("s").unwrap();
     assert_eq!(problem(store.save_all(&mut s)), LayoutProblem::Symlink);
-    assert_eq!(problem(store.mark_record_superseded("s", "t")), LayoutProblem::Symlink);
+    assert_eq!(
+        problem(store.mark_record_superseded("s", "t")),
+        LayoutProblem::Symlink
+    );
     assert_eq!(snapshot(&root), before);
 }
 
@@ -117,7 +123,10 @@ fn migrate_and_artifacts_refuse_symlinks() {
     fs::write(outside.join("x_log.json"), "{}").unwrap();
     symlink(&outside, root.join("Chat_logs")).unwrap();
     let store = store_at(&root, T0);
-    assert_eq!(problem(store.migrate_legacy_layout()), LayoutProblem::Symlink);
+    assert_eq!(
+        problem(store.migrate_legacy_layout()),
+        LayoutProblem::Symlink
+    );
     two_saves(&root, "s");
     symlink(&outside, root.join("s/artifacts")).unwrap();
     assert_eq!(

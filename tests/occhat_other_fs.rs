@@ -77,7 +77,9 @@ fn a_full_disk_in_the_middle_of_a_save_is_completed_by_a_rerun() {
     // after it, before the meta); with 1, before the meta.
     for extra in [0, 1, 2] {
         for e in fs::read_dir(&root).unwrap().flatten() {
-            fs::remove_dir_all(e.path()).or_else(|_| fs::remove_file(e.path())).unwrap();
+            fs::remove_dir_all(e.path())
+                .or_else(|_| fs::remove_file(e.path()))
+                .unwrap();
         }
         let mut s = agentlog::occhat::ChatSession::new("s", "m");
         let big = "x".repeat(60_000);
@@ -94,13 +96,20 @@ fn a_full_disk_in_the_middle_of_a_save_is_completed_by_a_rerun() {
         let out = occhat(&root, &["recover", "s", "--choice", "drop"]);
         println!(
             "{what}: first run: {}",
-            String::from_utf8_lossy(if out.status.success() { &out.stdout } else { &out.stderr })
-                .trim()
+            String::from_utf8_lossy(if out.status.success() {
+                &out.stdout
+            } else {
+                &out.stderr
+            })
+            .trim()
         );
         if out.status.code() != Some(0) {
             let err = String::from_utf8_lossy(&out.stderr).into_owned();
             assert!(err.contains("No space left"), "{what}: {}", describe(&out));
-            assert!(!err.contains(".occhat-tmp"), "{what}: names a temporary file: {err}");
+            assert!(
+                !err.contains(".occhat-tmp"),
+                "{what}: names a temporary file: {err}"
+            );
             assert!(
                 err.contains("_meta.json:")
                     || err.contains("_chat_log.json:")
@@ -117,7 +126,12 @@ fn a_full_disk_in_the_middle_of_a_save_is_completed_by_a_rerun() {
         assert_kept(&root, &before, &what);
         let metas = live(&root.join("s"), "_meta.json");
         let logs = live(&root.join("s"), "_chat_log.json");
-        assert_eq!((metas.len(), logs.len()), (1, 1), "{what}: {:#?}", snapshot(&root));
+        assert_eq!(
+            (metas.len(), logs.len()),
+            (1, 1),
+            "{what}: {:#?}",
+            snapshot(&root)
+        );
         let meta = json(&metas[0]);
         let names = meta.get("chat_logs").unwrap().as_array().unwrap();
         assert_eq!(
@@ -126,7 +140,11 @@ fn a_full_disk_in_the_middle_of_a_save_is_completed_by_a_rerun() {
             "{what}: the meta names the live chat log"
         );
         let log = json(&logs[0]);
-        assert_eq!(log.get("messages").unwrap().as_array().unwrap().len(), 3, "{what}");
+        assert_eq!(
+            log.get("messages").unwrap().as_array().unwrap().len(),
+            3,
+            "{what}"
+        );
         let scratch = snapshot(&root).keys().any(|p| is_scratch(p));
         assert!(!scratch, "{what}: {:#?}", snapshot(&root));
     }

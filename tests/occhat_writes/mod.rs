@@ -129,7 +129,11 @@ pub fn json_versions(root: &Path) -> BTreeSet<u64> {
 /// ([`json_versions`]) is still in `root`.
 pub fn assert_kept_json(root: &Path, before: &BTreeSet<u64>, what: &str) {
     let lost = before.difference(&json_versions(root)).count();
-    assert!(lost == 0, "{what}: {lost} version(s) lost: {:#?}", snapshot(root));
+    assert!(
+        lost == 0,
+        "{what}: {lost} version(s) lost: {:#?}",
+        snapshot(root)
+    );
 }
 
 /// Panics unless every version of `before` is still in `root`.
