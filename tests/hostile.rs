@@ -1106,10 +1106,20 @@ fn occhat_files_and_directories_swapped() {
     assert!(s.load_failed, "an unreadable chat log is not an empty one");
     let mut s2 = s.clone();
     let saved = store.save_all(&mut s2);
-    // The refusal keeps the chat log; the meta saves (archiving needs
-    // `archive/` to be a directory, which it is not: an I/O error, typed).
+    // The refusal keeps the chat log; the meta would save, but archiving
+    // needs `archive/` to be a directory, which it is not: the layout is
+    // refused before anything is written, typed.
     match saved {
         Ok(r) => assert!(r.refused.is_some()),
-        Err(e) => assert!(matches!(e, agentlog::occhat::SaveError::Io { .. }), "{e}"),
+        Err(e) => assert!(
+            matches!(
+                e,
+                agentlog::occhat::SaveError::UnsafeLayout {
+                    problem: agentlog::occhat::LayoutProblem::NotADirectory,
+                    ..
+                }
+            ),
+            "{e}"
+        ),
     }
 }

@@ -83,7 +83,10 @@ fn an_app_save_between_load_and_publish_stops_the_save() {
     assert!(msg.contains("changed since"), "{msg}");
     // The app's file is the live, newest chat log; nothing of ours is live.
     let app = app_file.lock().unwrap().clone().unwrap();
-    assert_eq!(live(&root.join("s"), "_chat_log.json"), std::slice::from_ref(&app));
+    assert_eq!(
+        live(&root.join("s"), "_chat_log.json"),
+        std::slice::from_ref(&app)
+    );
     let loaded = store_at(&root, T0).load_chat_log("s").unwrap();
     assert_eq!(loaded.path, app);
     assert_eq!(snapshot(&root), before);
