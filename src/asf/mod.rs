@@ -35,6 +35,7 @@
 //!
 //! What this reader does not check is listed in the README ("Limitations").
 
+mod chat;
 pub mod canon;
 mod context;
 pub mod hash;
