@@ -3,6 +3,7 @@
 #![forbid(unsafe_op_in_unsafe_fn)]
 
 pub mod asf;
+pub mod convert;
 pub mod json;
 pub mod occhat;
 pub mod openhands;

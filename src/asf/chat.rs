@@ -18,6 +18,9 @@
 //!   that follows a message or a call of the current one.
 //! - A `function_call_output` becomes a `tool` message naming its call and
 //!   the call's function; a string output stays a string, parts become parts.
+//! - A content part of an extension type `<ns>:part` that holds its chat
+//!   form in `part` is rendered as that form; other parts with no chat form
+//!   are left out.
 //! - Items of other types (`compaction`, extensions) have no chat form and
 //!   are left out.
 
@@ -60,6 +63,10 @@ fn chat_part(p: &OwnedValue) -> Option<OwnedValue> {
             }
             Some(obj(vec![("type", s("image_url")), ("image_url", obj(image))]))
         }
+        // An extension part that carries its chat form (`{"type":
+        // "<ns>:part", "part": {…}}`, as the OpenHands conversion writes a
+        // part Responses has no type for) renders as that form.
+        t if t.ends_with(":part") => p.get("part").cloned(),
         _ => None,
     }
 }
