@@ -89,3 +89,40 @@ fn context_json_and_chat() {
     let out = run(&["asf", "context", "--json", "--chat", &branch]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn convert_writes_verifying_files_and_reports_every_event() {
+    let store = common::corpus_dir().join("openhands/1.58.2/subagent");
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("out");
+    let out = run(&["asf", "convert", store.to_str().unwrap(), "-o", out_dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let files: Vec<String> = String::from_utf8(out.stdout).unwrap().lines().map(str::to_owned).collect();
+    assert!(files.len() >= 2, "a conversation and its sub-agent: {files:?}");
+    let mut args = vec!["asf", "check"];
+    args.extend(files.iter().map(String::as_str));
+    assert_eq!(run(&args).status.code(), Some(0));
+    // The sub-agent names its parent.
+    let texts: Vec<String> = files.iter().map(|f| std::fs::read_to_string(f).unwrap()).collect();
+    assert!(texts.iter().any(|t| t.lines().next().unwrap().contains("\"parent_session\":")));
+
+    let out = run(&["asf", "convert", "--report", store.to_str().unwrap(), "-o", out_dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    let rows: Vec<OwnedValue> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| OwnedValue::parse(l.as_bytes()).unwrap())
+        .collect();
+    let keys: Vec<&str> = rows[0].as_object().unwrap().iter().map(|(k, _)| k).collect();
+    assert_eq!(keys, ["session", "event", "kind", "outcome", "detail"]);
+    for r in &rows {
+        let code = r.get("outcome").unwrap().as_str().unwrap();
+        assert!(["mapped", "kept-extension", "dropped"].contains(&code), "{code}");
+    }
+    // Re-converting gives the same bytes.
+    let again: Vec<String> = files.iter().map(|f| std::fs::read_to_string(f).unwrap()).collect();
+    assert_eq!(again, texts);
+    // A missing PATH is a usage-level failure.
+    let out = run(&["asf", "convert", dir.path().join("absent").to_str().unwrap(), "-o", out_dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+}

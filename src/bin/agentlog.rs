@@ -12,6 +12,8 @@
 
 #[path = "agentlog/asf.rs"]
 mod asf;
+#[path = "agentlog/asf_convert.rs"]
+mod asf_convert;
 #[path = "agentlog/check.rs"]
 mod check;
 #[path = "agentlog/events.rs"]

@@ -271,6 +271,19 @@ fn metrics(state: Option<Value<'_>>) -> Metrics {
 /// Converts one conversation (its sub-agents are conversations of their
 /// own, converted separately).
 pub fn convert(conv: &Conversation) -> Result<Converted, ConvertError> {
+    convert_with(conv, &Options::default())
+}
+
+/// What a conversion needs to know beyond the conversation itself.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Options {
+    /// For a sub-agent's conversation: the session id of the conversation
+    /// it is a sub-agent of (written as the header's `parent_session`).
+    pub parent_session: Option<String>,
+}
+
+/// Converts one conversation with [`Options`].
+pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted, ConvertError> {
     let view = View::from_conversation(conv, &ViewOptions::default());
     let wire = view.wire_messages();
     let sid = session_id(conv.name());
@@ -399,7 +412,7 @@ pub fn convert(conv: &Conversation) -> Result<Converted, ConvertError> {
             ts_of(doc.root().get("timestamp")?.as_str()?)
         })
         .unwrap_or_else(|| "1970-01-01T00:00:00Z".to_owned());
-    let header = obj(vec![
+    let mut header = obj(vec![
         ("id", s(&sid)),
         ("created_at", s(&first_ts)),
         (
@@ -408,6 +421,9 @@ pub fn convert(conv: &Conversation) -> Result<Converted, ConvertError> {
         ),
         ("openhands:conversation", s(conv.name())),
     ]);
+    if let Some(p) = &options.parent_session {
+        header.insert("parent_session", s(p));
+    }
     let mut a = Appender::new(header)?;
     let mut report = Vec::new();
     let mut call_items: HashMap<String, String> = HashMap::new();

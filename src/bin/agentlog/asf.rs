@@ -12,6 +12,7 @@
 //!   "entries", "item_entries"}` (the reference fixtures' context shape with
 //!   the leaf and the request hash). `--chat`: the request as a JSON array
 //!   of chat-completions messages.
+//! - `asf convert PATH... -o OUT_DIR [--report]`: see `asf_convert.rs`.
 
 use std::path::PathBuf;
 
@@ -25,6 +26,7 @@ Examples:
   agentlog asf check session.jsonl
   agentlog asf context session.jsonl --chat
   agentlog asf context session.jsonl --leaf sha256:... --json
+  agentlog asf convert ~/.openhands/conversations -o sessions/ --report
 
 Exit status: 0 success; 1 problems found (check) or an entry/file that does
 not read; 2 usage error or a FILE that cannot be read.";
@@ -43,6 +45,8 @@ enum Cmd {
     Check(CheckArgs),
     /// The request at the leaf (or at an entry), as the context algorithm builds it.
     Context(ContextArgs),
+    /// OpenHands conversations as ASF session files.
+    Convert(crate::asf_convert::ConvertArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -76,6 +80,7 @@ pub fn run(a: Args, out: &mut Out) -> Res<u8> {
     match a.cmd {
         Cmd::Check(c) => check(c, out),
         Cmd::Context(c) => context(c, out),
+        Cmd::Convert(c) => crate::asf_convert::run(c, out),
     }
 }
 
