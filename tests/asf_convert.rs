@@ -82,3 +82,39 @@ fn every_corpus_conversation_converts_verifies_and_rebuilds_the_next_request() {
     assert!(total > 40, "{total}");
     assert!(failures.is_empty(), "{} of {total} failed:\n{}", failures.len(), failures.join("\n"));
 }
+
+#[test]
+fn every_occhat_sample_session_converts_and_verifies() {
+    use agentlog::convert::occhat;
+    use agentlog::occhat::Store;
+    let mut converted = 0;
+    for sample in ["sample_basic", "sample_legacy", "sample_recovery"] {
+        let store = Store::new(common::corpus_dir().join("occhat").join(sample).join("sessions"));
+        for entry in store.list_sessions().sessions {
+            let path = entry.filepath.display().to_string();
+            let session = store.load_session(&path).unwrap();
+            let out = occhat::convert(&session).unwrap();
+            assert_eq!(occhat::convert(&session).unwrap().bytes, out.bytes, "{path}: deterministic");
+            let s = Session::read(&out.bytes).unwrap();
+            assert!(s.verify().is_empty(), "{path}: {:?}", s.verify());
+            assert_eq!(out.report.len(), session.messages.len());
+            // Every message but a leading system prompt is in the context.
+            let ctx = s.context(None).unwrap();
+            let system = usize::from(
+                session.messages.first().and_then(|m| m.get("role")).and_then(OwnedValue::as_str) == Some("system"),
+            );
+            let with_items = session.messages[system..]
+                .iter()
+                .filter(|m| {
+                    m.get("role").and_then(OwnedValue::as_str) != Some("assistant")
+                        || m.get("content").is_some_and(|c| !c.is_null())
+                        || m.get("tool_calls").is_some()
+                })
+                .count();
+            assert!(ctx.items.len() >= with_items, "{path}");
+            assert_eq!(ctx.settings.model.as_deref(), Some(session.model.as_str()).filter(|m| !m.is_empty()));
+            converted += 1;
+        }
+    }
+    assert!(converted >= 3, "{converted}");
+}

@@ -1,11 +1,14 @@
 //! Conversions of the stores this crate reads into the Agent Session Format
-//! ([`crate::asf`]): an OpenHands SDK conversation ([`openhands`]).
+//! ([`crate::asf`]): an OpenHands SDK conversation ([`openhands`]) and an
+//! OC Chat session ([`occhat`]).
 //!
 //! A conversion is deterministic (the same input gives the same bytes: the
 //! session id comes from the conversation's own id, timestamps from its
 //! events), writes through [`crate::asf::Appender`] (so the file verifies),
 //! and reports per source event what it became ([`Report`]).
 
+mod chat;
+pub mod occhat;
 pub mod openhands;
 
 use std::fmt;

@@ -45,7 +45,7 @@ enum Cmd {
     Check(CheckArgs),
     /// The request at the leaf (or at an entry), as the context algorithm builds it.
     Context(ContextArgs),
-    /// OpenHands conversations as ASF session files.
+    /// OpenHands conversations and OC Chat sessions as ASF session files.
     Convert(crate::asf_convert::ConvertArgs),
 }
 
