@@ -232,3 +232,41 @@ fn refusals() {
     assert_eq!(text.lines().count(), 2);
     assert!(Session::read(a.bytes()).unwrap().verify().is_empty());
 }
+
+#[test]
+fn leaf_labels_follow_the_resume_rule() {
+    let mut a = Appender::new(header()).unwrap();
+    let t = |n: u32| ts_from_unix(1_789_646_400 + i64::from(n), 0);
+    let info = |name: &str| obj(vec![("name", OwnedValue::string(name))]);
+    let c0 = a.append("info", &t(0), info("root")).unwrap();
+    let i1 = a.append("info", &t(1), info("one")).unwrap();
+    let i2 = a.append("info", &t(2), info("two")).unwrap();
+    let b1 = a.append_at(Some(&i1), &[], "info", &t(3), info("branch")).unwrap();
+    assert_eq!(a.leaf(), Some(i2.as_str()), "a branch does not move the leaf");
+    let label = |target: &str, leaf: bool| {
+        obj(vec![
+            ("target", OwnedValue::string(target)),
+            ("label", if leaf { OwnedValue::string("leaf") } else { OwnedValue::Null }),
+        ])
+    };
+    let l = a.append("label", &t(4), label(&b1, true)).unwrap();
+    let s = Session::read(a.bytes()).unwrap();
+    assert_eq!(s.leaf().unwrap().id, b1, "the label's target when nothing follows it");
+    let b2 = a.append_at(Some(&b1), &[], "info", &t(5), info("extended")).unwrap();
+    let s = Session::read(a.bytes()).unwrap();
+    assert_eq!(s.leaf().unwrap().id, b2, "the branch marked and then extended");
+    // An entry on the other branch, after the label, does not move it.
+    a.append_at(Some(&l), &[], "info", &t(6), info("elsewhere")).unwrap();
+    assert_eq!(Session::read(a.bytes()).unwrap().leaf().unwrap().id, b2);
+    // A null label clears it: the last entry again.
+    let last = a.append_at(Some(&b2), &[], "label", &t(7), label(&b1, false)).unwrap();
+    let s = Session::read(a.bytes()).unwrap();
+    assert_eq!(s.leaf().unwrap().id, last);
+    // A label naming a label is not in force; the last entry, itself a
+    // `leaf` label, resolves to its nearest ancestor that is not one.
+    a.append_at(Some(&last), &[], "label", &t(8), label(&l, true)).unwrap();
+    let s = Session::read(a.bytes()).unwrap();
+    assert_eq!(s.leaf().unwrap().id, last);
+    assert!(s.verify().is_empty(), "{:?}", s.verify());
+    let _ = c0;
+}

@@ -317,7 +317,6 @@ impl<'a> Session<'a> {
         };
         // The labels in force: the last one naming each target, in order.
         let mut in_force: Option<(usize, usize)> = None; // (label idx, target idx)
-        let mut cleared: HashMap<&str, usize> = HashMap::new();
         for (i, e) in self.entries.iter().enumerate() {
             if e.entry_type != "label" {
                 continue;
@@ -325,7 +324,6 @@ impl<'a> Session<'a> {
             let Some(t) = e.reference("target") else { continue };
             match &e.label {
                 Some(None) => {
-                    cleared.insert(t, i);
                     if let Some((_, ti)) = in_force
                         && self.entries[ti].id == t
                     {
@@ -342,15 +340,23 @@ impl<'a> Session<'a> {
                 _ => {}
             }
         }
-        let _ = cleared;
         let chosen = match in_force {
             None => self.entries.len().checked_sub(1)?,
             Some((li, ti)) => {
+                // Which entries descend from the target, in one pass (a
+                // parent always comes earlier in the file).
+                let mut under = vec![false; self.entries.len()];
+                under[ti] = true;
                 let mut best = ti;
-                for j in (li + 1..self.entries.len()).rev() {
-                    if self.path_indexes(j).contains(&ti) {
-                        best = j;
-                        break;
+                for j in ti + 1..self.entries.len() {
+                    if let Some(pi) = self.entries[j].parent.as_deref().and_then(|p| self.index_of(p))
+                        && pi < j
+                        && under[pi]
+                    {
+                        under[j] = true;
+                        if j > li {
+                            best = j;
+                        }
                     }
                 }
                 best
