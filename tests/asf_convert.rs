@@ -40,7 +40,11 @@ fn every_corpus_conversation_converts_verifies_and_rebuilds_the_next_request() {
         let oracle = OwnedValue::parse(&std::fs::read(&f).unwrap()).unwrap();
         let scenario = oracle.get("scenario").and_then(OwnedValue::as_str).unwrap();
         let dir = f.parent().unwrap().join(scenario);
-        for c in oracle.get("conversations").and_then(OwnedValue::as_array).unwrap() {
+        for c in oracle
+            .get("conversations")
+            .and_then(OwnedValue::as_array)
+            .unwrap()
+        {
             total += 1;
             let rel = c.get("path").and_then(OwnedValue::as_str).unwrap();
             let name = format!("{} {rel}", f.display());
@@ -52,8 +56,17 @@ fn every_corpus_conversation_converts_verifies_and_rebuilds_the_next_request() {
                     continue;
                 }
             };
-            assert_eq!(convert(&conv).unwrap().bytes, out.bytes, "{name}: deterministic");
-            assert_eq!(out.report.len(), conv.event_count().min(out.report.len()).max(out.report.len()));
+            assert_eq!(
+                convert(&conv).unwrap().bytes,
+                out.bytes,
+                "{name}: deterministic"
+            );
+            assert_eq!(
+                out.report.len(),
+                conv.event_count()
+                    .min(out.report.len())
+                    .max(out.report.len())
+            );
             let s = Session::read(&out.bytes).unwrap();
             let problems = s.verify();
             if !problems.is_empty() {
@@ -67,20 +80,38 @@ fn every_corpus_conversation_converts_verifies_and_rebuilds_the_next_request() {
                 .and_then(OwnedValue::as_array)
                 .unwrap();
             if ours.len() != theirs.len() {
-                failures.push(format!("{name}: {} messages, oracle {}", ours.len(), theirs.len()));
+                failures.push(format!(
+                    "{name}: {} messages, oracle {}",
+                    ours.len(),
+                    theirs.len()
+                ));
                 continue;
             }
             for (i, (a, b)) in ours.iter().zip(theirs).enumerate() {
                 if a != b {
-                    let cut = |v: &OwnedValue| v.to_string_styled(Style::COMPACT).chars().take(400).collect::<String>();
-                    failures.push(format!("{name}: message {i}\n  ours   {}\n  oracle {}", cut(a), cut(b)));
+                    let cut = |v: &OwnedValue| {
+                        v.to_string_styled(Style::COMPACT)
+                            .chars()
+                            .take(400)
+                            .collect::<String>()
+                    };
+                    failures.push(format!(
+                        "{name}: message {i}\n  ours   {}\n  oracle {}",
+                        cut(a),
+                        cut(b)
+                    ));
                     break;
                 }
             }
         }
     }
     assert!(total > 40, "{total}");
-    assert!(failures.is_empty(), "{} of {total} failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {total} failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
@@ -89,19 +120,33 @@ fn every_occhat_sample_session_converts_and_verifies() {
     use agentlog::occhat::Store;
     let mut converted = 0;
     for sample in ["sample_basic", "sample_legacy", "sample_recovery"] {
-        let store = Store::new(common::corpus_dir().join("occhat").join(sample).join("sessions"));
+        let store = Store::new(
+            common::corpus_dir()
+                .join("occhat")
+                .join(sample)
+                .join("sessions"),
+        );
         for entry in store.list_sessions().sessions {
             let path = entry.filepath.display().to_string();
             let session = store.load_session(&path).unwrap();
             let out = occhat::convert(&session).unwrap();
-            assert_eq!(occhat::convert(&session).unwrap().bytes, out.bytes, "{path}: deterministic");
+            assert_eq!(
+                occhat::convert(&session).unwrap().bytes,
+                out.bytes,
+                "{path}: deterministic"
+            );
             let s = Session::read(&out.bytes).unwrap();
             assert!(s.verify().is_empty(), "{path}: {:?}", s.verify());
             assert_eq!(out.report.len(), session.messages.len());
             // Every message but a leading system prompt is in the context.
             let ctx = s.context(None).unwrap();
             let system = usize::from(
-                session.messages.first().and_then(|m| m.get("role")).and_then(OwnedValue::as_str) == Some("system"),
+                session
+                    .messages
+                    .first()
+                    .and_then(|m| m.get("role"))
+                    .and_then(OwnedValue::as_str)
+                    == Some("system"),
             );
             let with_items = session.messages[system..]
                 .iter()
@@ -112,7 +157,10 @@ fn every_occhat_sample_session_converts_and_verifies() {
                 })
                 .count();
             assert!(ctx.items.len() >= with_items, "{path}");
-            assert_eq!(ctx.settings.model.as_deref(), Some(session.model.as_str()).filter(|m| !m.is_empty()));
+            assert_eq!(
+                ctx.settings.model.as_deref(),
+                Some(session.model.as_str()).filter(|m| !m.is_empty())
+            );
             converted += 1;
         }
     }

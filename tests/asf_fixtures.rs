@@ -28,7 +28,11 @@ fn valid_sessions_verify_and_write_back_byte_for_byte() {
         assert!(s.entries().iter().all(|e| e.verified), "{name}");
         let mut out = Vec::new();
         s.write_canonical(&mut out).expect("canonical");
-        assert_eq!(String::from_utf8_lossy(&out), String::from_utf8_lossy(&bytes), "{name}");
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            String::from_utf8_lossy(&bytes),
+            "{name}"
+        );
     }
 }
 
@@ -39,7 +43,10 @@ fn every_response_request_hash_is_rebuilt() {
         let bytes = session_bytes(name);
         let s = Session::read(&bytes).expect("reads");
         for e in s.entries().iter().filter(|e| e.entry_type == "response") {
-            let recorded = e.request_hash.as_deref().expect("fixture responses carry a hash");
+            let recorded = e
+                .request_hash
+                .as_deref()
+                .expect("fixture responses carry a hash");
             let rebuilt = s.request_context(&e.id).unwrap().request_hash().unwrap();
             assert_eq!(rebuilt, recorded, "{name} line {}", e.line);
             checked += 1;
@@ -69,7 +76,13 @@ fn truncated_last_line_is_tolerated_and_reported() {
     let problems = s.verify();
     assert_eq!(problems.len(), 1, "{problems:#?}");
     assert_eq!(problems[0].kind, ProblemKind::TruncatedLastLine);
-    assert_eq!(problems[0].line, bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()).count());
+    assert_eq!(
+        problems[0].line,
+        bytes
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .count()
+    );
     // Everything before it is read and verifies.
     assert_eq!(s.entries().len(), 8);
     assert!(s.entries().iter().all(|e| e.verified));
@@ -102,12 +115,17 @@ fn contexts_equal_the_fixtures_at_every_tip() {
         assert_eq!(tips.len(), want.len(), "{name}");
         for tip in tips {
             let got = s.context(Some(&tip.id)).unwrap().to_json();
-            let expected = want.get(&tip.id).unwrap_or_else(|| panic!("{name}: tip {}", tip.id));
+            let expected = want
+                .get(&tip.id)
+                .unwrap_or_else(|| panic!("{name}: tip {}", tip.id));
             assert_eq!(&got, expected, "{name} at {}:\n{}", tip.id, got.to_json());
         }
         // The leaf the resume rule gives is the last entry (no leaf label).
         assert_eq!(s.leaf().unwrap().id, s.entries().last().unwrap().id);
-        assert_eq!(s.context(None).unwrap(), s.context(Some(&s.entries().last().unwrap().id)).unwrap());
+        assert_eq!(
+            s.context(None).unwrap(),
+            s.context(Some(&s.entries().last().unwrap().id)).unwrap()
+        );
     }
 }
 
@@ -123,16 +141,32 @@ fn fork_prefix_is_checked() {
     let broken = lines.join("\n") + "\n";
     let s = Session::read(broken.as_bytes()).unwrap();
     let problems = s.verify();
-    assert!(problems.iter().any(|p| matches!(p.kind, ProblemKind::UnknownParent(_))), "{problems:#?}");
+    assert!(
+        problems
+            .iter()
+            .any(|p| matches!(p.kind, ProblemKind::UnknownParent(_))),
+        "{problems:#?}"
+    );
     // A base that is not in the file.
     let mut header = OwnedValue::parse(lines[0].as_bytes()).unwrap();
     header.as_object_mut().unwrap().insert(
         "base",
-        OwnedValue::string("sha256:0000000000000000000000000000000000000000000000000000000000000000"),
+        OwnedValue::string(
+            "sha256:0000000000000000000000000000000000000000000000000000000000000000",
+        ),
     );
-    let text = format!("{}\n{}\n", header.to_json(), text.lines().skip(1).collect::<Vec<_>>().join("\n"));
+    let text = format!(
+        "{}\n{}\n",
+        header.to_json(),
+        text.lines().skip(1).collect::<Vec<_>>().join("\n")
+    );
     let problems = Session::read(text.as_bytes()).unwrap().verify();
-    assert!(problems.iter().any(|p| matches!(p.kind, ProblemKind::Prefix(_))), "{problems:#?}");
+    assert!(
+        problems
+            .iter()
+            .any(|p| matches!(p.kind, ProblemKind::Prefix(_))),
+        "{problems:#?}"
+    );
 }
 
 #[test]
@@ -142,22 +176,47 @@ fn a_changed_byte_fails_the_hash_and_an_unknown_format_is_refused() {
     let tampered = text.replacen("What is 2+2?", "What is 2+3?", 1);
     let problems = Session::read(tampered.as_bytes()).unwrap().verify();
     assert!(
-        problems.iter().any(|p| p.line == 3 && matches!(p.kind, ProblemKind::HashMismatch { .. })),
+        problems
+            .iter()
+            .any(|p| p.line == 3 && matches!(p.kind, ProblemKind::HashMismatch { .. })),
         "{problems:#?}"
     );
-    let ts = text.replacen("\"ts\":\"2026-09-17T12:00:02.5Z\"", "\"ts\":\"2026-09-17T12:00:02.50Z\"", 1);
+    let ts = text.replacen(
+        "\"ts\":\"2026-09-17T12:00:02.5Z\"",
+        "\"ts\":\"2026-09-17T12:00:02.50Z\"",
+        1,
+    );
     let problems = Session::read(ts.as_bytes()).unwrap().verify();
-    assert!(problems.iter().any(|p| matches!(p.kind, ProblemKind::TsSpelling(_))), "{problems:#?}");
+    assert!(
+        problems
+            .iter()
+            .any(|p| matches!(p.kind, ProblemKind::TsSpelling(_))),
+        "{problems:#?}"
+    );
     let newer = text.replacen("agentsession/0.10", "agentsession/0.11", 1);
     let err = Session::read(newer.as_bytes()).unwrap_err();
-    assert_eq!(err, ReadError::UnsupportedFormat("agentsession/0.11".into()));
+    assert_eq!(
+        err,
+        ReadError::UnsupportedFormat("agentsession/0.11".into())
+    );
     assert!(err.to_string().contains("agentsession/0.11"));
     let older = text.replacen("agentsession/0.10", "agentsession/0.4", 1);
-    assert!(matches!(Session::read(older.as_bytes()), Err(ReadError::UnsupportedFormat(_))));
+    assert!(matches!(
+        Session::read(older.as_bytes()),
+        Err(ReadError::UnsupportedFormat(_))
+    ));
     let minor9 = text.replacen("agentsession/0.10", "agentsession/0.9", 1);
-    assert!(Session::read(minor9.as_bytes()).unwrap().verify().is_empty());
+    assert!(
+        Session::read(minor9.as_bytes())
+            .unwrap()
+            .verify()
+            .is_empty()
+    );
     assert_eq!(Session::read(b"").unwrap_err(), ReadError::Empty);
-    assert_eq!(Session::read(b"{\"type\":\"x\"}\n").unwrap_err(), ReadError::NotSession);
+    assert_eq!(
+        Session::read(b"{\"type\":\"x\"}\n").unwrap_err(),
+        ReadError::NotSession
+    );
 }
 
 #[test]
@@ -172,7 +231,10 @@ fn unknown_members_and_namespaced_entries_are_kept() {
     let mut a = Appender::new(header).unwrap();
     let mut body = Map::new();
     body.insert("acme:note", OwnedValue::int(3));
-    body.insert("data", OwnedValue::parse(br#"{"z":1,"a":[1.50,"\u00e9"]}"#).unwrap());
+    body.insert(
+        "data",
+        OwnedValue::parse(br#"{"z":1,"a":[1.50,"\u00e9"]}"#).unwrap(),
+    );
     a.append("acme:mark", "2026-09-17T12:00:00Z", body).unwrap();
     let written = a.into_bytes();
     let s = Session::read(&written).unwrap();

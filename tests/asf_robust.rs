@@ -32,7 +32,9 @@ fn every_prefix_reads_without_panic() {
         let s = Session::read(&bytes[..bytes.len() - 5]).unwrap();
         let problems = s.verify();
         assert!(
-            problems.iter().any(|p| p.kind.code() == "truncated-last-line"),
+            problems
+                .iter()
+                .any(|p| p.kind.code() == "truncated-last-line"),
             "{name}: {problems:?}"
         );
     }
@@ -40,7 +42,10 @@ fn every_prefix_reads_without_panic() {
 
 #[test]
 fn changed_bytes_are_problems_not_panics() {
-    let (_, bytes) = fixtures().into_iter().find(|(n, _)| n.ends_with("/compaction.jsonl")).unwrap();
+    let (_, bytes) = fixtures()
+        .into_iter()
+        .find(|(n, _)| n.ends_with("/compaction.jsonl"))
+        .unwrap();
     let header_end = bytes.iter().position(|&b| b == b'\n').unwrap();
     for i in (header_end + 1..bytes.len()).step_by(13) {
         for b in [b'0', b'"', 0xff, b'\n'] {

@@ -90,9 +90,15 @@ fn obj(pairs: Vec<(&str, OwnedValue)>) -> Map {
 
 fn header() -> Map {
     obj(vec![
-        ("id", OwnedValue::string("01995b2a-0000-7000-8000-00000000abcd")),
+        (
+            "id",
+            OwnedValue::string("01995b2a-0000-7000-8000-00000000abcd"),
+        ),
         ("created_at", OwnedValue::string("2026-09-17T12:00:00Z")),
-        ("harness", OwnedValue::parse(br#"{"name":"proptest","version":"1"}"#).unwrap()),
+        (
+            "harness",
+            OwnedValue::parse(br#"{"name":"proptest","version":"1"}"#).unwrap(),
+        ),
         ("acme:whatever", OwnedValue::int(1)),
     ])
 }
@@ -205,19 +211,35 @@ fn refusals() {
     let mut a = Appender::new(header()).unwrap();
     let ts = "2026-09-17T12:00:00Z";
     let dup = OwnedValue::parse(br#"{"a":1,"a":2}"#).unwrap();
-    assert!(matches!(a.append("info", ts, obj(vec![("x", dup)])), Err(WriteError::NotIJson(_))));
+    assert!(matches!(
+        a.append("info", ts, obj(vec![("x", dup)])),
+        Err(WriteError::NotIJson(_))
+    ));
     assert!(matches!(
         a.append("info", ts, obj(vec![("content", OwnedValue::Null)])),
         Err(WriteError::Reserved(_))
     ));
-    assert!(matches!(a.append("info", "2026-09-17T12:00:00.0Z", Map::new()), Err(WriteError::Ts(_))));
+    assert!(matches!(
+        a.append("info", "2026-09-17T12:00:00.0Z", Map::new()),
+        Err(WriteError::Ts(_))
+    ));
     assert!(matches!(
         a.append_at(Some("sha256:00"), &[], "info", ts, Map::new()),
         Err(WriteError::UnknownEntry(_))
     ));
-    assert!(matches!(a.append("nonsense", ts, Map::new()), Err(WriteError::Rule(_))));
     assert!(matches!(
-        a.append("response", ts, obj(vec![("request_hash", OwnedValue::string(format!("sha256:{}", "0".repeat(64))))])),
+        a.append("nonsense", ts, Map::new()),
+        Err(WriteError::Rule(_))
+    ));
+    assert!(matches!(
+        a.append(
+            "response",
+            ts,
+            obj(vec![(
+                "request_hash",
+                OwnedValue::string(format!("sha256:{}", "0".repeat(64)))
+            )])
+        ),
         Err(WriteError::Rule(_))
     ));
     // A number the I-JSON test rejects is rounded and recorded.
@@ -225,7 +247,9 @@ fn refusals() {
     a.append("info", ts, obj(vec![("n", big)])).unwrap();
     let text = String::from_utf8(a.bytes().to_vec()).unwrap();
     assert!(
-        text.contains(r#""n":9007199254740992,"normalised":[{"at":"/n","was":"9007199254740993"}]"#),
+        text.contains(
+            r#""n":9007199254740992,"normalised":[{"at":"/n","was":"9007199254740993"}]"#
+        ),
         "{text}"
     );
     // Nothing refused was written.
@@ -241,30 +265,57 @@ fn leaf_labels_follow_the_resume_rule() {
     let c0 = a.append("info", &t(0), info("root")).unwrap();
     let i1 = a.append("info", &t(1), info("one")).unwrap();
     let i2 = a.append("info", &t(2), info("two")).unwrap();
-    let b1 = a.append_at(Some(&i1), &[], "info", &t(3), info("branch")).unwrap();
-    assert_eq!(a.leaf(), Some(i2.as_str()), "a branch does not move the leaf");
+    let b1 = a
+        .append_at(Some(&i1), &[], "info", &t(3), info("branch"))
+        .unwrap();
+    assert_eq!(
+        a.leaf(),
+        Some(i2.as_str()),
+        "a branch does not move the leaf"
+    );
     let label = |target: &str, leaf: bool| {
         obj(vec![
             ("target", OwnedValue::string(target)),
-            ("label", if leaf { OwnedValue::string("leaf") } else { OwnedValue::Null }),
+            (
+                "label",
+                if leaf {
+                    OwnedValue::string("leaf")
+                } else {
+                    OwnedValue::Null
+                },
+            ),
         ])
     };
     let l = a.append("label", &t(4), label(&b1, true)).unwrap();
     let s = Session::read(a.bytes()).unwrap();
-    assert_eq!(s.leaf().unwrap().id, b1, "the label's target when nothing follows it");
-    let b2 = a.append_at(Some(&b1), &[], "info", &t(5), info("extended")).unwrap();
+    assert_eq!(
+        s.leaf().unwrap().id,
+        b1,
+        "the label's target when nothing follows it"
+    );
+    let b2 = a
+        .append_at(Some(&b1), &[], "info", &t(5), info("extended"))
+        .unwrap();
     let s = Session::read(a.bytes()).unwrap();
-    assert_eq!(s.leaf().unwrap().id, b2, "the branch marked and then extended");
+    assert_eq!(
+        s.leaf().unwrap().id,
+        b2,
+        "the branch marked and then extended"
+    );
     // An entry on the other branch, after the label, does not move it.
-    a.append_at(Some(&l), &[], "info", &t(6), info("elsewhere")).unwrap();
+    a.append_at(Some(&l), &[], "info", &t(6), info("elsewhere"))
+        .unwrap();
     assert_eq!(Session::read(a.bytes()).unwrap().leaf().unwrap().id, b2);
     // A null label clears it: the last entry again.
-    let last = a.append_at(Some(&b2), &[], "label", &t(7), label(&b1, false)).unwrap();
+    let last = a
+        .append_at(Some(&b2), &[], "label", &t(7), label(&b1, false))
+        .unwrap();
     let s = Session::read(a.bytes()).unwrap();
     assert_eq!(s.leaf().unwrap().id, last);
     // A label naming a label is not in force; the last entry, itself a
     // `leaf` label, resolves to its nearest ancestor that is not one.
-    a.append_at(Some(&last), &[], "label", &t(8), label(&l, true)).unwrap();
+    a.append_at(Some(&last), &[], "label", &t(8), label(&l, true))
+        .unwrap();
     let s = Session::read(a.bytes()).unwrap();
     assert_eq!(s.leaf().unwrap().id, last);
     assert!(s.verify().is_empty(), "{:?}", s.verify());

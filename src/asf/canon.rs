@@ -355,8 +355,15 @@ mod tests {
         ] {
             assert_eq!(canon(lit).as_deref(), Ok(want), "{lit}");
         }
-        for lit in ["9007199254740993", "9.007199254740993e15", "90071992547409930e-1"] {
-            assert!(matches!(canon(lit), Err(CanonError::InexactInteger(_))), "{lit}");
+        for lit in [
+            "9007199254740993",
+            "9.007199254740993e15",
+            "90071992547409930e-1",
+        ] {
+            assert!(
+                matches!(canon(lit), Err(CanonError::InexactInteger(_))),
+                "{lit}"
+            );
         }
         assert!(matches!(canon("1e400"), Err(CanonError::NotFinite(_))));
         assert!(matches!(canon("NaN"), Err(CanonError::NotFinite(_))));
@@ -365,14 +372,21 @@ mod tests {
     #[test]
     fn members_sort_by_utf16_and_strings_escape_as_ecmascript() {
         // U+1F600 (surrogates D83D DE00) sorts before U+FB01 in UTF-16.
-        let got = canon("{\"\u{fb01}\":1,\"\u{1f600}\":2,\"b\":[true,null],\"a\":\"\\u0001\\u2028\\/\"}")
-            .unwrap();
-        assert_eq!(got, "{\"a\":\"\\u0001\u{2028}/\",\"b\":[true,null],\"\u{1f600}\":2,\"\u{fb01}\":1}");
+        let got =
+            canon("{\"\u{fb01}\":1,\"\u{1f600}\":2,\"b\":[true,null],\"a\":\"\\u0001\\u2028\\/\"}")
+                .unwrap();
+        assert_eq!(
+            got,
+            "{\"a\":\"\\u0001\u{2028}/\",\"b\":[true,null],\"\u{1f600}\":2,\"\u{fb01}\":1}"
+        );
     }
 
     #[test]
     fn not_i_json_is_refused() {
-        assert_eq!(canon("{\"a\":1,\"a\":2}"), Err(CanonError::DuplicateName("a".into())));
+        assert_eq!(
+            canon("{\"a\":1,\"a\":2}"),
+            Err(CanonError::DuplicateName("a".into()))
+        );
         assert_eq!(canon("\"\\ud83d\""), Err(CanonError::LoneSurrogate));
         assert_eq!(canon("\"\\ude00x\""), Err(CanonError::LoneSurrogate));
         assert_eq!(canon("\"\\ud83d\\ude00\"").unwrap(), "\"\u{1f600}\"");

@@ -51,7 +51,9 @@ fn text_part(t: &str) -> OwnedValue {
 fn chat_part(p: &OwnedValue) -> Option<OwnedValue> {
     let ty = p.get("type").and_then(OwnedValue::as_str)?;
     match ty {
-        "input_text" | "output_text" => Some(text_part(p.get("text").and_then(OwnedValue::as_str)?)),
+        "input_text" | "output_text" => {
+            Some(text_part(p.get("text").and_then(OwnedValue::as_str)?))
+        }
         "refusal" => Some(text_part(p.get("refusal").and_then(OwnedValue::as_str)?)),
         "input_image" => {
             let url = p.get("image_url").and_then(OwnedValue::as_str)?;
@@ -61,7 +63,10 @@ fn chat_part(p: &OwnedValue) -> Option<OwnedValue> {
             {
                 image.push(("detail", s(d)));
             }
-            Some(obj(vec![("type", s("image_url")), ("image_url", obj(image))]))
+            Some(obj(vec![
+                ("type", s("image_url")),
+                ("image_url", obj(image)),
+            ]))
         }
         // An extension part that carries its chat form (`{"type":
         // "<ns>:part", "part": {…}}`, as the OpenHands conversion writes a
@@ -118,9 +123,15 @@ impl Context {
                 .iter()
                 .map(|p| text_part(p.text.as_deref().unwrap_or("")))
                 .collect();
-            out.push(obj(vec![("content", OwnedValue::Array(parts)), ("role", s("system"))]));
+            out.push(obj(vec![
+                ("content", OwnedValue::Array(parts)),
+                ("role", s("system")),
+            ]));
         } else if let Some(i) = st.instructions.as_deref().filter(|i| !i.is_empty()) {
-            out.push(obj(vec![("content", OwnedValue::Array(vec![text_part(i)])), ("role", s("system"))]));
+            out.push(obj(vec![
+                ("content", OwnedValue::Array(vec![text_part(i)])),
+                ("role", s("system")),
+            ]));
         }
         let names: HashMap<&str, &str> = self
             .items
@@ -153,14 +164,18 @@ impl Context {
                         .and_then(OwnedValue::as_array)
                         .map(|a| {
                             a.iter()
-                                .filter(|p| p.get("type").and_then(OwnedValue::as_str) == Some("reasoning_text"))
+                                .filter(|p| {
+                                    p.get("type").and_then(OwnedValue::as_str)
+                                        == Some("reasoning_text")
+                                })
                                 .filter_map(|p| p.get("text").and_then(OwnedValue::as_str))
                                 .collect()
                         })
                         .unwrap_or_default();
                     if texts.is_empty() {
                         if let Some(e) = enc {
-                            turn.thinking.push(obj(vec![("type", s("redacted_thinking")), ("data", s(e))]));
+                            turn.thinking
+                                .push(obj(vec![("type", s("redacted_thinking")), ("data", s(e))]));
                         }
                     } else {
                         for t in texts {
@@ -185,17 +200,26 @@ impl Context {
                         ("type", s("function")),
                         (
                             "function",
-                            obj(vec![("name", s(get("name"))), ("arguments", s(get("arguments")))]),
+                            obj(vec![
+                                ("name", s(get("name"))),
+                                ("arguments", s(get("arguments"))),
+                            ]),
                         ),
                     ]));
                 }
                 ("message", r) => {
                     flush(&mut turn, &mut out);
-                    out.push(obj(vec![("content", chat_parts(item.get("content"))), ("role", s(r))]));
+                    out.push(obj(vec![
+                        ("content", chat_parts(item.get("content"))),
+                        ("role", s(r)),
+                    ]));
                 }
                 ("function_call_output", _) => {
                     flush(&mut turn, &mut out);
-                    let call = item.get("call_id").and_then(OwnedValue::as_str).unwrap_or("");
+                    let call = item
+                        .get("call_id")
+                        .and_then(OwnedValue::as_str)
+                        .unwrap_or("");
                     let mut m = vec![
                         ("content", chat_parts(item.get("output"))),
                         ("role", s("tool")),

@@ -73,18 +73,37 @@ impl Settings {
     /// The settings a compaction's `config` checkpoint holds.
     pub fn from_checkpoint(c: &OwnedValue) -> Settings {
         let mut s = Settings {
-            model: c.get("model").and_then(OwnedValue::as_str).map(str::to_owned),
-            instructions: c.get("instructions").and_then(OwnedValue::as_str).map(str::to_owned),
+            model: c
+                .get("model")
+                .and_then(OwnedValue::as_str)
+                .map(str::to_owned),
+            instructions: c
+                .get("instructions")
+                .and_then(OwnedValue::as_str)
+                .map(str::to_owned),
             reasoning: non_empty(c.get("reasoning")),
             text: non_empty(c.get("text")),
-            tools: c.get("tools").and_then(OwnedValue::as_array).cloned().unwrap_or_default(),
+            tools: c
+                .get("tools")
+                .and_then(OwnedValue::as_array)
+                .cloned()
+                .unwrap_or_default(),
             ..Default::default()
         };
         if let Some(parts) = c.get("instructions_parts").and_then(OwnedValue::as_array) {
             for p in parts {
                 s.parts.push(Part {
-                    id: p.get("id").and_then(OwnedValue::as_str).unwrap_or("").to_owned(),
-                    text: Some(p.get("text").and_then(OwnedValue::as_str).unwrap_or("").to_owned()),
+                    id: p
+                        .get("id")
+                        .and_then(OwnedValue::as_str)
+                        .unwrap_or("")
+                        .to_owned(),
+                    text: Some(
+                        p.get("text")
+                            .and_then(OwnedValue::as_str)
+                            .unwrap_or("")
+                            .to_owned(),
+                    ),
                     source: non_empty(p.get("source")),
                 });
             }
@@ -108,8 +127,16 @@ impl Settings {
     /// Applies a `config` delta.
     pub fn apply(&mut self, c: &OwnedValue) {
         let replace = c.get("replace").and_then(OwnedValue::as_bool) == Some(true);
-        let prev_parts = if replace { Vec::new() } else { std::mem::take(&mut self.parts) };
-        let prev_omitted = if replace { Vec::new() } else { std::mem::take(&mut self.omitted) };
+        let prev_parts = if replace {
+            Vec::new()
+        } else {
+            std::mem::take(&mut self.parts)
+        };
+        let prev_omitted = if replace {
+            Vec::new()
+        } else {
+            std::mem::take(&mut self.omitted)
+        };
         if replace {
             *self = Settings::default();
         } else {
@@ -214,7 +241,10 @@ impl Settings {
             m.insert("instructions_parts", OwnedValue::Array(parts));
         }
         if !self.omitted.is_empty() {
-            m.insert("instructions_omitted", OwnedValue::Array(self.omitted.clone()));
+            m.insert(
+                "instructions_omitted",
+                OwnedValue::Array(self.omitted.clone()),
+            );
         }
         if !self.tools.is_empty() {
             m.insert("tools", OwnedValue::Array(self.tools.clone()));
@@ -231,7 +261,10 @@ fn is_empty_object(v: &OwnedValue) -> bool {
 }
 
 fn join(parts: &[Part]) -> String {
-    let texts: Vec<&str> = parts.iter().map(|p| p.text.as_deref().unwrap_or("")).collect();
+    let texts: Vec<&str> = parts
+        .iter()
+        .map(|p| p.text.as_deref().unwrap_or(""))
+        .collect();
     texts.join("\n\n")
 }
 
@@ -257,7 +290,11 @@ fn resolve_parts(prev: &[Part], delta: &[OwnedValue]) -> (Vec<Part>, bool) {
                 });
             } else if let Some(h) = e.get("hash").and_then(OwnedValue::as_str) {
                 match in_force.map(|i| &prev[i]) {
-                    Some(p) if p.text.as_deref().is_some_and(|t| sha256_ref(t.as_bytes()) == h) => {
+                    Some(p)
+                        if p.text
+                            .as_deref()
+                            .is_some_and(|t| sha256_ref(t.as_bytes()) == h) =>
+                    {
                         out.push(Part {
                             id: id.to_owned(),
                             text: p.text.clone(),
@@ -283,7 +320,11 @@ fn resolve_parts(prev: &[Part], delta: &[OwnedValue]) -> (Vec<Part>, bool) {
             if let Some(i) = in_force {
                 cursor = i + 1;
             }
-        } else if let Some(n) = e.get("keep").and_then(|v| v.as_number()?.as_i64()).filter(|n| *n > 0) {
+        } else if let Some(n) = e
+            .get("keep")
+            .and_then(|v| v.as_number()?.as_i64())
+            .filter(|n| *n > 0)
+        {
             let n = n as usize;
             let end = cursor.saturating_add(n);
             if end > prev.len() {
@@ -316,7 +357,11 @@ fn resolve_omitted(prev: &[OwnedValue], delta: &[OwnedValue]) -> Vec<OwnedValue>
                 cursor = i + 1;
             }
             out.push(e.clone());
-        } else if let Some(n) = e.get("keep").and_then(|v| v.as_number()?.as_i64()).filter(|n| *n > 0) {
+        } else if let Some(n) = e
+            .get("keep")
+            .and_then(|v| v.as_number()?.as_i64())
+            .filter(|n| *n > 0)
+        {
             let end = cursor.saturating_add(n as usize);
             if end <= prev.len() {
                 out.extend(prev[cursor..end].iter().cloned());
@@ -372,7 +417,9 @@ impl Context {
     /// The context as the reference fixtures' `context/*.json` hold it:
     /// `{"settings", "items", "entries", "item_entries"}`.
     pub fn to_json(&self) -> OwnedValue {
-        let ids = |v: &[String]| OwnedValue::Array(v.iter().map(|s| OwnedValue::string(s.clone())).collect());
+        let ids = |v: &[String]| {
+            OwnedValue::Array(v.iter().map(|s| OwnedValue::string(s.clone())).collect())
+        };
         let mut m = Map::new();
         m.insert("settings", self.settings.to_json());
         m.insert("items", OwnedValue::Array(self.items.clone()));
@@ -427,7 +474,8 @@ fn path_values(
     path.iter()
         .map(|&i| {
             let e = &s.entries()[i];
-            e.to_owned_value(parser).ok_or(ContextError::Unreadable(e.line))
+            e.to_owned_value(parser)
+                .ok_or(ContextError::Unreadable(e.line))
         })
         .collect()
 }
@@ -448,11 +496,17 @@ pub fn build(s: &Session<'_>, path: &[usize]) -> Result<Context, ContextError> {
     let mut start = 0;
     if let Some(c) = (0..path.len()).rev().find(|&k| ty(k) == "compaction") {
         let comp = &values[c];
-        let first_kept = comp.get("first_kept").and_then(OwnedValue::as_str).unwrap_or("");
+        let first_kept = comp
+            .get("first_kept")
+            .and_then(OwnedValue::as_str)
+            .unwrap_or("");
         let kept = (0..c)
             .find(|&k| s.entries()[path[k]].id == first_kept)
             .ok_or(ContextError::FirstKept(s.entries()[path[c]].line))?;
-        ctx.settings = comp.get("config").map(Settings::from_checkpoint).unwrap_or_default();
+        ctx.settings = comp
+            .get("config")
+            .map(Settings::from_checkpoint)
+            .unwrap_or_default();
         ctx.entries.push(id(c));
         if let Some(sum) = comp.get("summary") {
             ctx.items.push(sum.clone());
@@ -464,21 +518,21 @@ pub fn build(s: &Session<'_>, path: &[usize]) -> Result<Context, ContextError> {
                 ctx.item_entries.push(id(c));
             }
         }
-        for k in kept..c {
+        for (k, value) in values.iter().enumerate().take(c).skip(kept) {
             ctx.entries.push(id(k));
-            if let Some(item) = contributed(ty(k), &values[k]) {
+            if let Some(item) = contributed(ty(k), value) {
                 ctx.items.push(item.clone());
                 ctx.item_entries.push(id(k));
             }
         }
         start = c + 1;
     }
-    for k in start..path.len() {
+    for (k, value) in values.iter().enumerate().skip(start) {
         if ty(k) == "config" {
-            ctx.settings.apply(&values[k]);
+            ctx.settings.apply(value);
         }
         ctx.entries.push(id(k));
-        if let Some(item) = contributed(ty(k), &values[k]) {
+        if let Some(item) = contributed(ty(k), value) {
             ctx.items.push(item.clone());
             ctx.item_entries.push(id(k));
         }
@@ -499,7 +553,9 @@ impl Session<'_> {
     /// when `id` is `None`.
     pub fn context(&self, id: Option<&str>) -> Result<Context, ContextError> {
         let idx = match id {
-            Some(id) => self.index_of(id).ok_or_else(|| ContextError::NoEntry(id.to_owned()))?,
+            Some(id) => self
+                .index_of(id)
+                .ok_or_else(|| ContextError::NoEntry(id.to_owned()))?,
             None => {
                 let leaf = self.leaf().ok_or(ContextError::Empty)?;
                 self.index_of(&leaf.id).ok_or(ContextError::Empty)?
@@ -514,7 +570,9 @@ impl Session<'_> {
     /// `response_id`, other entries skipped, up to the first item naming
     /// another response or none).
     pub fn request_context(&self, id: &str) -> Result<Context, ContextError> {
-        let idx = self.index_of(id).ok_or_else(|| ContextError::NoEntry(id.to_owned()))?;
+        let idx = self
+            .index_of(id)
+            .ok_or_else(|| ContextError::NoEntry(id.to_owned()))?;
         let e = &self.entries()[idx];
         if e.entry_type != "response" {
             return Err(ContextError::NotResponse(id.to_owned()));

@@ -27,7 +27,9 @@ pub fn sha256_ref(bytes: &[u8]) -> String {
 /// hexadecimal digits.
 pub fn is_hash(s: &str) -> bool {
     s.strip_prefix(PREFIX).is_some_and(|h| {
-        h.len() == 64 && h.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        h.len() == 64
+            && h.bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
     })
 }
 
@@ -73,6 +75,8 @@ mod tests {
         );
         assert!(is_hash(&sha256_ref(b"")));
         assert!(!is_hash("sha256:ABC"));
-        assert!(!is_hash("sha512:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"));
+        assert!(!is_hash(
+            "sha512:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        ));
     }
 }

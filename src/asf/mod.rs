@@ -35,8 +35,8 @@
 //!
 //! What this reader does not check is listed in the README ("Limitations").
 
-mod chat;
 pub mod canon;
+mod chat;
 mod context;
 pub mod hash;
 mod problem;

@@ -101,7 +101,9 @@ impl ProblemKind {
 impl fmt::Display for ProblemKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ProblemKind::TruncatedLastLine => f.write_str("the last line does not parse (truncated)"),
+            ProblemKind::TruncatedLastLine => {
+                f.write_str("the last line does not parse (truncated)")
+            }
             ProblemKind::BadJson(e) => write!(f, "not JSON: {e}"),
             ProblemKind::NotObject => f.write_str("not a JSON object"),
             ProblemKind::LineEnding => f.write_str("line not terminated by a lone LF"),
@@ -114,7 +116,9 @@ impl fmt::Display for ProblemKind {
             | ProblemKind::Parents(m) => f.write_str(m),
             ProblemKind::TsSpelling(t) => write!(f, "ts {t:?} is not in the one accepted spelling"),
             ProblemKind::NotIJson(e) => write!(f, "not I-JSON: {e}"),
-            ProblemKind::ReservedMember(n) => write!(f, "the body carries the reserved member {n:?}"),
+            ProblemKind::ReservedMember(n) => {
+                write!(f, "the body carries the reserved member {n:?}")
+            }
             ProblemKind::HashMismatch { recorded, computed } => {
                 write!(f, "id {recorded} is not the entry's hash {computed}")
             }

@@ -139,7 +139,10 @@ impl<'a> Entry<'a> {
 
     /// The member naming an entry by `name`, if the entry has it.
     pub fn reference(&self, name: &str) -> Option<&str> {
-        self.refs.iter().find(|(n, _)| *n == name).map(|(_, v)| v.as_str())
+        self.refs
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.as_str())
     }
 
     /// Whether the entry is a `label` marking the resumed branch.
@@ -306,22 +309,24 @@ impl<'a> Session<'a> {
     /// force. A `leaf` label so found resolves to its nearest ancestor that
     /// is not one. `None` for a file without entries.
     pub fn leaf(&self) -> Option<&Entry<'a>> {
-        let prefix: std::collections::HashSet<usize> = match self
-            .header
-            .base
-            .as_deref()
-            .and_then(|b| self.index_of(b))
-        {
-            Some(bi) => self.path_indexes(bi).into_iter().filter(|&i| i != bi).collect(),
-            None => Default::default(),
-        };
+        let prefix: std::collections::HashSet<usize> =
+            match self.header.base.as_deref().and_then(|b| self.index_of(b)) {
+                Some(bi) => self
+                    .path_indexes(bi)
+                    .into_iter()
+                    .filter(|&i| i != bi)
+                    .collect(),
+                None => Default::default(),
+            };
         // The labels in force: the last one naming each target, in order.
         let mut in_force: Option<(usize, usize)> = None; // (label idx, target idx)
         for (i, e) in self.entries.iter().enumerate() {
             if e.entry_type != "label" {
                 continue;
             }
-            let Some(t) = e.reference("target") else { continue };
+            let Some(t) = e.reference("target") else {
+                continue;
+            };
             match &e.label {
                 Some(None) => {
                     if let Some((_, ti)) = in_force
@@ -349,7 +354,10 @@ impl<'a> Session<'a> {
                 under[ti] = true;
                 let mut best = ti;
                 for j in ti + 1..self.entries.len() {
-                    if let Some(pi) = self.entries[j].parent.as_deref().and_then(|p| self.index_of(p))
+                    if let Some(pi) = self.entries[j]
+                        .parent
+                        .as_deref()
+                        .and_then(|p| self.index_of(p))
                         && pi < j
                         && under[pi]
                     {
@@ -470,7 +478,9 @@ fn read_header(
         && m != "inline"
         && m != "sidecar"
     {
-        bad(format!("header: `media` {m:?} is neither \"inline\" nor \"sidecar\""));
+        bad(format!(
+            "header: `media` {m:?} is neither \"inline\" nor \"sidecar\""
+        ));
     }
     let mut records = Vec::new();
     if let Some(r) = obj.get("records") {
@@ -565,7 +575,12 @@ impl LineReader {
         last: bool,
         problems: &mut Vec<Problem>,
     ) -> Option<Entry<'a>> {
-        let mut report = |kind| problems.push(Problem { line: line_no, kind });
+        let mut report = |kind| {
+            problems.push(Problem {
+                line: line_no,
+                kind,
+            })
+        };
         let doc = match self.parser.parse(line) {
             Ok(d) => d,
             Err(e) => {
@@ -602,7 +617,9 @@ impl LineReader {
         }
         let [id, t, parent, parents, ts] = obj.get_many(ENVELOPE);
         let Some(entry_type) = t.and_then(|v| v.as_str()).filter(|s| !s.is_empty()) else {
-            report(ProblemKind::Envelope("`type` must be a non-empty string".into()));
+            report(ProblemKind::Envelope(
+                "`type` must be a non-empty string".into(),
+            ));
             return None;
         };
         let Some(id) = id.and_then(|v| v.as_str()) else {
@@ -617,14 +634,18 @@ impl LineReader {
         }
         let parent = match parent {
             None => {
-                report(ProblemKind::Envelope("`parent` is missing (null for a root)".into()));
+                report(ProblemKind::Envelope(
+                    "`parent` is missing (null for a root)".into(),
+                ));
                 None
             }
             Some(v) if v.is_null() => None,
             Some(v) => match v.as_str() {
                 Some(s) => Some(s.to_owned()),
                 None => {
-                    report(ProblemKind::Envelope("`parent` must be a string or null".into()));
+                    report(ProblemKind::Envelope(
+                        "`parent` must be a string or null".into(),
+                    ));
                     None
                 }
             },
@@ -664,7 +685,9 @@ impl LineReader {
                         }
                     }
                     if a.is_empty() {
-                        report(ProblemKind::Parents("`parents` is empty (a writer omits it)".into()));
+                        report(ProblemKind::Parents(
+                            "`parents` is empty (a writer omits it)".into(),
+                        ));
                     } else {
                         let mut out = Vec::new();
                         match canon::canonical_value(pv, &mut out) {
@@ -742,38 +765,44 @@ fn type_members(e: &mut Entry<'_>, root: Value<'_>, report: &mut dyn FnMut(Probl
         }
         v
     };
-    let need_obj = |name: &str, report: &mut dyn FnMut(ProblemKind), t: &str| -> Option<Value<'_>> {
-        match root.get(name) {
-            Some(v) if v.json_type() == JsonType::Object => Some(v),
-            _ => {
-                report(ProblemKind::Member(format!("a `{t}` entry requires the object `{name}`")));
-                None
+    let need_obj =
+        |name: &str, report: &mut dyn FnMut(ProblemKind), t: &str| -> Option<Value<'_>> {
+            match root.get(name) {
+                Some(v) if v.json_type() == JsonType::Object => Some(v),
+                _ => {
+                    report(ProblemKind::Member(format!(
+                        "a `{t}` entry requires the object `{name}`"
+                    )));
+                    None
+                }
             }
-        }
-    };
-    let closed = |name: &str, v: &Option<String>, allowed: &[&str], report: &mut dyn FnMut(ProblemKind)| {
-        if let Some(v) = v
-            && !allowed.contains(&v.as_str())
-        {
-            report(ProblemKind::Member(format!(
-                "`{name}` {v:?} is not one of {}",
-                allowed.join(", ")
-            )));
-        }
-    };
+        };
+    let closed =
+        |name: &str, v: &Option<String>, allowed: &[&str], report: &mut dyn FnMut(ProblemKind)| {
+            if let Some(v) = v
+                && !allowed.contains(&v.as_str())
+            {
+                report(ProblemKind::Member(format!(
+                    "`{name}` {v:?} is not one of {}",
+                    allowed.join(", ")
+                )));
+            }
+        };
     let t = e.entry_type.clone();
     match t.as_str() {
         "item" => {
             if let Some(item) = need_obj("item", report, &t) {
                 let it = item.get("type").and_then(|v| v.as_str());
                 if it.is_none() {
-                    report(ProblemKind::Member("an item requires a string `type`".into()));
+                    report(ProblemKind::Member(
+                        "an item requires a string `type`".into(),
+                    ));
                 }
                 if it == Some("function_call") {
                     match item.get("call_id").and_then(|v| v.as_str()) {
-                        Some("") | None => {
-                            report(ProblemKind::CallId("a function_call's `call_id` is empty or missing".into()))
-                        }
+                        Some("") | None => report(ProblemKind::CallId(
+                            "a function_call's `call_id` is empty or missing".into(),
+                        )),
                         Some(c) => e.call_id = Some(c.to_owned()),
                     }
                 }
@@ -792,12 +821,16 @@ fn type_members(e: &mut Entry<'_>, root: Value<'_>, report: &mut dyn FnMut(Probl
             if let Some(h) = &e.request_hash
                 && !hash::is_hash(h)
             {
-                report(ProblemKind::Member(format!("`request_hash` {h:?} is not a sha256 hash")));
+                report(ProblemKind::Member(format!(
+                    "`request_hash` {h:?} is not a sha256 hash"
+                )));
             }
             if let Some(a) = root.get("attempts")
-                && !a.as_i64().is_some_and(|n| n >= 1)
+                && a.as_i64().is_none_or(|n| n < 1)
             {
-                report(ProblemKind::Member("`attempts` must be a positive integer".into()));
+                report(ProblemKind::Member(
+                    "`attempts` must be a positive integer".into(),
+                ));
             }
         }
         "config" => {
@@ -845,7 +878,14 @@ fn type_members(e: &mut Entry<'_>, root: Value<'_>, report: &mut dyn FnMut(Probl
                     closed(
                         "reason",
                         &reason,
-                        &["done", "stopped", "interrupted", "input_required", "aborted", "error"],
+                        &[
+                            "done",
+                            "stopped",
+                            "interrupted",
+                            "input_required",
+                            "aborted",
+                            "error",
+                        ],
                         report,
                     );
                     match root.get("pending").and_then(|v| v.as_array()) {
@@ -865,10 +905,17 @@ fn type_members(e: &mut Entry<'_>, root: Value<'_>, report: &mut dyn FnMut(Probl
             }
             if t == "decision" {
                 let verdict = need_str("verdict", report);
-                closed("verdict", &verdict, &["proceed", "reject", "hold", "answer"], report);
+                closed(
+                    "verdict",
+                    &verdict,
+                    &["proceed", "reject", "hold", "answer"],
+                    report,
+                );
                 closed("by", &s("by"), &["human", "policy", "agent"], report);
                 if verdict.as_deref() == Some("reject") && s("reason").is_none() {
-                    report(ProblemKind::Member("a `reject` decision requires `reason`".into()));
+                    report(ProblemKind::Member(
+                        "a `reject` decision requires `reason`".into(),
+                    ));
                 }
             }
         }
@@ -884,7 +931,9 @@ fn type_members(e: &mut Entry<'_>, root: Value<'_>, report: &mut dyn FnMut(Probl
             match root.get("label") {
                 Some(v) if v.is_null() => e.label = Some(None),
                 Some(v) if v.as_str().is_some() => e.label = Some(v.as_str().map(str::to_owned)),
-                _ => report(ProblemKind::Member("a `label` requires `label`, a string or null".into())),
+                _ => report(ProblemKind::Member(
+                    "a `label` requires `label`, a string or null".into(),
+                )),
             }
         }
         "outcome" => {
@@ -894,12 +943,19 @@ fn type_members(e: &mut Entry<'_>, root: Value<'_>, report: &mut dyn FnMut(Probl
             if let Some(sc) = root.get("score")
                 && !sc.as_f64().is_some_and(f64::is_finite)
             {
-                report(ProblemKind::Member("`score` must be a finite number".into()));
+                report(ProblemKind::Member(
+                    "`score` must be a finite number".into(),
+                ));
             }
         }
         "link" => {
             let rel = need_str("rel", report);
-            closed("rel", &rel, &["subsession", "fork_of", "continued_in"], report);
+            closed(
+                "rel",
+                &rel,
+                &["subsession", "fork_of", "continued_in"],
+                report,
+            );
             need_str("session", report);
         }
         "custom" => {
@@ -908,7 +964,12 @@ fn type_members(e: &mut Entry<'_>, root: Value<'_>, report: &mut dyn FnMut(Probl
         "env" => {
             if let Some(w) = root.get("workspace") {
                 let kind = w.get("kind").and_then(|v| v.as_str()).map(str::to_owned);
-                closed("workspace.kind", &kind, &["local", "container", "remote"], report);
+                closed(
+                    "workspace.kind",
+                    &kind,
+                    &["local", "container", "remote"],
+                    report,
+                );
             }
         }
         "info" => {}
@@ -942,7 +1003,11 @@ impl LineReaderPub {
     }
 
     /// The entry the line is, or the first problem it has.
-    pub(crate) fn check<'a>(&mut self, line: &'a [u8], line_no: usize) -> Result<Entry<'a>, Problem> {
+    pub(crate) fn check<'a>(
+        &mut self,
+        line: &'a [u8],
+        line_no: usize,
+    ) -> Result<Entry<'a>, Problem> {
         let mut problems = Vec::new();
         let e = self.0.entry(line, line_no, false, &mut problems);
         match (e, problems.into_iter().next()) {

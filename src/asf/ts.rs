@@ -49,7 +49,9 @@ pub fn is_canonical_ts(ts: &str) -> bool {
 
 fn days_in_month(year: u32, month: u32) -> u32 {
     match month {
-        2 if (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 => 29,
+        2 if (year.is_multiple_of(4) && !year.is_multiple_of(100)) || year.is_multiple_of(400) => {
+            29
+        }
         2 => 28,
         4 | 6 | 9 | 11 => 30,
         _ => 31,
@@ -99,7 +101,11 @@ mod tests {
 
     #[test]
     fn spelling() {
-        for ok in ["2026-09-17T12:00:02.5Z", "2026-09-17T12:00:00Z", "2024-02-29T23:59:59.123456789Z"] {
+        for ok in [
+            "2026-09-17T12:00:02.5Z",
+            "2026-09-17T12:00:00Z",
+            "2024-02-29T23:59:59.123456789Z",
+        ] {
             assert!(is_canonical_ts(ok), "{ok}");
         }
         for bad in [
@@ -121,7 +127,10 @@ mod tests {
     #[test]
     fn from_unix() {
         assert_eq!(ts_from_unix(0, 0), "1970-01-01T00:00:00Z");
-        assert_eq!(ts_from_unix(1_789_646_402, 500_000_000), "2026-09-17T12:00:02.5Z");
+        assert_eq!(
+            ts_from_unix(1_789_646_402, 500_000_000),
+            "2026-09-17T12:00:02.5Z"
+        );
         assert!(is_canonical_ts(&ts_from_unix(951_782_400, 1)));
     }
 }

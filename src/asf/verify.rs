@@ -19,29 +19,40 @@ impl Session<'_> {
         // Parents first; `parents` references.
         for (i, e) in entries.iter().enumerate() {
             if let Some(p) = e.parent.as_deref()
-                && !self.index_of(p).is_some_and(|pi| pi < i)
+                && self.index_of(p).is_none_or(|pi| pi >= i)
             {
                 report(e.line, ProblemKind::UnknownParent(p.to_owned()));
             }
             let mut seen: Vec<(&Option<String>, &str)> = Vec::new();
             for r in &e.parents {
                 if Some(r.entry.as_str()) == e.parent.as_deref() {
-                    report(e.line, ProblemKind::Parents(format!("`parents` repeats the parent {}", r.entry)));
+                    report(
+                        e.line,
+                        ProblemKind::Parents(format!("`parents` repeats the parent {}", r.entry)),
+                    );
                 }
                 if seen.contains(&(&r.session, r.entry.as_str())) {
-                    report(e.line, ProblemKind::Parents(format!("`parents` names {} twice", r.entry)));
+                    report(
+                        e.line,
+                        ProblemKind::Parents(format!("`parents` names {} twice", r.entry)),
+                    );
                 }
                 seen.push((&r.session, r.entry.as_str()));
                 let local = r.session.as_deref().is_none_or(|s| s == self.header().id);
-                if local && !self.index_of(&r.entry).is_some_and(|pi| pi < i) {
+                if local && self.index_of(&r.entry).is_none_or(|pi| pi >= i) {
                     report(
                         e.line,
-                        ProblemKind::Parents(format!("`parents` names {}, no earlier entry of this file", r.entry)),
+                        ProblemKind::Parents(format!(
+                            "`parents` names {}, no earlier entry of this file",
+                            r.entry
+                        )),
                     );
                 }
             }
             let sorted = e.parents.windows(2).all(|w| {
-                let key = |r: &super::read::ParentRef| (r.session.is_some(), r.session.clone(), r.entry.clone());
+                let key = |r: &super::read::ParentRef| {
+                    (r.session.is_some(), r.session.clone(), r.entry.clone())
+                };
                 key(&w[0]) <= key(&w[1])
             });
             if !sorted {
@@ -55,7 +66,10 @@ impl Session<'_> {
         // The prefix a base promises.
         if let Some(base) = self.header().base.clone() {
             match self.index_of(&base) {
-                None => report(1, ProblemKind::Prefix(format!("the base {base} is not in the file"))),
+                None => report(
+                    1,
+                    ProblemKind::Prefix(format!("the base {base} is not in the file")),
+                ),
                 Some(bi) => {
                     let path = self.path_indexes(bi);
                     if entries[bi].is_leaf_label() {
@@ -65,7 +79,8 @@ impl Session<'_> {
                         report(
                             entries[bi].line,
                             ProblemKind::Prefix(
-                                "the file does not open with the path from the root to the base".into(),
+                                "the file does not open with the path from the root to the base"
+                                    .into(),
                             ),
                         );
                     }
@@ -85,7 +100,10 @@ impl Session<'_> {
                         if !under[i] {
                             report(
                                 e.line,
-                                ProblemKind::Prefix("an entry after the prefix does not descend from the base".into()),
+                                ProblemKind::Prefix(
+                                    "an entry after the prefix does not descend from the base"
+                                        .into(),
+                                ),
                             );
                         }
                     }
@@ -99,13 +117,14 @@ impl Session<'_> {
             if e.entry_type == "item"
                 && e.item_type.as_deref() == Some("function_call")
                 && let Some(c) = e.call_id.as_deref()
+                && let Some(first) = calls.insert(c, e.line)
             {
-                if let Some(first) = calls.insert(c, e.line) {
-                    report(
-                        e.line,
-                        ProblemKind::CallId(format!("call_id {c:?} repeats the function_call on line {first}")),
-                    );
-                }
+                report(
+                    e.line,
+                    ProblemKind::CallId(format!(
+                        "call_id {c:?} repeats the function_call on line {first}"
+                    )),
+                );
             }
         }
 
@@ -118,7 +137,9 @@ impl Session<'_> {
                         if !path[..path.len() - 1].iter().any(|&k| entries[k].id == f) {
                             report(
                                 e.line,
-                                ProblemKind::Reference(format!("first_kept {f} is not on the path before the compaction")),
+                                ProblemKind::Reference(format!(
+                                    "first_kept {f} is not on the path before the compaction"
+                                )),
                             );
                         }
                     }
@@ -129,14 +150,19 @@ impl Session<'_> {
                         match path[..path.len() - 1].iter().find(|&&k| entries[k].id == t) {
                             None => report(
                                 e.line,
-                                ProblemKind::Reference(format!("target {t} is not on the path before the {}", e.entry_type)),
+                                ProblemKind::Reference(format!(
+                                    "target {t} is not on the path before the {}",
+                                    e.entry_type
+                                )),
                             ),
                             Some(&k) => {
                                 let call = &entries[k];
                                 if call.item_type.as_deref() != Some("function_call") {
                                     report(
                                         e.line,
-                                        ProblemKind::Reference(format!("target {t} is not a function_call item")),
+                                        ProblemKind::Reference(format!(
+                                            "target {t} is not a function_call item"
+                                        )),
                                     );
                                 } else if call.call_id != e.call_id {
                                     report(
@@ -155,7 +181,12 @@ impl Session<'_> {
                     if let Some(t) = e.reference("target")
                         && self.index_of(t).is_none()
                     {
-                        report(e.line, ProblemKind::Reference(format!("target {t} names no entry of this file")));
+                        report(
+                            e.line,
+                            ProblemKind::Reference(format!(
+                                "target {t} names no entry of this file"
+                            )),
+                        );
                     }
                 }
                 _ => {}
@@ -165,7 +196,9 @@ impl Session<'_> {
         // Request hashes (a redacted file's no longer match, by design).
         if !self.header().redacted {
             for e in entries {
-                let Some(recorded) = e.request_hash.as_deref() else { continue };
+                let Some(recorded) = e.request_hash.as_deref() else {
+                    continue;
+                };
                 match self.request_context(&e.id).and_then(|c| c.request_hash()) {
                     Ok(rebuilt) if rebuilt == recorded => {}
                     Ok(rebuilt) => report(

@@ -85,9 +85,12 @@ impl Appender {
             .and_then(OwnedValue::as_str)
             .is_some_and(is_rfc3339)
         {
-            return Err(WriteError::Header("`created_at` must be an RFC 3339 date-time".into()));
+            return Err(WriteError::Header(
+                "`created_at` must be an RFC 3339 date-time".into(),
+            ));
         }
-        let mut out = canon::to_canonical(&OwnedValue::Object(header)).map_err(WriteError::NotIJson)?;
+        let mut out =
+            canon::to_canonical(&OwnedValue::Object(header)).map_err(WriteError::NotIJson)?;
         out.push(b'\n');
         Ok(Appender {
             out,
@@ -167,7 +170,11 @@ impl Appender {
         }
         let mut refs: Vec<ParentRef> = parents.to_vec();
         refs.sort_by(|a, b| {
-            (a.session.is_some(), &a.session, &a.entry).cmp(&(b.session.is_some(), &b.session, &b.entry))
+            (a.session.is_some(), &a.session, &a.entry).cmp(&(
+                b.session.is_some(),
+                &b.session,
+                &b.entry,
+            ))
         });
         for r in &refs {
             let local = r.session.as_deref().is_none_or(|s| s == self.session_id);
@@ -179,7 +186,9 @@ impl Appender {
         let mut normalised = Vec::new();
         let mut value = OwnedValue::Object(std::mem::take(&mut body));
         normalise(&mut value, &mut String::new(), &mut normalised)?;
-        let OwnedValue::Object(mut body) = value else { unreachable!() };
+        let OwnedValue::Object(mut body) = value else {
+            unreachable!()
+        };
         if !normalised.is_empty() {
             normalised.sort_by(|a: &(String, String), b| cmp_utf16(&a.0, &b.0));
             let list = normalised
@@ -194,7 +203,8 @@ impl Appender {
             body.insert("normalised", OwnedValue::Array(list));
         }
         // Hash: content, then envelope.
-        let content = canon::to_canonical(&OwnedValue::Object(body.clone())).map_err(WriteError::NotIJson)?;
+        let content =
+            canon::to_canonical(&OwnedValue::Object(body.clone())).map_err(WriteError::NotIJson)?;
         let content_hash = sha256_ref(&content);
         let parents_value = (!refs.is_empty()).then(|| {
             OwnedValue::Array(
@@ -215,7 +225,14 @@ impl Appender {
             None => None,
         };
         let mut env = Vec::new();
-        envelope_bytes(&mut env, entry_type, parent, parents_canon.as_deref(), ts, &content_hash);
+        envelope_bytes(
+            &mut env,
+            entry_type,
+            parent,
+            parents_canon.as_deref(),
+            ts,
+            &content_hash,
+        );
         let id = sha256_ref(&env);
         if self.parent_of.contains_key(&id) {
             return Err(WriteError::Duplicate(id));
@@ -225,7 +242,7 @@ impl Appender {
         line.insert("id", OwnedValue::string(id.clone()));
         line.insert(
             "parent",
-            parent.map_or(OwnedValue::Null, |p| OwnedValue::string(p)),
+            parent.map_or(OwnedValue::Null, OwnedValue::string),
         );
         if let Some(p) = parents_value {
             line.insert("parents", p);
@@ -272,7 +289,11 @@ impl Appender {
         false
     }
 
-    fn check_links(&self, e: &super::read::Entry<'_>, parent: Option<&str>) -> Result<(), WriteError> {
+    fn check_links(
+        &self,
+        e: &super::read::Entry<'_>,
+        parent: Option<&str>,
+    ) -> Result<(), WriteError> {
         let rule = |m: String| {
             Err(WriteError::Rule(Problem {
                 line: self.lines + 1,
@@ -285,7 +306,9 @@ impl Appender {
         {
             return Err(WriteError::Rule(Problem {
                 line: self.lines + 1,
-                kind: super::problem::ProblemKind::CallId(format!("call_id {c:?} is already taken")),
+                kind: super::problem::ProblemKind::CallId(format!(
+                    "call_id {c:?} is already taken"
+                )),
             }));
         }
         match e.entry_type.as_str() {
@@ -301,7 +324,9 @@ impl Appender {
                     return rule(format!("target {t} is not on the path"));
                 }
                 if self.function_calls.get(t) != e.call_id.as_ref() {
-                    return rule(format!("target {t} is not the function_call of this call_id"));
+                    return rule(format!(
+                        "target {t} is not the function_call of this call_id"
+                    ));
                 }
             }
             "outcome" => {
@@ -337,7 +362,11 @@ impl Appender {
 
 /// Rounds whole numbers the I-JSON test rejects to binary64 (recording
 /// each as `{at, was}`); refuses what no rewrite reaches.
-fn normalise(v: &mut OwnedValue, at: &mut String, out: &mut Vec<(String, String)>) -> Result<(), WriteError> {
+fn normalise(
+    v: &mut OwnedValue,
+    at: &mut String,
+    out: &mut Vec<(String, String)>,
+) -> Result<(), WriteError> {
     match v {
         OwnedValue::Number(n) => match canon::check_number(n.as_str()) {
             Ok(_) => {}

@@ -32,7 +32,10 @@ fn input_part(p: &OwnedValue) -> OwnedValue {
     match p.get("type").and_then(OwnedValue::as_str) {
         Some("text") => OwnedValue::Object(obj(vec![
             ("type", s("input_text")),
-            ("text", s(p.get("text").and_then(OwnedValue::as_str).unwrap_or(""))),
+            (
+                "text",
+                s(p.get("text").and_then(OwnedValue::as_str).unwrap_or("")),
+            ),
         ])),
         Some("image_url") => {
             let image = p.get("image_url");
@@ -41,14 +44,20 @@ fn input_part(p: &OwnedValue) -> OwnedValue {
                 .and_then(OwnedValue::as_str)
                 .unwrap_or("");
             let mut m = obj(vec![("type", s("input_image")), ("image_url", s(url))]);
-            if let Some(d) = image.and_then(|i| i.get("detail")).and_then(OwnedValue::as_str) {
+            if let Some(d) = image
+                .and_then(|i| i.get("detail"))
+                .and_then(OwnedValue::as_str)
+            {
                 m.insert("detail", s(d));
             }
             OwnedValue::Object(m)
         }
         _ => {
             // No Responses form: kept as an extension part.
-            OwnedValue::Object(obj(vec![("type", s("openhands:part")), ("part", p.clone())]))
+            OwnedValue::Object(obj(vec![
+                ("type", s("openhands:part")),
+                ("part", p.clone()),
+            ]))
         }
     }
 }
@@ -67,11 +76,22 @@ pub(crate) fn items_of(m: &OwnedValue) -> Vec<OwnedValue> {
     match role {
         "assistant" => {
             let mut out = Vec::new();
-            for b in m.get("thinking_blocks").and_then(OwnedValue::as_array).into_iter().flatten() {
-                let mut r = obj(vec![("type", s("reasoning")), ("summary", OwnedValue::Array(Vec::new()))]);
+            for b in m
+                .get("thinking_blocks")
+                .and_then(OwnedValue::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let mut r = obj(vec![
+                    ("type", s("reasoning")),
+                    ("summary", OwnedValue::Array(Vec::new())),
+                ]);
                 match b.get("type").and_then(OwnedValue::as_str) {
                     Some("redacted_thinking") => {
-                        r.insert("encrypted_content", s(b.get("data").and_then(OwnedValue::as_str).unwrap_or("")));
+                        r.insert(
+                            "encrypted_content",
+                            s(b.get("data").and_then(OwnedValue::as_str).unwrap_or("")),
+                        );
                     }
                     _ => {
                         let text = b.get("thinking").and_then(OwnedValue::as_str).unwrap_or("");
@@ -96,7 +116,10 @@ pub(crate) fn items_of(m: &OwnedValue) -> Vec<OwnedValue> {
                             .map(|p| match p.get("type").and_then(OwnedValue::as_str) {
                                 Some("text") => OwnedValue::Object(obj(vec![
                                     ("type", s("output_text")),
-                                    ("text", s(p.get("text").and_then(OwnedValue::as_str).unwrap_or(""))),
+                                    (
+                                        "text",
+                                        s(p.get("text").and_then(OwnedValue::as_str).unwrap_or("")),
+                                    ),
                                     ("annotations", OwnedValue::Array(Vec::new())),
                                 ])),
                                 _ => input_part(p),
@@ -111,10 +134,18 @@ pub(crate) fn items_of(m: &OwnedValue) -> Vec<OwnedValue> {
                     ("content", content),
                 ])));
             }
-            for c in m.get("tool_calls").and_then(OwnedValue::as_array).into_iter().flatten() {
+            for c in m
+                .get("tool_calls")
+                .and_then(OwnedValue::as_array)
+                .into_iter()
+                .flatten()
+            {
                 let f = c.get("function");
                 let get = |v: Option<&OwnedValue>, k: &str| {
-                    v.and_then(|v| v.get(k)).and_then(OwnedValue::as_str).unwrap_or("").to_owned()
+                    v.and_then(|v| v.get(k))
+                        .and_then(OwnedValue::as_str)
+                        .unwrap_or("")
+                        .to_owned()
                 };
                 out.push(OwnedValue::Object(obj(vec![
                     ("type", s("function_call")),
@@ -127,7 +158,12 @@ pub(crate) fn items_of(m: &OwnedValue) -> Vec<OwnedValue> {
         }
         "tool" => vec![OwnedValue::Object(obj(vec![
             ("type", s("function_call_output")),
-            ("call_id", s(m.get("tool_call_id").and_then(OwnedValue::as_str).unwrap_or(""))),
+            (
+                "call_id",
+                s(m.get("tool_call_id")
+                    .and_then(OwnedValue::as_str)
+                    .unwrap_or("")),
+            ),
             ("output", input_content(m.get("content"))),
         ]))],
         r => vec![OwnedValue::Object(obj(vec![
@@ -137,4 +173,3 @@ pub(crate) fn items_of(m: &OwnedValue) -> Vec<OwnedValue> {
         ]))],
     }
 }
-

@@ -39,7 +39,11 @@ pub fn session_id(session: &ChatSession) -> String {
     match uuid::Uuid::try_parse(&session.session_id) {
         Ok(u) => u.hyphenated().to_string(),
         Err(_) => {
-            let key = if session.session_id.is_empty() { &session.name } else { &session.session_id };
+            let key = if session.session_id.is_empty() {
+                &session.name
+            } else {
+                &session.session_id
+            };
             uuid::Uuid::new_v5(&uuid::Uuid::nil(), format!("occhat/{key}").as_bytes())
                 .hyphenated()
                 .to_string()
@@ -52,17 +56,38 @@ fn ts_of(created: Option<&str>) -> String {
     let fallback = "1970-01-01T00:00:00Z".to_owned();
     let Some(c) = created else { return fallback };
     let b = c.as_bytes();
-    if b.len() != 15 || b[8] != b'_' || !b.iter().enumerate().all(|(i, d)| i == 8 || d.is_ascii_digit()) {
+    if b.len() != 15
+        || b[8] != b'_'
+        || !b
+            .iter()
+            .enumerate()
+            .all(|(i, d)| i == 8 || d.is_ascii_digit())
+    {
         return fallback;
     }
-    let ts = format!("{}-{}-{}T{}:{}:{}Z", &c[0..4], &c[4..6], &c[6..8], &c[9..11], &c[11..13], &c[13..15]);
-    if crate::asf::ts::is_canonical_ts(&ts) { ts } else { fallback }
+    let ts = format!(
+        "{}-{}-{}T{}:{}:{}Z",
+        &c[0..4],
+        &c[4..6],
+        &c[6..8],
+        &c[9..11],
+        &c[11..13],
+        &c[13..15]
+    );
+    if crate::asf::ts::is_canonical_ts(&ts) {
+        ts
+    } else {
+        fallback
+    }
 }
 
 fn usage_of(u: &OwnedValue) -> OwnedValue {
     let n = |k: &str| u.get(k).and_then(|v| v.as_number()?.as_i64()).unwrap_or(0);
     let mut details = Map::new();
-    details.insert("cached_tokens", OwnedValue::int(n("prompt_cache_hit_tokens")));
+    details.insert(
+        "cached_tokens",
+        OwnedValue::int(n("prompt_cache_hit_tokens")),
+    );
     let mut m = Map::new();
     m.insert("input_tokens", OwnedValue::int(n("prompt_tokens")));
     m.insert("input_tokens_details", OwnedValue::Object(details));
@@ -92,7 +117,12 @@ pub fn convert(session: &ChatSession) -> Result<Converted, ConvertError> {
     let system = session.system_prompt.clone().or_else(|| {
         let first = session.messages.first()?;
         (first.get("role").and_then(OwnedValue::as_str) == Some("system"))
-            .then(|| first.get("content").and_then(OwnedValue::as_str).map(str::to_owned))
+            .then(|| {
+                first
+                    .get("content")
+                    .and_then(OwnedValue::as_str)
+                    .map(str::to_owned)
+            })
             .flatten()
     });
     if let Some(p) = &system {
@@ -108,20 +138,33 @@ pub fn convert(session: &ChatSession) -> Result<Converted, ConvertError> {
     let mut meta = Map::new();
     meta.insert("name", s(&session.name));
     meta.insert("session_id", s(&session.session_id));
-    meta.insert("created", session.created.as_deref().map_or(OwnedValue::Null, s));
+    meta.insert(
+        "created",
+        session.created.as_deref().map_or(OwnedValue::Null, s),
+    );
     meta.insert("model", s(&session.model));
     meta.insert("reasoning_effort", s(&session.reasoning_effort));
     meta.insert("token_profile", s(&session.token_profile));
-    meta.insert("generation_options", OwnedValue::Object(session.generation_options.clone()));
+    meta.insert(
+        "generation_options",
+        OwnedValue::Object(session.generation_options.clone()),
+    );
     meta.insert("endpoint_name", s(&session.endpoint_name));
     meta.insert("stats", session.stats.to_json());
     meta.insert("meta_extra", OwnedValue::Object(session.meta_extra.clone()));
-    meta.insert("chat_log_extra", OwnedValue::Object(session.chat_log_extra.clone()));
+    meta.insert(
+        "chat_log_extra",
+        OwnedValue::Object(session.chat_log_extra.clone()),
+    );
     a.append("occhat:session", &ts, meta)?;
 
     let mut report = Vec::new();
     for (i, m) in session.messages.iter().enumerate() {
-        let role = m.get("role").and_then(OwnedValue::as_str).unwrap_or("?").to_owned();
+        let role = m
+            .get("role")
+            .and_then(OwnedValue::as_str)
+            .unwrap_or("?")
+            .to_owned();
         let row = |outcome| ReportRow {
             event: format!("message {i}"),
             kind: role.clone(),

@@ -100,7 +100,9 @@ fn text_of(v: &OwnedValue, k: &str) -> Option<String> {
 /// An SDK tool definition as an Open Responses function tool.
 fn tool_of(t: &OwnedValue) -> OwnedValue {
     let f = t.get("function").unwrap_or(t);
-    let name = text_of(f, "name").or_else(|| text_of(t, "title")).unwrap_or_default();
+    let name = text_of(f, "name")
+        .or_else(|| text_of(t, "title"))
+        .unwrap_or_default();
     let mut m = obj(vec![("type", s("function")), ("name", s(&name))]);
     if let Some(d) = text_of(f, "description") {
         m.insert("description", s(&d));
@@ -129,28 +131,49 @@ fn metrics(state: Option<Value<'_>>) -> Metrics {
         return m;
     };
     for (_, usage) in all.iter().map(|x| (x.key, x.value)) {
-        for u in usage.get("token_usages").and_then(|v| v.as_array()).into_iter().flat_map(|a| a.iter()) {
-            let Some(id) = u.get("response_id").and_then(|v| v.as_str()) else { continue };
+        for u in usage
+            .get("token_usages")
+            .and_then(|v| v.as_array())
+            .into_iter()
+            .flat_map(|a| a.iter())
+        {
+            let Some(id) = u.get("response_id").and_then(|v| v.as_str()) else {
+                continue;
+            };
             let n = |k: &str| u.get(k).and_then(|v| v.as_i64()).unwrap_or(0);
             let (input, output) = (n("prompt_tokens"), n("completion_tokens"));
             let usage = obj(vec![
                 ("input_tokens", OwnedValue::int(input)),
                 (
                     "input_tokens_details",
-                    OwnedValue::Object(obj(vec![("cached_tokens", OwnedValue::int(n("cache_read_tokens")))])),
+                    OwnedValue::Object(obj(vec![(
+                        "cached_tokens",
+                        OwnedValue::int(n("cache_read_tokens")),
+                    )])),
                 ),
                 ("output_tokens", OwnedValue::int(output)),
                 (
                     "output_tokens_details",
-                    OwnedValue::Object(obj(vec![("reasoning_tokens", OwnedValue::int(n("reasoning_tokens")))])),
+                    OwnedValue::Object(obj(vec![(
+                        "reasoning_tokens",
+                        OwnedValue::int(n("reasoning_tokens")),
+                    )])),
                 ),
                 ("total_tokens", OwnedValue::int(input + output)),
             ]);
             m.usage.insert(id.to_owned(), OwnedValue::Object(usage));
             m.raw.insert(id.to_owned(), OwnedValue::from(u));
         }
-        for l in usage.get("response_latencies").and_then(|v| v.as_array()).into_iter().flat_map(|a| a.iter()) {
-            if let (Some(id), Some(lat)) = (l.get("response_id").and_then(|v| v.as_str()), l.get("latency").and_then(|v| v.as_f64())) {
+        for l in usage
+            .get("response_latencies")
+            .and_then(|v| v.as_array())
+            .into_iter()
+            .flat_map(|a| a.iter())
+        {
+            if let (Some(id), Some(lat)) = (
+                l.get("response_id").and_then(|v| v.as_str()),
+                l.get("latency").and_then(|v| v.as_f64()),
+            ) {
                 m.latency.insert(id.to_owned(), lat);
             }
         }
@@ -179,7 +202,9 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
     let sid = session_id(conv.name());
     let mut parser = Parser::new();
     let mut state_parser = Parser::new();
-    let state_doc = conv.state_raw().and_then(|raw| state_parser.parse(raw).ok());
+    let state_doc = conv
+        .state_raw()
+        .and_then(|raw| state_parser.parse(raw).ok());
     let state = state_doc.as_ref().map(|d| d.root());
     let model = state
         .and_then(|s| s.get("agent")?.get("llm")?.get("model")?.as_str())
@@ -189,13 +214,22 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
     // The events, in conversation order, with their JSON.
     let events = view.events();
     let order: Vec<usize> = view.conversation().to_vec();
-    let raw_of = |p: usize| conv.event(events[p].index).map(|e| e.raw().to_vec()).unwrap_or_default();
+    let raw_of = |p: usize| {
+        conv.event(events[p].index)
+            .map(|e| e.raw().to_vec())
+            .unwrap_or_default()
+    };
 
     // Which wire message each event of the context produced.
     let mut assistant_by_call: HashMap<String, usize> = HashMap::new();
     let mut tool_by_call: HashMap<String, usize> = HashMap::new();
     for (k, m) in wire.iter().enumerate() {
-        for c in m.get("tool_calls").and_then(OwnedValue::as_array).into_iter().flatten() {
+        for c in m
+            .get("tool_calls")
+            .and_then(OwnedValue::as_array)
+            .into_iter()
+            .flatten()
+        {
             if let Some(id) = c.get("id").and_then(OwnedValue::as_str) {
                 assistant_by_call.insert(id.to_owned(), k);
             }
@@ -208,7 +242,12 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
     let mut summary_of: HashMap<usize, usize> = HashMap::new(); // condensation position -> wire index
     let mut response_of: HashMap<usize, String> = HashMap::new(); // wire index -> llm_response_id
     let mut rejected: HashMap<String, String> = HashMap::new(); // call id -> reason
-    let mut w = usize::from(wire.first().and_then(|m| m.get("role")).and_then(OwnedValue::as_str) == Some("system"));
+    let mut w = usize::from(
+        wire.first()
+            .and_then(|m| m.get("role"))
+            .and_then(OwnedValue::as_str)
+            == Some("system"),
+    );
     let mut last_user: Option<usize> = None;
     for &entry in view.context() {
         match entry {
@@ -221,23 +260,31 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
             }
             Entry::Event(p) => {
                 let raw = raw_of(p);
-                let Ok(doc) = parser.parse(&raw) else { continue };
+                let Ok(doc) = parser.parse(&raw) else {
+                    continue;
+                };
                 let root = doc.root();
                 let str_of = |k: &str| root.get(k).and_then(|v| v.as_str()).map(str::to_owned);
                 let k = match events[p].kind {
                     EventKind::SystemPrompt => Some(0),
-                    EventKind::Action => str_of("tool_call_id").and_then(|c| assistant_by_call.get(&c).copied()),
+                    EventKind::Action => {
+                        str_of("tool_call_id").and_then(|c| assistant_by_call.get(&c).copied())
+                    }
                     EventKind::Observation | EventKind::UserReject | EventKind::AgentError => {
                         let c = str_of("tool_call_id");
                         if events[p].kind == EventKind::UserReject
                             && let Some(c) = &c
                         {
-                            rejected.insert(c.clone(), str_of("rejection_reason").unwrap_or_default());
+                            rejected
+                                .insert(c.clone(), str_of("rejection_reason").unwrap_or_default());
                         }
                         c.and_then(|c| tool_by_call.get(&c).copied())
                     }
                     EventKind::Message => {
-                        let role = root.get("llm_message").and_then(|m| m.get("role")).and_then(|v| v.as_str());
+                        let role = root
+                            .get("llm_message")
+                            .and_then(|m| m.get("role"))
+                            .and_then(|v| v.as_str());
                         let first_text = root
                             .get("llm_message")
                             .and_then(|m| m.get("content"))
@@ -251,11 +298,19 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
                                 .get("content")
                                 .and_then(OwnedValue::as_array)
                                 .is_some_and(|a| {
-                                    a.iter().any(|p| p.get("text").and_then(OwnedValue::as_str).is_some_and(|t| t.contains(first_text)))
+                                    a.iter().any(|p| {
+                                        p.get("text")
+                                            .and_then(OwnedValue::as_str)
+                                            .is_some_and(|t| t.contains(first_text))
+                                    })
                                 })
                         };
                         match (role, last_user) {
-                            (Some("user"), Some(u)) if contains(u) && (w >= wire.len() || !contains(w)) => Some(u),
+                            (Some("user"), Some(u))
+                                if contains(u) && (w >= wire.len() || !contains(w)) =>
+                            {
+                                Some(u)
+                            }
                             _ if w < wire.len() => Some(w),
                             _ => None,
                         }
@@ -285,7 +340,10 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
             let raw = raw_of(p);
             let mut ids = Vec::new();
             if let Ok(doc) = parser.parse(&raw)
-                && let Some(a) = doc.root().get("forgotten_event_ids").and_then(|v| v.as_array())
+                && let Some(a) = doc
+                    .root()
+                    .get("forgotten_event_ids")
+                    .and_then(|v| v.as_array())
             {
                 ids.extend(a.iter().filter_map(|v| v.as_str()).map(str::to_owned));
             }
@@ -307,7 +365,10 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
         ("created_at", s(&first_ts)),
         (
             "harness",
-            OwnedValue::Object(obj(vec![("name", s("agentlog")), ("version", s(env!("CARGO_PKG_VERSION")))])),
+            OwnedValue::Object(obj(vec![
+                ("name", s("agentlog")),
+                ("version", s(env!("CARGO_PKG_VERSION"))),
+            ])),
         ),
         ("openhands:conversation", s(conv.name())),
     ]);
@@ -321,12 +382,18 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
     let mut last_ts = first_ts.clone();
 
     // The config: instructions (as parts) and tools, with the first event.
-    let system_pos = order.iter().copied().find(|&p| events[p].kind == EventKind::SystemPrompt);
+    let system_pos = order
+        .iter()
+        .copied()
+        .find(|&p| events[p].kind == EventKind::SystemPrompt);
     let mut config = Map::new();
     if let Some(m) = &model {
         config.insert("model", s(m));
     }
-    if let Some(sys) = wire.first().filter(|m| m.get("role").and_then(OwnedValue::as_str) == Some("system")) {
+    if let Some(sys) = wire
+        .first()
+        .filter(|m| m.get("role").and_then(OwnedValue::as_str) == Some("system"))
+    {
         let parts: Vec<OwnedValue> = sys
             .get("content")
             .and_then(OwnedValue::as_array)
@@ -336,11 +403,17 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
             .map(|(i, p)| {
                 OwnedValue::Object(obj(vec![
                     ("id", s(&format!("system-{i}"))),
-                    ("text", s(p.get("text").and_then(OwnedValue::as_str).unwrap_or(""))),
+                    (
+                        "text",
+                        s(p.get("text").and_then(OwnedValue::as_str).unwrap_or("")),
+                    ),
                 ]))
             })
             .collect();
-        let joined: Vec<&str> = parts.iter().filter_map(|p| p.get("text").and_then(OwnedValue::as_str)).collect();
+        let joined: Vec<&str> = parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(OwnedValue::as_str))
+            .collect();
         config.insert("instructions", s(&joined.join("\n\n")));
         config.insert("instructions_parts", OwnedValue::Array(parts));
         next_wire = 1;
@@ -349,9 +422,16 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
         let raw = raw_of(p);
         if let Ok(v) = OwnedValue::parse(&raw) {
             if let Some(tools) = v.get("tools").and_then(OwnedValue::as_array) {
-                config.insert("tools_added", OwnedValue::Array(tools.iter().map(tool_of).collect()));
+                config.insert(
+                    "tools_added",
+                    OwnedValue::Array(tools.iter().map(tool_of).collect()),
+                );
             }
-            if let Some(t) = v.get("timestamp").and_then(OwnedValue::as_str).and_then(ts_of) {
+            if let Some(t) = v
+                .get("timestamp")
+                .and_then(OwnedValue::as_str)
+                .and_then(ts_of)
+            {
                 last_ts = t;
             }
         }
@@ -359,7 +439,11 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
     a.append("config", &last_ts, config)?;
 
     // Wire messages up to `upto` (inclusive) as items, decisions, responses.
-    let mut emit = |a: &mut Appender, upto: usize, next_wire: &mut usize, ts: &str| -> Result<(), ConvertError> {
+    let mut emit = |a: &mut Appender,
+                    upto: usize,
+                    next_wire: &mut usize,
+                    ts: &str|
+     -> Result<(), ConvertError> {
         while *next_wire <= upto && *next_wire < wire.len() {
             let k = *next_wire;
             *next_wire += 1;
@@ -426,14 +510,21 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
         {
             last_ts = t;
         }
-        let target = attributed.get(&p).copied().or_else(|| summary_of.get(&p).copied());
+        let target = attributed
+            .get(&p)
+            .copied()
+            .or_else(|| summary_of.get(&p).copied());
         let mut mapped: Vec<&'static str> = Vec::new();
         if ev.kind == EventKind::SystemPrompt {
             mapped.push("config");
         }
         if let Some(k) = target.filter(|&k| k > 0 || ev.kind != EventKind::SystemPrompt) {
             emit(&mut a, k, &mut next_wire, &last_ts)?;
-            mapped.push(if summary_of.contains_key(&p) { "item (summary)" } else { "item" });
+            mapped.push(if summary_of.contains_key(&p) {
+                "item (summary)"
+            } else {
+                "item"
+            });
             if response_of.contains_key(&k) {
                 mapped.push("response");
             }
@@ -450,8 +541,15 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
         let rec = a.append("openhands:event", &last_ts, body.clone());
         match rec {
             Ok(_) => {}
-            Err(WriteError::NotIJson(_)) | Err(WriteError::Rule(crate::asf::Problem { kind: ProblemKind::NotIJson(_), .. })) => {
-                let body = obj(vec![("raw", s(&String::from_utf8_lossy(&raw))), ("file", s(ev.file_id))]);
+            Err(WriteError::NotIJson(_))
+            | Err(WriteError::Rule(crate::asf::Problem {
+                kind: ProblemKind::NotIJson(_),
+                ..
+            })) => {
+                let body = obj(vec![
+                    ("raw", s(&String::from_utf8_lossy(&raw))),
+                    ("file", s(ev.file_id)),
+                ]);
                 a.append("openhands:event", &last_ts, body)?;
             }
             Err(e) => return Err(e.into()),
@@ -460,7 +558,10 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
             let why = if forgotten.contains(ev.id.as_ref()) {
                 "forgotten by a condensation: not in the model's next request; kept as an openhands:event record".to_owned()
             } else {
-                format!("{} has no core entry; kept as an openhands:event record", ev.kind_name)
+                format!(
+                    "{} has no core entry; kept as an openhands:event record",
+                    ev.kind_name
+                )
             };
             Outcome::Extension(why)
         } else {

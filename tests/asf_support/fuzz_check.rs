@@ -11,7 +11,10 @@ pub fn check(data: &[u8]) {
     let Ok(s) = Session::read(data) else { return };
     let problems = s.verify();
     for p in &problems {
-        assert!(p.line >= 1 && p.line <= data.split(|&b| b == b'\n').count(), "{p}");
+        assert!(
+            p.line >= 1 && p.line <= data.split(|&b| b == b'\n').count(),
+            "{p}"
+        );
         let _ = p.to_string();
     }
     let _ = s.leaf();
@@ -25,7 +28,10 @@ pub fn check(data: &[u8]) {
     let mut out = Vec::new();
     if s.write_canonical(&mut out).is_ok() && problems.is_empty() {
         let again = Session::read(&out).expect("a verified file's canonical form reads");
-        assert!(again.verify().is_empty(), "the canonical form of a verified file verifies");
+        assert!(
+            again.verify().is_empty(),
+            "the canonical form of a verified file verifies"
+        );
         let mut twice = Vec::new();
         again.write_canonical(&mut twice).expect("canonical");
         assert_eq!(twice, out, "canonical write-back is idempotent");

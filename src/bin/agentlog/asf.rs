@@ -121,7 +121,11 @@ fn check(a: CheckArgs, out: &mut Out) -> Res<u8> {
                         .done(),
                 )?;
             } else {
-                out.line(&format!("{}:{line}: {code}: {}", path.display(), crate::out::one_line(&detail)))?;
+                out.line(&format!(
+                    "{}:{line}: {code}: {}",
+                    path.display(),
+                    crate::out::one_line(&detail)
+                ))?;
             }
         }
     }
@@ -130,7 +134,8 @@ fn check(a: CheckArgs, out: &mut Out) -> Res<u8> {
 
 fn context(a: ContextArgs, out: &mut Out) -> Res<u8> {
     let bytes = read(&a.file)?;
-    let s = Session::read(&bytes).map_err(|e| Fail::Problem(format!("{}: {e}", a.file.display())))?;
+    let s =
+        Session::read(&bytes).map_err(|e| Fail::Problem(format!("{}: {e}", a.file.display())))?;
     let leaf = match &a.leaf {
         Some(id) => id.clone(),
         None => s
@@ -147,7 +152,10 @@ fn context(a: ContextArgs, out: &mut Out) -> Res<u8> {
         let hash = ctx
             .request_hash()
             .map_err(|e| Fail::Problem(format!("{}: {e}", a.file.display())))?;
-        let mut v = Obj::new().put("leaf", leaf.as_str()).put("request_hash", hash).done();
+        let mut v = Obj::new()
+            .put("leaf", leaf.as_str())
+            .put("request_hash", hash)
+            .done();
         if let (Some(m), OwnedValue::Object(c)) = (v.as_object_mut(), ctx.to_json()) {
             m.entries_mut().extend(c.entries().iter().cloned());
         }
@@ -164,7 +172,10 @@ fn plain(ctx: &Context, leaf: &str, out: &mut Out) -> Res<()> {
     if let Ok(h) = ctx.request_hash() {
         out.line(&format!("request_hash  {h}"))?;
     }
-    out.line(&format!("model         {}", st.model.as_deref().unwrap_or("-")))?;
+    out.line(&format!(
+        "model         {}",
+        st.model.as_deref().unwrap_or("-")
+    ))?;
     let instr = st.instructions.as_deref().unwrap_or("");
     out.line(&format!("instructions  {} chars", instr.chars().count()))?;
     let tools: Vec<&str> = st
@@ -172,12 +183,23 @@ fn plain(ctx: &Context, leaf: &str, out: &mut Out) -> Res<()> {
         .iter()
         .map(|t| t.get("name").and_then(OwnedValue::as_str).unwrap_or("?"))
         .collect();
-    out.line(&format!("tools         {}", if tools.is_empty() { "-".into() } else { tools.join(", ") }))?;
+    out.line(&format!(
+        "tools         {}",
+        if tools.is_empty() {
+            "-".into()
+        } else {
+            tools.join(", ")
+        }
+    ))?;
     out.line(&format!("items         {}", ctx.items.len()))?;
     for (item, entry) in ctx.items.iter().zip(&ctx.item_entries) {
         let ty = item.get("type").and_then(OwnedValue::as_str).unwrap_or("?");
         let role = item.get("role").and_then(OwnedValue::as_str).unwrap_or("");
-        let label = if role.is_empty() { ty.to_owned() } else { format!("{ty}/{role}") };
+        let label = if role.is_empty() {
+            ty.to_owned()
+        } else {
+            format!("{ty}/{role}")
+        };
         let short = entry.get(7..19).unwrap_or(entry);
         out.line(&format!("  {short}  {label}"))?;
     }

@@ -91,9 +91,11 @@ fn occhat(root: &Path, a: &ConvertArgs, out: &mut Out, status: &mut Status) -> R
     }
     for entry in &list.sessions {
         let path = entry.filepath.display().to_string();
-        let done = match store.load_session(&path).map_err(|e| e.to_string()).and_then(|s| {
-            agentlog::convert::occhat::convert(&s).map_err(|e| e.to_string())
-        }) {
+        let done = match store
+            .load_session(&path)
+            .map_err(|e| e.to_string())
+            .and_then(|s| agentlog::convert::occhat::convert(&s).map_err(|e| e.to_string()))
+        {
             Ok(d) => d,
             Err(e) => {
                 error(&format!("{path}: {e}"));
