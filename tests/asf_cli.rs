@@ -180,6 +180,33 @@ fn convert_writes_verifying_files_and_reports_every_event() {
             .iter()
             .any(|t| t.lines().next().unwrap().contains("\"parent_session\":"))
     );
+    // The parent links each sub-agent's session.
+    let child = texts
+        .iter()
+        .find(|t| t.lines().next().unwrap().contains("\"parent_session\":"))
+        .unwrap();
+    let child_header = OwnedValue::parse(child.lines().next().unwrap().as_bytes()).unwrap();
+    let child_id = child_header.get("id").unwrap().as_str().unwrap();
+    let parent_id = child_header
+        .get("parent_session")
+        .unwrap()
+        .as_str()
+        .unwrap();
+    let parent = texts
+        .iter()
+        .find(|t| {
+            t.lines()
+                .next()
+                .unwrap()
+                .contains(&format!("\"id\":\"{parent_id}\""))
+        })
+        .expect("the parent's file");
+    assert!(
+        parent.contains(&format!(
+            "\"rel\":\"subsession\",\"session\":\"{child_id}\""
+        )),
+        "no link to {child_id}"
+    );
 
     let out = run(&[
         "asf",

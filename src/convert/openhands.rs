@@ -32,6 +32,9 @@
 //!   updates, pauses, condensations, events a condensation forgot) are kept
 //!   that way only, and the report says so.
 //!
+//! - Sub-agents ([`Options::subsessions`]) get `link` entries; a
+//!   sub-agent's own session names its parent in `parent_session`.
+//!
 //! The context at the leaf, rendered as chat-completions messages
 //! ([`crate::asf::Context::chat_messages`]), is the SDK's next request.
 
@@ -193,6 +196,10 @@ pub struct Options {
     /// For a sub-agent's conversation: the session id of the conversation
     /// it is a sub-agent of (written as the header's `parent_session`).
     pub parent_session: Option<String>,
+    /// The session ids of its sub-agents' conversations: each gets a `link`
+    /// entry (`rel: "subsession"`) at the end of the file (the store does
+    /// not record which call spawned which, so the links name no call).
+    pub subsessions: Vec<String>,
 }
 
 /// Converts one conversation with [`Options`].
@@ -575,6 +582,13 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
         });
     }
     emit(&mut a, usize::MAX, &mut next_wire, &last_ts)?;
+    for child in &options.subsessions {
+        a.append(
+            "link",
+            &last_ts,
+            obj(vec![("rel", s("subsession")), ("session", s(child))]),
+        )?;
+    }
     Ok(Converted {
         session_id: sid,
         bytes: a.into_bytes(),

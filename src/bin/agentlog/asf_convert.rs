@@ -66,6 +66,7 @@ pub fn run(a: ConvertArgs, out: &mut Out) -> Res<u8> {
                 };
                 let options = Options {
                     parent_session: node.parent.map(session_id),
+                    subsessions: c.subagents().iter().map(|n| session_id(n)).collect(),
                 };
                 match convert_with(c, &options) {
                     Ok(done) => emit(&a.out_dir, a.report, &done, out)?,
