@@ -64,3 +64,22 @@ fn changed_bytes_are_problems_not_panics() {
         }
     }
 }
+
+#[test]
+fn the_fuzz_seeds_pass_the_checks() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds/asf");
+    let mut n = 0;
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        let bytes = std::fs::read(&p).unwrap();
+        fuzz_check::check(&bytes);
+        let problems = Session::read(&bytes).unwrap().verify();
+        if p.file_name().unwrap() == "truncated.jsonl" {
+            assert_eq!(problems.len(), 1, "{problems:?}");
+        } else {
+            assert!(problems.is_empty(), "{}: {problems:?}", p.display());
+        }
+        n += 1;
+    }
+    assert!(n >= 3);
+}

@@ -21,7 +21,13 @@
 //! - [`Session::context`] runs the normative context algorithm at the leaf
 //!   the resume rule gives ([`Session::leaf`]) or at a given entry; the
 //!   [`Context`] gives the settings and items, the request and its
-//!   `request_hash`.
+//!   `request_hash`, and the request as chat-completions messages
+//!   ([`Context::chat_messages`]).
+//! - Entries borrow their line from the caller's bytes; a line is parsed
+//!   once to be checked (its hashes computed on the parsed tape, nothing
+//!   decoded into owned values) and again only when a context needs its
+//!   members. The envelope's strings and the few members the tree needs
+//!   are copied out.
 //! - [`canon`] is RFC 8785 canonical JSON, written on the JSON layer (member
 //!   order by UTF-16 code units, ECMAScript number spelling, the I-JSON
 //!   test); [`hash`] the format's one hash.
