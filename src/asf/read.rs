@@ -203,13 +203,27 @@ impl<'a> Session<'a> {
         while let Some((line, cr, terminated)) = lines.next() {
             line_no += 1;
             let last = lines.peek().is_none();
-            if cr || (!terminated && !line.is_empty()) {
+            if cr {
                 s.problems.push(Problem {
                     line: line_no,
                     kind: ProblemKind::LineEnding,
                 });
             }
-            match reader.entry(line, line_no, last, &mut s.problems) {
+            let entry = reader.entry(line, line_no, last, &mut s.problems);
+            // A last line without its LF that parses is a line ending
+            // problem; one that does not is the truncation already reported.
+            if !terminated
+                && !line.is_empty()
+                && s.problems
+                    .last()
+                    .is_none_or(|p| p.kind != ProblemKind::TruncatedLastLine)
+            {
+                s.problems.push(Problem {
+                    line: line_no,
+                    kind: ProblemKind::LineEnding,
+                });
+            }
+            match entry {
                 Some(e) => {
                     if s.by_id.contains_key(&e.id) {
                         s.problems.push(Problem {
