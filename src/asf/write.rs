@@ -18,7 +18,8 @@ pub enum WriteError {
     /// The header lacks a member the format requires, or has a bad one.
     #[error("header: {0}")]
     Header(String),
-    /// The body carries a member by a reserved envelope name.
+    /// The body carries a member by a reserved envelope name (or its own
+    /// `normalised` where the appender must record a normalisation).
     #[error("the body carries the reserved member {0:?}")]
     Reserved(String),
     /// The entry has no canonical form (a repeated name, a non-finite
@@ -190,6 +191,9 @@ impl Appender {
             unreachable!()
         };
         if !normalised.is_empty() {
+            if body.contains_key("normalised") {
+                return Err(WriteError::Reserved("normalised".into()));
+            }
             normalised.sort_by(|a: &(String, String), b| cmp_utf16(&a.0, &b.0));
             let list = normalised
                 .into_iter()

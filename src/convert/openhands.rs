@@ -29,8 +29,9 @@
 //!   among the entries above, as an `openhands:event` record entry (`event`:
 //!   the event's JSON; `raw`: its text, when the JSON is not I-JSON), so
 //!   nothing the store holds is lost: events with no core form (state
-//!   updates, pauses, condensations, events a condensation forgot) are kept
-//!   that way only, and the report says so.
+//!   updates, pauses, condensations, events a condensation forgot, events
+//!   off the active branch, files that are not JSON) are kept that way
+//!   only, and the report says so.
 //!
 //! - Sub-agents ([`Options::subsessions`]) get `link` entries; a
 //!   sub-agent's own session names its parent in `parent_session`.
@@ -505,8 +506,10 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
         Ok(())
     };
 
+    let mut written: HashSet<usize> = HashSet::new();
     for &p in &order {
         let ev = &events[p];
+        written.insert(ev.index);
         let raw = raw_of(p);
         let value = OwnedValue::parse(&raw).ok();
         if let Some(t) = value
@@ -582,6 +585,35 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
         });
     }
     emit(&mut a, usize::MAX, &mut next_wire, &last_ts)?;
+    // Events the conversation holds off its active branch (or that the
+    // view could not read), kept whole as well.
+    for i in (0..conv.len()).filter(|i| !written.contains(i)) {
+        let raw = conv.event(i).map(|e| e.raw().to_vec()).unwrap_or_default();
+        let value = OwnedValue::parse(&raw).ok();
+        let field = |k: &str| value.as_ref().and_then(|v| text_of(v, k));
+        let mut body = match &value {
+            Some(v) => obj(vec![("event", v.clone())]),
+            None => obj(vec![("raw", s(&String::from_utf8_lossy(&raw)))]),
+        };
+        body.insert("index", OwnedValue::int(i as i64));
+        if a.append("openhands:event", &last_ts, body).is_err() {
+            let body = obj(vec![
+                ("raw", s(&String::from_utf8_lossy(&raw))),
+                ("index", OwnedValue::int(i as i64)),
+            ]);
+            a.append("openhands:event", &last_ts, body)?;
+        }
+        let why = if value.is_some() {
+            "not on the conversation's active branch; kept as an openhands:event record"
+        } else {
+            "not JSON; its text kept as an openhands:event record"
+        };
+        report.push(ReportRow {
+            event: field("id").unwrap_or_else(|| format!("index {i}")),
+            kind: field("kind").unwrap_or_else(|| "?".to_owned()),
+            outcome: Outcome::Extension(why.to_owned()),
+        });
+    }
     for child in &options.subsessions {
         a.append(
             "link",
