@@ -2,6 +2,8 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_op_in_unsafe_fn)]
 
+pub mod asf;
+pub mod convert;
 pub mod json;
 pub mod occhat;
 pub mod openhands;

@@ -10,6 +10,10 @@
 //! The JSON shapes each command prints are documented on its `--help` and
 //! in the module of the command; they are a stable contract.
 
+#[path = "agentlog/asf.rs"]
+mod asf;
+#[path = "agentlog/asf_convert.rs"]
+mod asf_convert;
 #[path = "agentlog/check.rs"]
 mod check;
 #[path = "agentlog/events.rs"]
@@ -46,6 +50,7 @@ Examples:
   agentlog export ~/.openhands/conversations --jsonl -o events.jsonl
   agentlog view ~/.openhands/conversations/<id> --json
   agentlog occhat --sessions-dir oc_chat/sessions list
+  agentlog asf check session.jsonl
 
 PATH is told apart by itself: an OpenHands store, conversation directory or
 file of one (base_state.json, meta.json, events/event-*.json), or an OC Chat
@@ -73,6 +78,7 @@ enum Cmd {
     Export(export::Args),
     View(view::Args),
     Occhat(occhat::Args),
+    Asf(asf::Args),
 }
 
 fn main() -> ExitCode {
@@ -96,6 +102,7 @@ fn main() -> ExitCode {
         Cmd::Export(a) => export::run(a, &mut out),
         Cmd::View(a) => view::run(a, &mut out),
         Cmd::Occhat(a) => occhat::run(a, &mut out),
+        Cmd::Asf(a) => asf::run(a, &mut out),
     };
     let result = result.and_then(|code| out.flush().map(|()| code));
     match result {
