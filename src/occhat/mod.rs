@@ -2,6 +2,7 @@
 
 mod export;
 mod fsops;
+mod glibc_tz;
 mod highlight;
 mod migrate;
 mod names;
