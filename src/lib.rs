@@ -2,6 +2,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_op_in_unsafe_fn)]
 
+mod hash;
 pub mod json;
 pub mod occhat;
 pub mod openhands;
