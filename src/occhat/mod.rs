@@ -3,6 +3,7 @@
 mod export;
 mod fsops;
 mod glibc_tz;
+#[cfg(feature = "html")]
 mod highlight;
 mod migrate;
 mod names;
@@ -18,7 +19,9 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-pub use export::{export_markdown_text, render_html};
+pub use export::export_markdown_text;
+#[cfg(feature = "html")]
+pub use export::render_html;
 pub use fsops::{HookAction, WriteHook, WriteStep};
 pub use migrate::MigrationSummary;
 pub use names::fs_safe_name;
