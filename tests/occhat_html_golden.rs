@@ -140,5 +140,8 @@ fn golden_page() {
         std::fs::write(&path, &html).unwrap();
     }
     let golden = std::fs::read_to_string(&path).expect("golden page (AGENTLOG_BLESS=1 writes it)");
-    assert!(golden == html, "the HTML export changed: review it in a browser, then AGENTLOG_BLESS=1");
+    assert!(
+        golden == html,
+        "the HTML export changed: review it in a browser, then AGENTLOG_BLESS=1"
+    );
 }

@@ -32,7 +32,12 @@ fn glibc_offset(secs: i64) -> i64 {
 /// hours of the day), plus the hours around 2025's US and EU changes.
 fn instants() -> Vec<i64> {
     let mut v: Vec<i64> = (0..9_600).map(|k| k * (5 * 86_400 + 7 * 3600)).collect();
-    for base in [1_741_500_000i64, 1_762_059_600, 1_743_296_400, 1_761_440_400] {
+    for base in [
+        1_741_500_000i64,
+        1_762_059_600,
+        1_743_296_400,
+        1_761_440_400,
+    ] {
         v.extend((-30..30).map(|h| base + h * 1800));
     }
     v
@@ -118,7 +123,7 @@ fn hostile_tz_values_match_glibc() {
     values.push(not_tzif.display().to_string());
     values.push(tmp.path().display().to_string());
     // `..` out of TZDIR and back in.
-    values.push(format!("../zoneinfo/Europe/Paris"));
+    values.push("../zoneinfo/Europe/Paris".to_string());
 
     // SAFETY: the only test in this binary; nothing else reads the
     // environment meanwhile.
@@ -136,7 +141,9 @@ fn hostile_tz_values_match_glibc() {
             .collect();
         let known = KNOWN_DIFFERENT.contains(&v.as_str());
         if known && differing.is_empty() {
-            failures.push(format!("{v:?}: listed as different but now agrees with glibc"));
+            failures.push(format!(
+                "{v:?}: listed as different but now agrees with glibc"
+            ));
         }
         if !known && let Some(&(t, g, o)) = differing.first() {
             failures.push(format!(

@@ -19,7 +19,8 @@
 //!   (`M3.2.0,M11.1.0`);
 //! - a rule that does not parse leaves what glibc had read of it, and the
 //!   fields it had not reached keep glibc's zero state (day `0`, time
-//!   `00:00`); text after the rules is ignored.
+//!   `00:00`): text right after a rule's date stops it there, so its time
+//!   is midnight; text after a complete second rule is ignored.
 
 use std::path::{Path, PathBuf};
 
@@ -183,7 +184,12 @@ fn posix_offset(east: i32) -> Option<String> {
         return None;
     }
     let sign = if east > 0 { "-" } else { "+" };
-    Some(format!("{sign}{}:{:02}:{:02}", a / 3600, a / 60 % 60, a % 60))
+    Some(format!(
+        "{sign}{}:{:02}:{:02}",
+        a / 3600,
+        a / 60 % 60,
+        a % 60
+    ))
 }
 
 /// glibc's reader, step by step (`__tzset_parse_tz`, `parse_tzname`,
@@ -304,7 +310,11 @@ impl Reader<'_> {
                     return false;
                 }
             }
-            let digits = self.rest().iter().take_while(|c| c.is_ascii_digit()).count();
+            let digits = self
+                .rest()
+                .iter()
+                .take_while(|c| c.is_ascii_digit())
+                .count();
             let d = std::str::from_utf8(&self.rest()[..digits])
                 .ok()
                 .and_then(|t| t.parse::<u64>().ok())
@@ -368,7 +378,9 @@ impl Reader<'_> {
 /// used up to the last one read.
 fn scan_hms(s: &[u8]) -> (Option<u16>, Option<u16>, Option<u16>, usize) {
     let (h, mut used) = scan_hu(s);
-    let Some(h) = h else { return (None, None, None, 0) };
+    let Some(h) = h else {
+        return (None, None, None, 0);
+    };
     let next = |used: &mut usize| -> Option<u16> {
         if s.get(*used) != Some(&b':') {
             return None;
@@ -421,7 +433,10 @@ fn scan_hu(s: &[u8]) -> (Option<u16>, usize) {
     let mut v: u64 = 0;
     let mut overflow = false;
     for &c in &s[i..i + digits] {
-        match v.checked_mul(10).and_then(|v| v.checked_add(u64::from(c - b'0'))) {
+        match v
+            .checked_mul(10)
+            .and_then(|v| v.checked_add(u64::from(c - b'0')))
+        {
             Some(n) => v = n,
             None => overflow = true,
         }
@@ -476,5 +491,23 @@ mod tests {
         }
         assert_eq!(scan_hu(b" -1"), (Some(65535), 3));
         assert_eq!(scan_hu(b"99999999999999999999999"), (Some(65535), 23));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_rule_text_gives_a_zone_or_utc_without_panic(
+            s in "[A-Z<>+\\-0-9:,./JM \t\0]{0,40}",
+        ) {
+            if let Some(tz) = posix_rule(&s) {
+                for t in [i64::MIN, -1, 0, 1_700_000_000, 4_102_444_800, i64::MAX] {
+                    let t = jiff::Timestamp::from_second(t.clamp(
+                        jiff::Timestamp::MIN.as_second(),
+                        jiff::Timestamp::MAX.as_second(),
+                    ))
+                    .unwrap();
+                    let _ = tz.to_offset(t);
+                }
+            }
+        }
     }
 }

@@ -80,8 +80,14 @@ const SCOPES: &[(&str, &str)] = &[
     // Operators stay plain (the old export's look; Monokai proper colours
     // symbolic operators as keywords).
     ("keyword.operator - keyword.operator.word", "-"),
-    ("keyword.declaration, storage.type.function, storage.type.class", "k"),
-    ("storage.type, support.type, support.class, support.function", "t"),
+    (
+        "keyword.declaration, storage.type.function, storage.type.class",
+        "k",
+    ),
+    (
+        "storage.type, support.type, support.class, support.function",
+        "t",
+    ),
     (
         "entity.name.function, entity.name.class, entity.name.struct, entity.name.enum, \
          entity.name.trait, entity.name.type, entity.name.section, entity.other.inherited-class, \

@@ -247,7 +247,7 @@ impl TimeZone {
         }
     }
 
-    pub(super) fn from_jiff(inner: jiff::tz::TimeZone) -> Self {
+    fn from_jiff(inner: jiff::tz::TimeZone) -> Self {
         TimeZone { inner }
     }
 
@@ -271,18 +271,23 @@ impl TimeZone {
     /// (see below); a name that is neither is UTC.
     ///
     /// glibc is lenient where jiff is strict, and this crate keeps glibc's
-    /// answers: offsets past 24 hours, minutes or seconds past 59 are
-    /// clamped; a daylight-saving name without rules takes the US rules;
-    /// text after the rules, or a rule that does not parse, leaves the
-    /// half-read state glibc leaves (a missing rule time is midnight, a
-    /// missing rule is day 0). The rule string is rewritten into the strict
-    /// form jiff evaluates. Left different from glibc: a daylight-saving
-    /// name without rules follows the US rules of 2007 for every year
-    /// (glibc follows the `posixrules` file's history); a half-read rule
-    /// glibc evaluates with undefined values (month 0, day `J0`) gives the
-    /// standard offset all year; before 1970 and around the turn of a
-    /// year, glibc computes a rule's dates in the wrong year, jiff in the
-    /// right one.
+    /// answers (how: `glibc_tz.rs` reads the value as glibc does and hands
+    /// jiff the rule in its strict form; `tests/occhat_tz_glibc.rs` checks
+    /// the result against the machine's glibc): offsets past 24 hours,
+    /// minutes or seconds past 59 are clamped; a daylight-saving name
+    /// without rules takes the US rules; a rule that does not parse, or
+    /// text right after a rule's date, leaves the half-read state glibc
+    /// leaves (a missing rule time is midnight, a missing rule is day 0).
+    ///
+    /// Left different from glibc: a daylight-saving name without rules
+    /// follows the US rules of 2007 for every year (glibc follows the
+    /// `posixrules` file's history); a half-read rule glibc evaluates with
+    /// values outside the rule grammar (month 0 or past 12, day `J0`, a
+    /// weekday past 6) gives the standard offset all year; before 1970 and
+    /// around the turn of a year, glibc computes a rule's dates in the
+    /// wrong year, jiff in the right one; a zone file whose footer rule
+    /// disagrees with its last transition (never in the tzdb) is refused by
+    /// jiff, and the name is then read as a rule string.
     pub fn from_tz_value(value: &str) -> Self {
         super::glibc_tz::zone_of_tz_value(value).map_or_else(Self::utc, Self::from_jiff)
     }
@@ -340,7 +345,10 @@ mod tests {
 
     #[test]
     fn stamps() {
-        assert_eq!(LocalDateTime::from_unix(-1).iso_seconds(), "1969-12-31T23:59:59");
+        assert_eq!(
+            LocalDateTime::from_unix(-1).iso_seconds(),
+            "1969-12-31T23:59:59"
+        );
         assert_eq!(
             LocalDateTime::from_unix(253_402_300_799).iso_seconds(),
             "9999-12-31T23:59:59"
@@ -432,7 +440,11 @@ mod tests {
         let tz = TimeZone::from_tzif(b).unwrap();
         assert_eq!(tz.offset_at(1_751_328_000), 7200, "2025-07-01");
         assert_eq!(tz.offset_at(1_736_899_200), 3600, "2025-01-15");
-        assert_eq!(tz.offset_at(4_102_444_800 + 180 * 86_400), 7200, "2100, footer");
+        assert_eq!(
+            tz.offset_at(4_102_444_800 + 180 * 86_400),
+            7200,
+            "2100, footer"
+        );
         assert_eq!(tz.offset_at(-2_000_000_000), 561, "1906: local mean time");
     }
 

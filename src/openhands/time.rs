@@ -374,8 +374,20 @@ mod tests {
         assert_eq!(days(9999, 12, 31), 2_932_896);
         let t = Timestamp::new(1969, 12, 31, 23, 59, 59, 0, UtcOffset::UTC).unwrap();
         assert_eq!(t.unix_seconds(), -1);
-        let t = Timestamp::new(9999, 12, 31, 23, 59, 59, 0, UtcOffset::from_hm(-23, -59).unwrap());
-        assert_eq!(t.unwrap().unix_seconds(), 253_402_300_799 + 23 * 3600 + 59 * 60);
+        let t = Timestamp::new(
+            9999,
+            12,
+            31,
+            23,
+            59,
+            59,
+            0,
+            UtcOffset::from_hm(-23, -59).unwrap(),
+        );
+        assert_eq!(
+            t.unwrap().unix_seconds(),
+            253_402_300_799 + 23 * 3600 + 59 * 60
+        );
         assert!(Timestamp::new(2023, 2, 29, 0, 0, 0, 0, UtcOffset::UTC).is_none());
         assert!(Timestamp::new(2024, 2, 29, 0, 0, 0, 0, UtcOffset::UTC).is_some());
         assert!(Timestamp::new(0, 1, 1, 0, 0, 0, 0, UtcOffset::UTC).is_none());
