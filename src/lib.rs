@@ -4,6 +4,7 @@
 
 pub mod asf;
 pub mod convert;
+mod hash;
 pub mod json;
 pub mod occhat;
 pub mod openhands;

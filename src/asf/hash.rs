@@ -2,24 +2,16 @@
 //! SHA-256 of some bytes (an entry's content, its envelope, a request, an
 //! instruction part's text).
 //!
-//! Hashing goes through [`sha256_ref`] alone, so the crate's one hashing
-//! module can take it over in one place.
-
-use sha2::{Digest, Sha256};
+//! The digest itself is the crate's one SHA-256 (`crate::hash`).
 
 /// The prefix of every hash the format writes; the only one a reader accepts.
 pub const PREFIX: &str = "sha256:";
 
 /// `sha256:` and the lowercase hexadecimal SHA-256 of `bytes`.
 pub fn sha256_ref(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
     let mut out = String::with_capacity(PREFIX.len() + 64);
     out.push_str(PREFIX);
-    for b in digest.iter() {
-        const HEX: &[u8; 16] = b"0123456789abcdef";
-        out.push(HEX[(b >> 4) as usize] as char);
-        out.push(HEX[(b & 15) as usize] as char);
-    }
+    out.push_str(&crate::hash::sha256_hex(bytes));
     out
 }
 
