@@ -744,6 +744,9 @@ pub struct Reader {
     scratch: Vec<u8>,
     hint: usize,
     listing: ListBuf,
+    /// Events below this index are not read (left out of the
+    /// conversation): the changes-since scan reads only what is new.
+    pub(crate) skip_below: u64,
 }
 
 /// The largest event buffer a [`Reader`] reserves ahead from the last
@@ -905,6 +908,9 @@ impl Reader {
             let Some(&pos) = conv.files.sequence_positions().get(i) else {
                 break;
             };
+            if (i as u64) < self.skip_below {
+                continue;
+            }
             let start = conv.blob.len();
             let mut rec = new_rec(pos, i as u64, start);
             let name = conv.files.name_of(pos);

@@ -132,6 +132,7 @@ mod imp {
     impl Dir {
         /// Opens the directory at `path`.
         pub(crate) fn open(path: &Path) -> io::Result<Dir> {
+            super::super::opens::dir();
             let f = std::fs::OpenOptions::new()
                 .read(true)
                 .custom_flags(libc::O_DIRECTORY)
@@ -167,6 +168,7 @@ mod imp {
 
         /// Opens the directory `name` in this one.
         pub(crate) fn open_dir(&self, name: &OsStr) -> io::Result<Dir> {
+            super::super::opens::dir();
             let fd = self.open_at(name.as_bytes(), libc::O_RDONLY | libc::O_DIRECTORY)?;
             Ok(Dir { fd })
         }
@@ -178,6 +180,7 @@ mod imp {
             name: &OsStr,
             buf: &mut Vec<u8>,
         ) -> Result<usize, FileFault> {
+            super::super::opens::file();
             let fd = self
                 .open_at(name.as_bytes(), libc::O_RDONLY | libc::O_NONBLOCK)
                 .map_err(FileFault::Io)?;
@@ -276,6 +279,7 @@ mod imp {
     impl Dir {
         /// Opens the directory at `path`.
         pub(crate) fn open(path: &Path) -> io::Result<Dir> {
+            super::super::opens::dir();
             if !std::fs::metadata(path)?.is_dir() {
                 return Err(io::Error::new(io::ErrorKind::Other, "not a directory"));
             }
@@ -302,6 +306,7 @@ mod imp {
             if !std::fs::metadata(&path).map_err(FileFault::Io)?.is_file() {
                 return Err(FileFault::NotAFile);
             }
+            super::super::opens::file();
             let mut f = File::open(&path).map_err(FileFault::Io)?;
             read_whole(&mut f, buf)
         }

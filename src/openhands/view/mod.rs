@@ -98,7 +98,7 @@ mod build;
 mod event;
 mod message;
 mod render;
-mod text;
+pub(crate) mod text;
 mod tree;
 mod version;
 
