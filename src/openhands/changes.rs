@@ -432,8 +432,7 @@ impl Changes {
             let mut children = Vec::new();
             for entry in rd.flatten() {
                 let name = entry.file_name();
-                if SKIPPED_DIRS.iter().any(|s| name == *s)
-                    || !super::discover::entry_is_dir(&entry)
+                if SKIPPED_DIRS.iter().any(|s| name == *s) || !super::discover::entry_is_dir(&entry)
                 {
                     continue;
                 }
@@ -664,7 +663,10 @@ impl Changes {
         }
         for (mark, name) in [(&old.state, FILE_BASE_STATE), (&old.meta, FILE_META)] {
             if let Some(j) = mark
-                && !self.same(Some(&j.stamp), Self::stat_or_none(&path.join(name)).as_ref())
+                && !self.same(
+                    Some(&j.stamp),
+                    Self::stat_or_none(&path.join(name)).as_ref(),
+                )
             {
                 return false;
             }
@@ -703,12 +705,7 @@ impl Changes {
         let r = self
             .reader
             .read_into_with(&task.path, &mut self.conv, |p, doc: &Document<'_>| {
-                let id = || {
-                    doc.root()
-                        .get("id")
-                        .and_then(|v| v.as_str())
-                        .map(hex_id)
-                };
+                let id = || doc.root().get("id").and_then(|v| v.as_str()).map(hex_id);
                 match p {
                     Parsed::State => state_id = id(),
                     Parsed::Meta => meta_id = id(),
@@ -815,9 +812,9 @@ impl Changes {
                 let retried = o.retry.iter().any(|r| r.index == last.index);
                 if ok && !retried {
                     let st = Self::stat_or_none(&task.path.join(DIR_EVENTS).join(&last.name));
-                    ok = st.as_ref().is_some_and(|s| {
-                        s.same_object(&last.stamp) && s.size == last.stamp.size
-                    });
+                    ok = st
+                        .as_ref()
+                        .is_some_and(|s| s.same_object(&last.stamp) && s.size == last.stamp.size);
                 }
             }
             if !ok {
@@ -895,8 +892,7 @@ impl Changes {
             && let Ok(rd) = fs::read_dir(task.path.join(DIR_SUBAGENTS))
         {
             let n = rd.flatten().filter(super::discover::entry_is_dir).count();
-            candidates =
-                n > self.conv.subagents().len() + self.conv.subagent_loops().len();
+            candidates = n > self.conv.subagents().len() + self.conv.subagent_loops().len();
         }
         let digest = |raw: Option<&[u8]>| raw.map(sha256_hex);
         let state_sha = digest(self.conv.state_raw());
@@ -908,11 +904,8 @@ impl Changes {
             ),
             _ => (state_sha.is_some(), meta_sha.is_some()),
         };
-        let gap_filled = kind == ChangeKind::Updated
-            && old
-                .as_ref()
-                .and_then(|o| o.gap)
-                .is_some_and(|g| to > g);
+        let gap_filled =
+            kind == ChangeKind::Updated && old.as_ref().and_then(|o| o.gap).is_some_and(|g| to > g);
         let subagents: Vec<String> = self.conv.subagents().to_vec();
         let mark = ConversationMark {
             id: id.clone(),
@@ -926,8 +919,12 @@ impl Changes {
             names: self.names_digest(to),
             retry,
             unsettled: past || candidates,
-            state: state_st.zip(state_sha).map(|(stamp, sha256)| JsonMark { stamp, sha256 }),
-            meta: meta_st.zip(meta_sha).map(|(stamp, sha256)| JsonMark { stamp, sha256 }),
+            state: state_st
+                .zip(state_sha)
+                .map(|(stamp, sha256)| JsonMark { stamp, sha256 }),
+            meta: meta_st
+                .zip(meta_sha)
+                .map(|(stamp, sha256)| JsonMark { stamp, sha256 }),
             gap,
         };
         // Sub-agents gone since the checkpoint.

@@ -434,7 +434,10 @@ impl Checkpoint {
             .map(|(p, d)| {
                 obj(vec![
                     ("path", path_value(p)),
-                    ("stamp", d.stamp.as_ref().map_or(OwnedValue::Null, stamp_value)),
+                    (
+                        "stamp",
+                        d.stamp.as_ref().map_or(OwnedValue::Null, stamp_value),
+                    ),
                     (
                         "children",
                         OwnedValue::Array(d.children.iter().map(OwnedValue::string).collect()),
@@ -892,9 +895,10 @@ mod tests {
         for n in 0..b.len() - 1 {
             assert!(Checkpoint::from_bytes(&b[..n], p).is_err(), "length {n}");
         }
-        let newer = String::from_utf8(b.clone())
-            .unwrap()
-            .replacen("\"version\":1", "\"version\":2", 1);
+        let newer =
+            String::from_utf8(b.clone())
+                .unwrap()
+                .replacen("\"version\":1", "\"version\":2", 1);
         assert!(matches!(
             Checkpoint::from_bytes(newer.as_bytes(), p),
             Err(CheckpointError::Version { found: 2, .. })
@@ -926,7 +930,12 @@ mod tests {
         std::os::unix::fs::symlink("real.cp", &link).unwrap();
         assert!(Checkpoint::load_or_none(&link).unwrap().is_none());
         c.save(&link).unwrap();
-        assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert!(
+            fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
         assert_eq!(Checkpoint::load(&real).unwrap(), c);
         assert_eq!(Checkpoint::load(&link).unwrap(), c);
         // A directory and a FIFO are never replaced.
@@ -943,7 +952,10 @@ mod tests {
             .status()
             .unwrap();
         assert!(st.success());
-        assert!(matches!(c.save(&fifo), Err(CheckpointError::NotAFile { .. })));
+        assert!(matches!(
+            c.save(&fifo),
+            Err(CheckpointError::NotAFile { .. })
+        ));
         assert!(matches!(
             Checkpoint::load(&fifo),
             Err(CheckpointError::NotAFile { .. })
