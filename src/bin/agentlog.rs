@@ -24,6 +24,8 @@ mod occhat;
 mod out;
 #[path = "agentlog/progress.rs"]
 mod progress;
+#[path = "agentlog/since.rs"]
+mod since;
 #[path = "agentlog/stats.rs"]
 mod stats;
 #[path = "agentlog/target.rs"]
