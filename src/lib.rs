@@ -2,6 +2,8 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_op_in_unsafe_fn)]
 
+#[cfg(feature = "follow")]
+pub mod follow;
 pub mod json;
 pub mod occhat;
 pub mod openhands;

@@ -243,6 +243,7 @@ pub struct Changes {
     cur: Current,
     parser2: Parser,
     buf: Vec<u8>,
+    held: usize,
 }
 
 fn now_ns() -> i128 {
@@ -320,6 +321,7 @@ impl Store {
             cur: Current::default(),
             parser2: Parser::new(),
             buf: Vec::new(),
+            held: 0,
         };
         ch.walk(root, meta.is_dir())?;
         Ok(ch)
@@ -697,9 +699,9 @@ impl Changes {
         }
     }
 
-    /// Reads the conversation of `task` from index `from` on, taking its
-    /// ID; `Err` as the reader fails.
-    fn read(&mut self, task: &Task, from: u64) -> Result<String, ReadError> {
+    /// Reads the conversation of `task` from index `from` on, taking the
+    /// ID its state or meta holds; `Err` as the reader fails.
+    fn read(&mut self, task: &Task, from: u64) -> Result<Option<String>, ReadError> {
         self.reader.skip_below = from;
         let (mut state_id, mut meta_id) = (None, None);
         let r = self
@@ -714,9 +716,14 @@ impl Changes {
             });
         self.reader.skip_below = 0;
         r?;
-        Ok(state_id
-            .or(meta_id)
-            .unwrap_or_else(|| self.conv.name().to_owned()))
+        Ok(state_id.or(meta_id))
+    }
+
+    /// The conversation's ID: the one read, else the checkpoint's (a state
+    /// caught half-written names none), else the directory's name.
+    fn id_of(&self, read: Option<String>, old: Option<&ConversationMark>) -> String {
+        read.or_else(|| old.map(|o| o.id.clone()))
+            .unwrap_or_else(|| self.conv.name().to_owned())
     }
 
     /// The digest of the names of the sequence's files below `to`.
@@ -782,8 +789,8 @@ impl Changes {
                 .unwrap_or(o.next),
             _ => 0,
         };
-        let mut id = match self.read(&task, from) {
-            Ok(id) => id,
+        let (mut id, read_id) = match self.read(&task, from) {
+            Ok(r) => (self.id_of(r.clone(), old.as_ref()), r),
             Err(ReadError::NoConversation { .. }) => {
                 if old.is_some() {
                     self.queue_gone(&task.rel, &task.path, task.parent.clone());
@@ -801,7 +808,7 @@ impl Changes {
         {
             let files = self.conv.event_files();
             let len = files.len() as u64;
-            let mut ok = len >= o.next && id == o.id;
+            let mut ok = len >= o.next && read_id.as_ref().is_none_or(|r| *r == o.id);
             if ok && let Some(last) = &o.last {
                 let name_now = files
                     .sequence()
@@ -820,7 +827,7 @@ impl Changes {
             if !ok {
                 kind = ChangeKind::Rewrite;
                 id = match self.read(&task, 0) {
-                    Ok(id) => id,
+                    Ok(r) => self.id_of(r, None),
                     Err(e) => {
                         self.keep_old(&task.rel);
                         return Step::Fail(e.into());
@@ -859,6 +866,7 @@ impl Changes {
                     .map_or(true, |m| now.duration_since(m).map_or(true, |d| d < settle))
             {
                 to = i;
+                self.held += 1;
                 break;
             }
             retry.push(FileMark {
@@ -964,6 +972,13 @@ impl Changes {
             has_conv: true,
         };
         Step::Yield
+    }
+
+    /// How many conversations had an event file held back by the settle
+    /// rule ([`ScanOptions::settle`]) so far: a follower scans again once
+    /// the settle time has passed.
+    pub fn held(&self) -> usize {
+        self.held
     }
 
     /// Whether the scan has handed out everything.
