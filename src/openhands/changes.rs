@@ -389,7 +389,12 @@ impl Changes {
                 for name in &children {
                     let crel = join_rel(&rel, name);
                     let cpath = path.join(name);
-                    if self.since.conversations.contains_key(&crel) {
+                    let conv = self.since.conversations.contains_key(&crel)
+                        || (!self.since.dirs.contains_key(&crel)
+                            && is_conversation_dir_with(&cpath, &mut self.parser2, &mut self.buf));
+                    if conv {
+                        // Known, or met before but not read then (it
+                        // could not be): a conversation.
                         self.tops.push(Task {
                             path: cpath,
                             rel: crel,
