@@ -82,7 +82,9 @@ fn add_one_percent(root: &Path) -> usize {
         let next = names.len();
         fs::copy(
             events.join(last),
-            events.join(format!("event-{next:05}-0000abcd-0000-4000-8000-{i:012}.json")),
+            events.join(format!(
+                "event-{next:05}-0000abcd-0000-4000-8000-{i:012}.json"
+            )),
         )
         .expect("copy");
         n += 1;

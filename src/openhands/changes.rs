@@ -31,7 +31,7 @@
 //! per file kept for retry), and no open: a directory whose identity and
 //! modification time are those of the checkpoint is not listed (its names
 //! are the checkpoint's), a file whose stamp is the checkpoint's is not
-//! read. A stamp whose modification time lies within [`RACY_MARGIN_NS`] of
+//! read. A stamp whose modification time lies within [`RACY_MARGIN_NS`](super::checkpoint::RACY_MARGIN_NS) of
 //! the checkpoint's time (or after it) is not trusted — on a file system
 //! with coarse timestamps a change in the same tick would not show — and
 //! is listed or read again; so is a conversation whose `events/` held
@@ -56,7 +56,7 @@
 //! - What is not detected: an event file of the read history rewritten in
 //!   place under the same name (only the last one's identity is kept), and
 //!   a change within one tick of a file system whose timestamps are
-//!   coarser than [`RACY_MARGIN_NS`].
+//!   coarser than [`RACY_MARGIN_NS`](super::checkpoint::RACY_MARGIN_NS).
 //!
 //! [`find_sessions`]: super::find_sessions
 

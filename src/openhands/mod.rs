@@ -114,7 +114,7 @@
 //!   before). Nothing recurses over input; JSON nesting is capped at
 //!   [`MAX_DEPTH`](crate::json::MAX_DEPTH).
 
-mod changes;
+pub mod changes;
 pub mod checkpoint;
 mod conversation;
 mod discover;
