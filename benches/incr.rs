@@ -23,7 +23,6 @@
 //! `cargo bench --features gen --bench incr`
 
 #[path = "support/floor.rs"]
-#[allow(dead_code)]
 mod floor;
 
 use std::fs;

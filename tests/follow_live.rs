@@ -326,3 +326,70 @@ fn follow_resumes_from_its_checkpoint() {
     assert_eq!(lines[0]["file"], last.as_str());
     assert!(recs.iter().all(|r| r["record"] != "new"), "{recs:?}");
 }
+
+/// Lines of the output once it holds `n` lines (bounded wait).
+fn lines_when(out: &Path, n: usize) -> Vec<serde_json::Value> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let text = fs::read_to_string(out).unwrap();
+        if (text.lines().count() >= n && text.ends_with('\n')) || Instant::now() > deadline {
+            return text
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect();
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn follow_oc_chat_sessions() {
+    use agentlog::json::OwnedValue;
+    use agentlog::occhat::{ChatSession, Store};
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("sessions");
+    fs::create_dir_all(&root).unwrap();
+    let store = Store::new(&root);
+    let msg = |role: &str, text: &str| {
+        OwnedValue::parse(format!(r#"{{"role":"{role}","content":"{text}"}}"#).as_bytes()).unwrap()
+    };
+    let mut s = ChatSession::new("demo", "gpt-5");
+    s.messages.push(msg("user", "one"));
+    s.messages.push(msg("assistant", "two"));
+    store.save_all(&mut s).unwrap();
+    let out = t.path().join("out");
+    let mut child = bin()
+        .arg("follow")
+        .arg(&root)
+        .stdout(fs::File::create(&out).unwrap())
+        .spawn()
+        .unwrap();
+    let l = lines_when(&out, 3);
+    assert_eq!(l[0]["record"], "new");
+    assert_eq!(
+        (l[1]["index"].as_u64(), l[2]["index"].as_u64()),
+        (Some(0), Some(1))
+    );
+    // A save adds two messages: only those are printed.
+    s.messages.push(msg("user", "three"));
+    s.messages.push(msg("assistant", "four"));
+    store.save_all(&mut s).unwrap();
+    let l = lines_when(&out, 5);
+    assert_eq!(l.len(), 5, "{l:?}");
+    assert_eq!(l[3]["message"]["content"], "three");
+    assert_eq!(l[4]["index"], 3);
+    // A chat log that is not an extension: a rewrite, all its messages.
+    // (longer than before, so that only the messages tell).
+    s.messages.truncate(1);
+    for k in 0..4 {
+        s.messages.push(msg("assistant", &format!("other {k}")));
+    }
+    store.save_all(&mut s).unwrap();
+    let l = lines_when(&out, 11);
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(l[5]["record"], "rewrite", "{l:?}");
+    assert_eq!(l[6]["index"], 0);
+    assert_eq!(l[10]["message"]["content"], "other 3");
+    assert_eq!(l.len(), 11);
+}

@@ -1,4 +1,5 @@
-//! Following OpenHands stores live (feature `follow`): every change as it
+//! Following OpenHands stores (and OC Chat sessions stores, [`occhat`])
+//! live (feature `follow`): every change as it
 //! is written, from a chain of changes-since scans
 //! ([`Store::changes_since`]) woken by the file system.
 //!
@@ -30,6 +31,8 @@
 //! - When the watch cannot be set up (too many directories for the
 //!   inotify limit, a file system without events), the follower polls at
 //!   [`FollowOptions::fallback_poll`] and says so ([`Follower::polling`]).
+
+pub mod occhat;
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
@@ -81,6 +84,7 @@ struct Root {
 /// Follows stores (see the [module docs](self)).
 pub struct Follower {
     roots: Vec<Root>,
+    sessions: Vec<occhat::Sessions>,
     opts: FollowOptions,
     rx: Option<Receiver<()>>,
     watcher: Option<notify::RecommendedWatcher>,
@@ -107,6 +111,7 @@ impl Follower {
                 .into_iter()
                 .map(|(path, checkpoint)| Root { path, checkpoint })
                 .collect(),
+            sessions: Vec::new(),
             opts,
             rx: None,
             watcher: None,
@@ -148,6 +153,35 @@ impl Follower {
         }
         self.watcher = Some(w);
         self.rx = Some(rx);
+    }
+
+    /// Follows OC Chat sessions stores too ([`occhat`]; from nothing: the
+    /// first scan hands out every message).
+    pub fn with_occhat(mut self, roots: Vec<PathBuf>) -> Follower {
+        use notify::{RecursiveMode, Watcher};
+        for r in roots {
+            if let Some(w) = self.watcher.as_mut()
+                && let Err(e) = w.watch(&r, RecursiveMode::Recursive)
+            {
+                self.why_polling = Some(format!("{}: cannot watch: {e}", r.display()));
+                self.watcher = None;
+                self.rx = None;
+            }
+            self.sessions.push(occhat::Sessions::new(r));
+        }
+        self
+    }
+
+    /// Scans every OC Chat store, handing each change (with the index of
+    /// its store) to `sink`.
+    pub fn scan_occhat<E>(
+        &mut self,
+        mut sink: impl FnMut(usize, occhat::SessionChange<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        for (i, s) in self.sessions.iter_mut().enumerate() {
+            s.scan(|c| sink(i, c))?;
+        }
+        Ok(())
     }
 
     /// Why the follower polls although asked for events (`None` when it

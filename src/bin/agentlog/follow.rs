@@ -12,6 +12,10 @@
 //! {"conversation": ID, "parent": ID | null, "record": "removed"}
 //! ```
 //!
+//! An OC Chat sessions directory among the PATHs is followed too:
+//! `{"session": NAME, "index": N, "message": MESSAGE}` per message a save
+//! added, and `{"session": NAME, "record": "new"|"rewrite"|"removed"}`.
+//!
 //! A `state` record comes when a conversation's `execution_status` (from
 //! `base_state.json`) or title (from `meta.json`) differs from the last
 //! one this run printed for it (and for each conversation first seen).
@@ -22,8 +26,9 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use agentlog::follow::occhat::SessionChange;
 use agentlog::follow::{FollowOptions, Follower};
-use agentlog::json::{Parser, write::write_str};
+use agentlog::json::{Parser, Style, write::write_str};
 use agentlog::openhands::{Change, ChangeKind};
 
 use crate::out::{Fail, Out, Res, warn};
@@ -39,7 +44,9 @@ Examples:
 Lines: events in the export shape ({\"conversation\", \"parent\", \"index\",
 \"file\", \"error\", \"event\"}), and records {\"conversation\", \"parent\",
 \"record\": \"new\"|\"state\"|\"rewrite\"|\"removed\"} (a state record also has
-\"execution_status\" and \"title\"). What is there is printed first, then
+\"execution_status\" and \"title\"); for an OC Chat sessions directory,
+{\"session\", \"index\", \"message\"} per message a save added and
+{\"session\", \"record\": \"new\"|\"rewrite\"|\"removed\"}. What is there is printed first, then
 changes as they are written. An event file caught half-written is printed
 once complete, never as malformed while it is still being written (one left
 malformed for the settle time is printed as malformed). With --checkpoint
@@ -50,7 +57,7 @@ after each batch of lines is flushed and synced.";
 #[derive(clap::Args, Debug)]
 #[command(after_help = HELP)]
 pub struct Args {
-    /// OpenHands stores or conversation directories.
+    /// OpenHands stores, conversation directories, or OC Chat sessions directories.
     #[arg(required = true, value_name = "PATH")]
     paths: Vec<PathBuf>,
     /// Poll every SECONDS instead of waiting for file-system events (for
@@ -61,7 +68,7 @@ pub struct Args {
     /// printed as malformed (a writer may still be writing it).
     #[arg(long, value_name = "SECONDS", default_value_t = 2.0)]
     settle: f64,
-    /// Resume from, and save to, the checkpoint FILE (one PATH).
+    /// Resume from, and save to, the checkpoint FILE (one OpenHands PATH).
     #[arg(long, value_name = "FILE")]
     checkpoint: Option<PathBuf>,
 }
@@ -103,6 +110,7 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
         ..FollowOptions::default()
     };
     let mut roots = Vec::new();
+    let mut sessions = Vec::new();
     match &args.checkpoint {
         Some(cp) => {
             let root = one_store(&args.paths)?;
@@ -112,18 +120,13 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
             for p in &args.paths {
                 match resolve(p) {
                     Err(e) => return Err(Fail::Fatal(e)),
-                    Ok(Target::OcChat { root }) => {
-                        return Err(Fail::Fatal(format!(
-                            "{}: an OC Chat sessions directory; follow reads OpenHands stores",
-                            root.display()
-                        )));
-                    }
+                    Ok(Target::OcChat { root }) => sessions.push(root),
                     Ok(Target::OpenHands { .. }) => roots.push((p.clone(), None)),
                 }
             }
         }
     }
-    let mut f = Follower::new(roots, opts);
+    let mut f = Follower::new(roots, opts).with_occhat(sessions);
     if let Some(why) = f.polling() {
         warn(&format!("{why}; polling every {:?}", opts.fallback_poll));
     }
@@ -168,6 +171,10 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
             })
             .map_err(|e| Fail::Fatal(e.to_string()))?;
         r?;
+        f.scan_occhat(|_, c| -> Res<()> {
+            wrote = true;
+            write_session_change(out, &mut line, &c)
+        })?;
         out.flush()?;
         if wrote && let Some(cp) = &args.checkpoint {
             sync_stdout()?;
@@ -177,4 +184,53 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
         }
         f.wait(None);
     }
+}
+
+/// The lines of an OC Chat session's change: `{"session": NAME, "index": N,
+/// "message": MESSAGE}` per message, after a `{"session": NAME, "record":
+/// "new"|"rewrite"|"removed"}` record where there is one.
+fn write_session_change(out: &mut Out, line: &mut Vec<u8>, c: &SessionChange<'_>) -> Res<()> {
+    let record = |line: &mut Vec<u8>, session: &str, what: &str| {
+        line.clear();
+        line.extend_from_slice(b"{\"session\":");
+        write_str(line, session, false);
+        line.extend_from_slice(b",\"record\":");
+        write_str(line, what, false);
+        line.extend_from_slice(b"}\n");
+    };
+    let (session, from, messages) = match c {
+        SessionChange::Removed { session } => {
+            record(line, session, "removed");
+            return out.bytes(line);
+        }
+        SessionChange::Rewrite { session, messages } => {
+            record(line, session, "rewrite");
+            out.bytes(line)?;
+            (*session, 0, *messages)
+        }
+        SessionChange::Added {
+            session,
+            new,
+            from,
+            messages,
+        } => {
+            if *new {
+                record(line, session, "new");
+                out.bytes(line)?;
+            }
+            (*session, *from, *messages)
+        }
+    };
+    for (k, m) in messages.iter().enumerate() {
+        line.clear();
+        line.extend_from_slice(b"{\"session\":");
+        write_str(line, session, false);
+        line.extend_from_slice(b",\"index\":");
+        line.extend_from_slice((from + k).to_string().as_bytes());
+        line.extend_from_slice(b",\"message\":");
+        m.write_to(line, Style::COMPACT);
+        line.extend_from_slice(b"}\n");
+        out.bytes(line)?;
+    }
+    Ok(())
 }
