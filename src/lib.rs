@@ -4,6 +4,8 @@
 
 pub mod asf;
 pub mod convert;
+#[cfg(feature = "follow")]
+pub mod follow;
 mod hash;
 pub mod json;
 pub mod occhat;

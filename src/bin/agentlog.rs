@@ -20,6 +20,8 @@ mod check;
 mod events;
 #[path = "agentlog/export.rs"]
 mod export;
+#[path = "agentlog/follow.rs"]
+mod follow;
 #[path = "agentlog/ls.rs"]
 mod ls;
 #[path = "agentlog/occhat.rs"]
@@ -28,6 +30,8 @@ mod occhat;
 mod out;
 #[path = "agentlog/progress.rs"]
 mod progress;
+#[path = "agentlog/since.rs"]
+mod since;
 #[path = "agentlog/stats.rs"]
 mod stats;
 #[path = "agentlog/target.rs"]
@@ -48,6 +52,7 @@ Examples:
   agentlog events ~/.openhands/conversations/<id> --json | head
   agentlog check ~/.openhands/conversations oc_chat/sessions
   agentlog export ~/.openhands/conversations --jsonl -o events.jsonl
+  agentlog follow ~/.openhands/conversations --checkpoint follow.cp
   agentlog view ~/.openhands/conversations/<id> --json
   agentlog occhat --sessions-dir oc_chat/sessions list
   agentlog asf check session.jsonl
@@ -76,6 +81,7 @@ enum Cmd {
     Stats(stats::Args),
     Check(check::Args),
     Export(export::Args),
+    Follow(follow::Args),
     View(view::Args),
     Occhat(occhat::Args),
     Asf(asf::Args),
@@ -100,6 +106,7 @@ fn main() -> ExitCode {
         Cmd::Stats(a) => stats::run(a, &mut out),
         Cmd::Check(a) => check::run(a, &mut out),
         Cmd::Export(a) => export::run(a, &mut out),
+        Cmd::Follow(a) => follow::run(a, &mut out),
         Cmd::View(a) => view::run(a, &mut out),
         Cmd::Occhat(a) => occhat::run(a, &mut out),
         Cmd::Asf(a) => asf::run(a, &mut out),

@@ -121,6 +121,8 @@
 //!   before). Nothing recurses over input; JSON nesting is capped at
 //!   [`MAX_DEPTH`](crate::json::MAX_DEPTH).
 
+pub mod changes;
+pub mod checkpoint;
 mod conversation;
 mod discover;
 mod event;
@@ -131,6 +133,8 @@ pub mod store;
 mod time;
 pub mod view;
 
+pub use changes::{Change, ChangeKind, Changes, ChangesError, ScanOptions};
+pub use checkpoint::{Checkpoint, CheckpointError};
 pub use conversation::{
     Conversation, DecodeError, Doc, EVENT_BUDGET, FileEntry, FileError, JsonFile, Parsed,
     ReadError, Reader, parse, read_conversation, read_state,
