@@ -2,7 +2,7 @@
 //! (`tests/regressions/<target>/`) through the target's own checks
 //! (`tests/fuzz_checks`), so that a plain `cargo test` keeps each fixed bug
 //! fixed. Byte targets (`json`, `event`, `state`, `fs_safe_name`,
-//! `occhat_text`) store the raw input; structure-aware ones store a manifest
+//! `occhat_text`, `asf`) store the raw input; structure-aware ones store a manifest
 //! (see `fuzz_checks::Manifest`) written by running the target on the
 //! crashing input with `AGENTLOG_FUZZ_DUMP=<file>`.
 //!
@@ -10,6 +10,8 @@
 //! owns, or a folder with no input in it, fails the test. A target with no
 //! regression yet has no folder, and nothing claims to replay it.
 
+#[path = "asf_support/fuzz_check.rs"]
+mod asf_check;
 mod common;
 mod fuzz_checks;
 
@@ -38,6 +40,7 @@ fn check_of(target: &str) -> Option<fn(&Path, &[u8])> {
         "view" => |p, b| fuzz_checks::view(&manifest::<ViewCase>(p, b)),
         "tail" => |p, b| fuzz_checks::tail(&manifest::<TailCase>(p, b).0),
         "occhat" => |p, b| fuzz_checks::occhat(&manifest::<OcChatCase>(p, b)),
+        "asf" => |_, b| asf_check::check(b),
         _ => return None,
     })
 }
