@@ -129,7 +129,7 @@ fn bench(c: &mut Criterion) {
                         let Ok(doc) = e.open(&mut parser) else {
                             continue;
                         };
-                        n += match e.kind().unwrap_or("") {
+                        n += match e.kind_name().unwrap_or("") {
                             openhands::KIND_MESSAGE => doc.message().members.len(),
                             openhands::KIND_ACTION => doc.action().members.len(),
                             openhands::KIND_OBSERVATION => doc.observation().members.len(),

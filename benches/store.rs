@@ -137,7 +137,7 @@ fn decode_event(e: &Event<'_>, parser: &mut Parser, out: Option<&mut Vec<u8>>) -
             x.members.len() as u64
         }};
     }
-    match e.kind().unwrap_or("") {
+    match e.kind_name().unwrap_or("") {
         openhands::KIND_MESSAGE => go!(doc.message()),
         openhands::KIND_ACTION => go!(doc.action()),
         openhands::KIND_OBSERVATION => go!(doc.observation()),

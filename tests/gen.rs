@@ -605,7 +605,7 @@ fn the_openhands_reader_reads_it() {
             assert!(ev.is_ok(), "{:?}", ev);
             let original = OwnedValue::parse(ev.raw()).expect("owned parse");
             let doc = ev.open(&mut parser).expect("open");
-            let encoded = match ev.kind().unwrap_or("") {
+            let encoded = match ev.kind_name().unwrap_or("") {
                 "ActionEvent" => doc.action().to_json(),
                 "ObservationEvent" => doc.observation().to_json(),
                 "MessageEvent" => doc.message().to_json(),

@@ -703,7 +703,7 @@ fn a_million_tiny_members() {
         let conv = openhands::parse(CONV, [(format!("events/{}", name(0, ID0)), &doc)]);
         let ev = conv.event(0).unwrap();
         assert!(ev.is_ok());
-        assert_eq!(ev.kind(), Some("MessageEvent"));
+        assert_eq!(ev.kind_name(), Some("MessageEvent"));
         let mut parser = Parser::new();
         let d = ev.open(&mut parser).unwrap();
         let m = MessageEvent::decode(d.root()).unwrap();

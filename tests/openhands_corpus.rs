@@ -87,7 +87,7 @@ fn events_match_the_oracle() {
                 assert_eq!(ev.index(), w[0].as_u64().unwrap(), "{what}");
                 assert_eq!(ev.id(), opt_str(&w[1]), "{what}");
                 assert_eq!(ev.file_id(), w[1].as_str().unwrap(), "{what}");
-                assert_eq!(ev.kind(), opt_str(&w[2]), "{what}");
+                assert_eq!(ev.kind_name(), opt_str(&w[2]), "{what}");
                 assert_eq!(ev.source(), opt_str(&w[3]), "{what}");
                 assert_eq!(ev.parent_id(), opt_str(&w[4]), "{what}");
                 assert_eq!(ev.has_parent(), !w[4].is_null(), "{what}");
@@ -300,7 +300,7 @@ fn round_trip() {
             check!(doc.system_prompt(), "system_prompt");
             check!(doc.user_reject(), "user_reject");
             // The kinds' own members decode.
-            match ev.kind().unwrap() {
+            match ev.kind_name().unwrap() {
                 "MessageEvent" => {
                     let msg = m.llm_message.as_ref().unwrap();
                     assert!(msg.role.is_some());

@@ -368,12 +368,13 @@ fn unknown_kinds_and_wrong_types() {
     assert!(!conv.has_state());
 
     let e = conv.event(0).unwrap();
-    assert_eq!(e.kind(), Some("FancyNewEvent"));
-    assert!(!openhands::is_known_kind("FancyNewEvent"));
+    assert_eq!(e.kind_name(), Some("FancyNewEvent"));
+    assert!(!e.kind().unwrap().is_known());
+    assert_eq!(e.kind().unwrap().as_str(), "FancyNewEvent");
     assert_eq!(e.source(), Some("robot"));
 
     let e = conv.event(1).unwrap();
-    assert_eq!(e.kind(), Some("MessageEvent"));
+    assert_eq!(e.kind_name(), Some("MessageEvent"));
     assert_eq!((e.id(), e.timestamp(), e.source()), (None, None, None));
     assert!(e.has_parent(), "a parent_id of another type is still one");
     assert_eq!(e.parent_id(), None);
@@ -1196,17 +1197,19 @@ fn name_patterns_and_odd_names() {
 fn predicates_and_ids() {
     use openhands::*;
     assert_eq!(KNOWN_KINDS.len(), 20);
-    for k in KNOWN_KINDS {
-        assert!(is_known_kind(k));
+    for (k, name) in Kind::KNOWN.iter().zip(KNOWN_KINDS) {
+        assert!(k.is_known());
+        assert_eq!(Kind::parse(name), *k);
     }
-    assert!(in_context(KIND_CONDENSATION_SUMMARY) && in_context(KIND_AGENT_ERROR));
-    assert!(!in_context(KIND_CONDENSATION) && !in_context(KIND_PAUSE));
-    assert!(is_observation_like(KIND_USER_REJECT) && !is_observation_like(KIND_ACTION));
+    let kind = |name| Kind::parse(name);
+    assert!(kind(KIND_CONDENSATION_SUMMARY).in_context() && kind(KIND_AGENT_ERROR).in_context());
+    assert!(!kind(KIND_CONDENSATION).in_context() && !kind(KIND_PAUSE).in_context());
+    assert!(Kind::UserReject.is_observation_like() && !Kind::Action.is_observation_like());
     // The reference's artifacts; the SDK makes a ConversationErrorEvent the
-    // head on append all the same (spec §6.4).
-    assert!(is_artifact(KIND_STATE_UPDATE) && is_artifact(KIND_CONVERSATION_ERROR));
-    assert!(!is_artifact(KIND_MESSAGE));
-    assert!(!becomes_head(KIND_STATE_UPDATE) && becomes_head(KIND_CONVERSATION_ERROR));
+    // head on append all the same (SDK 1.31+ `ConversationState.append_event`).
+    assert!(Kind::StateUpdate.is_artifact() && Kind::ConversationError.is_artifact());
+    assert!(!Kind::Message.is_artifact());
+    assert!(!Kind::StateUpdate.becomes_head() && Kind::ConversationError.becomes_head());
     assert_eq!(summary_id("abc"), "abc-summary");
     assert_eq!(
         hex_id("EEC4C5AE-3A67-49FD-9AF2-84BAD45AE07E"),

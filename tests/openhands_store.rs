@@ -51,7 +51,7 @@ fn seen(conv: &openhands::Conversation, parent: Option<&Path>, depth: usize) -> 
             .map(|e| {
                 (
                     e.index(),
-                    e.kind().map(str::to_owned),
+                    e.kind_name().map(str::to_owned),
                     e.id().map(str::to_owned),
                     e.raw().to_vec(),
                 )
@@ -147,7 +147,7 @@ fn the_parser_decodes_the_lent_conversation() {
         let item = item.unwrap();
         let conv = item.conversation;
         for e in conv.events() {
-            if e.kind() == Some(openhands::KIND_MESSAGE) {
+            if e.kind() == Some(openhands::Kind::Message) {
                 let doc = e.open(item.parser).unwrap();
                 let m = doc.message();
                 assert_eq!(m.id.as_ref().map(|s| s.as_str()), e.id());
@@ -354,7 +354,7 @@ fn the_visitor_sees_every_object_once_while_reading() {
         want.push((
             Parsed::Event { index: e.index() },
             e.raw().to_vec(),
-            e.kind().map(str::to_owned),
+            e.kind_name().map(str::to_owned),
         ));
     }
     assert_eq!(conv.events().filter(|e| !e.is_ok()).count(), 1);

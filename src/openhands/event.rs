@@ -17,6 +17,7 @@ use crate::json::{Document, JsonError, Parser};
 
 use super::conversation::{Conversation, DecodeError, Doc, FileError};
 use super::events::File;
+use super::kind::Kind;
 
 /// A string range in the conversation's string buffer.
 #[derive(Debug, Clone, Copy)]
@@ -97,9 +98,15 @@ impl<'c> Event<'c> {
         self.conv.files.file(self.rec.file as usize)
     }
 
-    /// The `kind` member: the event's Python class name. `None` when absent
-    /// or not a string.
-    pub fn kind(&self) -> Option<&'c str> {
+    /// The `kind` member: the event's Python class. `None` when absent or
+    /// not a string.
+    pub fn kind(&self) -> Option<Kind<'c>> {
+        self.kind_name().map(Kind::parse)
+    }
+
+    /// The `kind` member's text, unescaped (what [`kind`](Self::kind)
+    /// parses). `None` when absent or not a string.
+    pub fn kind_name(&self) -> Option<&'c str> {
         self.txt(self.rec.kind)
     }
 

@@ -251,7 +251,7 @@ pub fn event(data: &[u8]) {
                 assert_eq!(file.status(), FileStatus::Event);
                 let root = doc.root();
                 let s = |k: &str| root.get(k).and_then(|v| v.as_str());
-                assert_eq!(ev.kind(), s("kind"));
+                assert_eq!(ev.kind_name(), s("kind"));
                 assert_eq!(ev.id(), s("id"));
                 assert_eq!(ev.timestamp(), s("timestamp"));
                 assert_eq!(ev.source(), s("source"));
@@ -506,7 +506,7 @@ fn check_alone(conv: &Conversation, given: &BTreeMap<String, Vec<u8>>) {
             let root = doc.root();
             assert_eq!(root.json_type(), JsonType::Object);
             let s = |k: &str| root.get(k).and_then(|v| v.as_str());
-            assert_eq!(ev.kind(), s("kind"));
+            assert_eq!(ev.kind_name(), s("kind"));
             assert_eq!(ev.id(), s("id"));
             assert_eq!(ev.parent_id(), s("parent_id"));
         }

@@ -26,8 +26,8 @@ use std::path::{Path, PathBuf};
 use agentlog::json::{OwnedValue, Parser, Value};
 use agentlog::occhat::{Store, detect_incomplete_tail};
 use agentlog::openhands::{
-    self, ActionEvent, AgentErrorEvent, Condensation, Conversation, FileStatus, MessageEvent, Meta,
-    ObservationEvent, ReadError, State, SystemPromptEvent, UserRejectObservation,
+    self, ActionEvent, AgentErrorEvent, Condensation, Conversation, FileStatus, Kind, MessageEvent,
+    Meta, ObservationEvent, ReadError, State, SystemPromptEvent, UserRejectObservation,
 };
 use rayon::prelude::*;
 
@@ -217,20 +217,20 @@ fn same_after_round_trip<'a, T>(
 }
 
 /// Round-trips an event by its kind's decoder; kinds without one pass.
-fn round_trip_event(kind: &str, root: Value<'_>, second: &mut Parser) -> Result<(), String> {
+fn round_trip_event(kind: &Kind<'_>, root: Value<'_>, second: &mut Parser) -> Result<(), String> {
     macro_rules! rt {
         ($t:ty) => {
             same_after_round_trip(root, second, <$t>::decode, |d, out| d.write_to(out))
         };
     }
     match kind {
-        openhands::KIND_MESSAGE => rt!(MessageEvent),
-        openhands::KIND_ACTION => rt!(ActionEvent),
-        openhands::KIND_OBSERVATION => rt!(ObservationEvent),
-        openhands::KIND_AGENT_ERROR => rt!(AgentErrorEvent),
-        openhands::KIND_CONDENSATION => rt!(Condensation),
-        openhands::KIND_SYSTEM_PROMPT => rt!(SystemPromptEvent),
-        openhands::KIND_USER_REJECT => rt!(UserRejectObservation),
+        Kind::Message => rt!(MessageEvent),
+        Kind::Action => rt!(ActionEvent),
+        Kind::Observation => rt!(ObservationEvent),
+        Kind::AgentError => rt!(AgentErrorEvent),
+        Kind::Condensation => rt!(Condensation),
+        Kind::SystemPrompt => rt!(SystemPromptEvent),
+        Kind::UserReject => rt!(UserRejectObservation),
         _ => Ok(()),
     }
 }
@@ -291,7 +291,7 @@ fn check_conversation(
     for e in conv.events() {
         let Some(kind) = e.kind() else { continue };
         let Ok(doc) = e.open(first) else { continue };
-        if let Err(why) = round_trip_event(kind, doc.root(), second) {
+        if let Err(why) = round_trip_event(&kind, doc.root(), second) {
             problems.push(Problem::new(
                 &events_dir.join(e.file_name()),
                 "round-trip",

@@ -103,7 +103,7 @@ fn event_json(e: &Event<'_>) -> OwnedValue {
         .uint("index", Some(e.index()))
         .put("file", e.file_name())
         .str("id", e.id())
-        .str("kind", e.kind())
+        .str("kind", e.kind_name())
         .str("source", e.source())
         .str("parent_id", e.parent_id())
         .str("timestamp", e.timestamp())
@@ -131,7 +131,7 @@ pub fn run_events(args: EventsArgs, out: &mut Out) -> Res<u8> {
             out.line(&crate::out::one_line(&format!(
                 "{:>5}  {:<28}  {:<11}  {:<36}  {}{}",
                 e.index(),
-                e.kind().unwrap_or("-"),
+                e.kind_name().unwrap_or("-"),
                 e.source().unwrap_or("-"),
                 e.id().unwrap_or("-"),
                 e.timestamp().unwrap_or("-"),

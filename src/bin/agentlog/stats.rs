@@ -47,8 +47,7 @@ use std::path::{Path, PathBuf};
 use agentlog::json::{Document, Item, OwnedValue};
 use agentlog::occhat::Store;
 use agentlog::openhands::{
-    Conversation, FileStatus, KIND_ACTION, KIND_AGENT_ERROR, KIND_CONVERSATION_ERROR,
-    KIND_OBSERVATION, Metrics, Parsed, State, count, float,
+    Conversation, FileStatus, Kind, Metrics, Parsed, State, count, float,
 };
 use rayon::prelude::*;
 
@@ -390,12 +389,12 @@ fn model_of<'a>(m: &Metrics<'a>) -> String {
 /// Tool names and tool errors of one event (an object).
 fn event_totals(doc: &Document<'_>, t: &mut Totals) {
     let root = doc.root();
-    match root.get("kind").and_then(|v| v.as_str()) {
-        Some(KIND_ACTION) => {
+    match root.get("kind").and_then(|v| v.as_str()).map(Kind::parse) {
+        Some(Kind::Action) => {
             let name = root.get("tool_name").and_then(|v| v.as_str());
             bump(&mut t.tools, name.unwrap_or("(none)"), 1);
         }
-        Some(KIND_OBSERVATION)
+        Some(Kind::Observation)
             if root
                 .get("observation")
                 .and_then(|o| o.get("is_error"))
@@ -476,11 +475,11 @@ fn conversation_totals(conv: &Conversation, t: &mut Totals) {
             continue;
         }
         t.events += 1;
-        let kind = e.kind().unwrap_or("(none)");
-        bump(&mut t.kinds, kind, 1);
+        let kind = e.kind();
+        bump(&mut t.kinds, kind.as_ref().map_or("(none)", Kind::as_str), 1);
         match kind {
-            KIND_AGENT_ERROR => t.agent_errors += 1,
-            KIND_CONVERSATION_ERROR => t.conversation_errors += 1,
+            Some(Kind::AgentError) => t.agent_errors += 1,
+            Some(Kind::ConversationError) => t.conversation_errors += 1,
             _ => {}
         }
     }

@@ -9,7 +9,8 @@
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
-use super::event::{Body, EventKind, ViewEvent};
+use super::event::{Body, ViewEvent};
+use crate::openhands::Kind;
 use super::version::{SdkVersion, ViewAlgorithm};
 
 /// One element of the view.
@@ -41,19 +42,20 @@ impl<'v, 'a> Ctx<'v, 'a> {
         self.events.get(p)
     }
 
-    fn kind(&self, e: Entry) -> EventKind {
+    /// The kind the view gives `e`; `None` for an event it cannot use.
+    fn kind(&self, e: Entry) -> Option<&'v Kind<'a>> {
         match e {
-            Entry::Event(p) => self.ev(p).map_or(EventKind::Other, |v| v.effective_kind()),
-            Entry::Summary(_) => EventKind::CondensationSummary,
+            Entry::Event(p) => self.ev(p).and_then(|v| v.effective_kind()),
+            Entry::Summary(_) => Some(&Kind::CondensationSummary),
         }
     }
 
     fn is_action(&self, e: Entry) -> bool {
-        self.kind(e) == EventKind::Action
+        self.kind(e) == Some(&Kind::Action)
     }
 
     fn is_obs(&self, e: Entry) -> bool {
-        self.kind(e).is_observation_like()
+        self.kind(e).is_some_and(Kind::is_observation_like)
     }
 
     fn tcid(&self, e: Entry) -> Option<&'v str> {
@@ -123,13 +125,13 @@ fn legacy(cx: &Ctx<'_, '_>, seq: &[usize], version: SdkVersion) -> Vec<Entry> {
     for &p in seq {
         let Some(ev) = cx.ev(p) else { continue };
         match ev.effective_kind() {
-            EventKind::Condensation => {
+            Some(Kind::Condensation) => {
                 if let Body::Condensation { forgotten: f, .. } = &ev.body {
                     forgotten.extend(f.iter().map(|x| Cow::Borrowed(x.as_ref())));
                 }
                 forgotten.insert(Cow::Borrowed(ev.id.as_ref()));
             }
-            EventKind::CondensationRequest => {
+            Some(Kind::CondensationRequest) => {
                 forgotten.insert(Cow::Borrowed(ev.id.as_ref()));
             }
             _ => {}
@@ -145,7 +147,7 @@ fn legacy(cx: &Ctx<'_, '_>, seq: &[usize], version: SdkVersion) -> Vec<Entry> {
     let mut kept: Vec<Entry> = seq
         .iter()
         .map(|&p| Entry::Event(p))
-        .filter(|&e| cx.kind(e).is_llm_convertible() && !forgotten.contains(&cx.id(e)))
+        .filter(|&e| cx.kind(e).is_some_and(Kind::in_context) && !forgotten.contains(&cx.id(e)))
         .collect();
     // Only the latest condensation with both a summary and an offset.
     let latest = seq.iter().rev().find_map(|&p| {
@@ -157,7 +159,7 @@ fn legacy(cx: &Ctx<'_, '_>, seq: &[usize], version: SdkVersion) -> Vec<Entry> {
                     offset: Some(o),
                     ..
                 },
-                EventKind::Condensation,
+                Some(Kind::Condensation),
             ) => Some((p, *o)),
             _ => None,
         }
@@ -233,7 +235,7 @@ fn apply_condensations(cx: &Ctx<'_, '_>, seq: &[usize]) -> Vec<Entry> {
     for &p in seq {
         let Some(ev) = cx.ev(p) else { continue };
         let kind = ev.effective_kind();
-        if kind == EventKind::Condensation {
+        if kind == Some(&Kind::Condensation) {
             if let Body::Condensation {
                 forgotten,
                 summary,
@@ -248,7 +250,7 @@ fn apply_condensations(cx: &Ctx<'_, '_>, seq: &[usize]) -> Vec<Entry> {
                     out.insert(*o, e, cx.id(e));
                 }
             }
-        } else if kind.is_llm_convertible() {
+        } else if kind.is_some_and(Kind::in_context) {
             let e = Entry::Event(p);
             out.push(e, cx.id(e));
         }
@@ -918,7 +920,7 @@ fn tool_loops<'v>(cx: &Ctx<'v, '_>, seq: &[usize]) -> Vec<HashSet<Cow<'v, str>>>
         let e = Entry::Event(p);
         let thinking = cx
             .ev(p)
-            .is_some_and(|v| v.effective_kind() == EventKind::Action && v.has_thinking_blocks());
+            .is_some_and(|v| v.effective_kind() == Some(&Kind::Action) && v.has_thinking_blocks());
         if thinking {
             if let Some(l) = current.take() {
                 loops.push(l);
@@ -1023,7 +1025,7 @@ fn apply_condensations_vec(cx: &Ctx<'_, '_>, seq: &[usize]) -> Vec<Entry> {
     for &p in seq {
         let Some(ev) = cx.ev(p) else { continue };
         let kind = ev.effective_kind();
-        if kind == EventKind::Condensation {
+        if kind == Some(&Kind::Condensation) {
             if let Body::Condensation {
                 forgotten,
                 summary,
@@ -1036,7 +1038,7 @@ fn apply_condensations_vec(cx: &Ctx<'_, '_>, seq: &[usize]) -> Vec<Entry> {
                     out.insert((*o).min(out.len()), Entry::Summary(p));
                 }
             }
-        } else if kind.is_llm_convertible() {
+        } else if kind.is_some_and(Kind::in_context) {
             out.push(Entry::Event(p));
         }
     }

@@ -105,9 +105,10 @@ mod version;
 use std::borrow::Cow;
 
 use crate::json::{OwnedValue, Parser, Value};
+use crate::openhands::Kind;
 
 pub use build::Entry;
-pub use event::{EventKind, EventProblem, ParentField, ViewEvent};
+pub use event::{EventProblem, ParentField, ViewEvent};
 pub use message::{
     Content, ImageContent, LegacyFlags, Message, ReasoningItem, Role, TEXT_CONTENT_LIMIT,
     TextContent, ThinkingBlock, ToolCall, WireOptions, to_wire_values,
@@ -476,7 +477,7 @@ impl<'a> View<'a> {
                 .filter(|&p| {
                     events
                         .get(p)
-                        .is_some_and(|e| e.effective_kind().is_llm_convertible())
+                        .is_some_and(|e| e.effective_kind().is_some_and(Kind::in_context))
                 })
                 .map(Entry::Event)
                 .collect()
@@ -636,7 +637,7 @@ fn events_to_messages<'a>(
             Entry::Event(p) => {
                 let rid = events
                     .get(p)
-                    .filter(|e| e.effective_kind() == EventKind::Action)
+                    .filter(|e| e.effective_kind() == Some(&Kind::Action))
                     .and_then(|e| e.llm_response_id())
                     .map(str::to_owned);
                 match rid {
@@ -645,7 +646,7 @@ fn events_to_messages<'a>(
                         let mut batch = Vec::new();
                         while let Some(&Entry::Event(q)) = context.get(i) {
                             let Some(ev) = events.get_mut(q) else { break };
-                            if ev.effective_kind() != EventKind::Action
+                            if ev.effective_kind() != Some(&Kind::Action)
                                 || ev.llm_response_id() != Some(rid.as_str())
                             {
                                 break;
