@@ -131,7 +131,7 @@ pub use doc::{Dialect, Document, Parser, Span};
 pub use error::{JsonError, JsonErrorKind};
 pub use members::{ElementError, FieldValue, Item, Items, List, Members, Slot, Str, UNDECLARED};
 pub use owned::{Map, Number, OwnedValue, Style};
-pub use value::{Array, Elements, Int, JsonType, Member, Members as MemberIter, Object, Value};
+pub use value::{Array, Elements, Int, JsonType, Member, MemberIter, Object, Value};
 
 /// The deepest nesting of arrays and objects a document may have (simd-json's
 /// own default limit, applied by the fallback parser too).

@@ -290,7 +290,7 @@ fn open_frame(v: Value<'_>) -> Option<Frame<'_>> {
 /// A container being copied: its remaining children and what is built.
 enum Frame<'a> {
     Arr(super::value::Elements<'a>, Vec<OwnedValue>),
-    Obj(super::value::Members<'a>, Map, Option<String>),
+    Obj(super::value::MemberIter<'a>, Map, Option<String>),
 }
 
 fn to_owned(root: Value<'_>) -> OwnedValue {

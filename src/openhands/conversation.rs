@@ -35,11 +35,11 @@ use crate::source::{self, SourceError};
 use super::discover::{conversation_dir_cow, is_conversation_dir_with, is_state_bytes};
 use super::event::{EventRec, Events, Txt};
 use super::events::{EventFiles, File, NameList, NamePattern};
-use super::kinds::{
+use super::state::{Meta, State};
+use super::stored::{
     ActionEvent, AgentErrorEvent, Condensation, MessageEvent, ObservationEvent, SystemPromptEvent,
     UserRejectObservation,
 };
-use super::state::{Meta, State};
 use super::{DIR_EVENTS, DIR_SUBAGENTS, Event, FILE_BASE_STATE, FILE_META, MAX_SIZE};
 
 /// Why a file of a conversation did not read as a JSON object.

@@ -119,9 +119,9 @@ mod discover;
 mod event;
 mod events;
 mod kind;
-mod kinds;
 mod state;
 pub mod store;
+mod stored;
 mod time;
 pub mod view;
 
@@ -144,13 +144,13 @@ pub use kind::{
     KIND_SECURITY_ANALYSIS, KIND_SERVER_ERROR, KIND_STATE_UPDATE, KIND_STREAMING_DELTA,
     KIND_SYSTEM_PROMPT, KIND_TOKEN, KIND_USER_REJECT, KNOWN_KINDS, Kind,
 };
-pub use kinds::{
-    Action, ActionEvent, AgentErrorEvent, Condensation, Content, Contents, Message, MessageEvent,
-    Observation, ObservationEvent, ReasoningItem, StrMap, SystemPromptEvent, TerminalMetadata,
-    ThinkingBlock, ToolCall, UserRejectObservation,
-};
 pub use state::{AgentInfo, Cost, Latency, Meta, Metrics, MetricsMap, State, Stats, TokenUsage};
-pub use store::{Item, Listed, Listing, Store, StoreError, Stream, list, list_with};
+pub use store::{Listed, Listing, Store, StoreError, StoreItem, Stream, list, list_with};
+pub use stored::{
+    Action, ActionEvent, AgentErrorEvent, Condensation, Contents, MessageEvent, Observation,
+    ObservationEvent, StoredContent, StoredMessage, StoredReasoningItem, StoredThinkingBlock,
+    StoredToolCall, StrMap, SystemPromptEvent, TerminalMetadata, UserRejectObservation,
+};
 pub use time::{ParsedTime, Timestamp, UtcOffset, parse_time};
 
 pub use crate::MAX_SIZE;

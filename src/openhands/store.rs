@@ -13,12 +13,12 @@
 //! reused from one conversation to the next and only grow to the largest
 //! one. [`Stream::next`] lends each conversation until the next call (a
 //! lending iterator: `while let Some(item) = stream.next()`), with the
-//! reader's parser to decode its events ([`Item`]).
+//! reader's parser to decode its events ([`StoreItem`]).
 //!
 //! Sub-agents' conversations (`subagents/<hex>/`, nested at any depth) are
 //! items of their own, right after their parent and before the parent's
 //! next sibling (depth first, sorted by name), with their parent noted
-//! ([`Item::parent`], [`Item::depth`]). A conversation that cannot be read
+//! ([`StoreItem::parent`], [`StoreItem::depth`]). A conversation that cannot be read
 //! is an `Err` item ([`StoreError`]) and the stream goes on.
 //!
 //! # Parallel
@@ -160,7 +160,7 @@ impl Store {
     }
 
     /// Calls `f` with every item of the [`stream`](Self::stream), in order.
-    pub fn for_each(&self, mut f: impl FnMut(Result<Item<'_>, StoreError>)) {
+    pub fn for_each(&self, mut f: impl FnMut(Result<StoreItem<'_>, StoreError>)) {
         let mut s = self.stream();
         while let Some(item) = s.next() {
             f(item);
@@ -171,7 +171,7 @@ impl Store {
 /// One conversation of a store, lent by [`Stream::next`] until the next
 /// call.
 #[derive(Debug)]
-pub struct Item<'a> {
+pub struct StoreItem<'a> {
     /// The conversation as read.
     pub conversation: &'a Conversation,
     /// The reader's parser, to decode the conversation's events and files
@@ -216,7 +216,7 @@ impl Cursor {
         dirs: &[PathBuf],
         next: &mut usize,
         visit: &mut dyn FnMut(Parsed, &Document<'_>),
-    ) -> Option<Result<Item<'_>, StoreError>> {
+    ) -> Option<Result<StoreItem<'_>, StoreError>> {
         let Cursor {
             reader,
             conv,
@@ -256,7 +256,7 @@ impl Cursor {
                 depth: depth + 1,
             });
         }
-        Some(Ok(Item {
+        Some(Ok(StoreItem {
             conversation: conv,
             parser: reader.parser(),
             parent,
@@ -279,7 +279,7 @@ impl Stream<'_> {
     /// A conversation that cannot be read is an `Err` item, and the stream
     /// goes on after it.
     #[allow(clippy::should_implement_trait)]
-    pub fn next(&mut self) -> Option<Result<Item<'_>, StoreError>> {
+    pub fn next(&mut self) -> Option<Result<StoreItem<'_>, StoreError>> {
         self.cursor
             .advance(self.dirs, &mut self.next, &mut |_, _| {})
     }
@@ -291,7 +291,7 @@ impl Stream<'_> {
     pub fn next_with(
         &mut self,
         mut visit: impl FnMut(Parsed, &Document<'_>),
-    ) -> Option<Result<Item<'_>, StoreError>> {
+    ) -> Option<Result<StoreItem<'_>, StoreError>> {
         self.cursor.advance(self.dirs, &mut self.next, &mut visit)
     }
 
@@ -348,7 +348,7 @@ mod par {
     /// Reads one top-level conversation and its sub-agents.
     fn one<T, F>(lease: &mut Lease<'_>, dir: &PathBuf, f: &F) -> SmallVec<[T; 1]>
     where
-        F: Fn(Result<Item<'_>, StoreError>) -> T,
+        F: Fn(Result<StoreItem<'_>, StoreError>) -> T,
     {
         let mut out = SmallVec::new();
         let Some(cursor) = lease.cursor.as_mut() else {
@@ -369,7 +369,7 @@ mod par {
         pub fn par_map<T, F>(&self, f: F) -> Vec<T>
         where
             T: Send,
-            F: Fn(Result<Item<'_>, StoreError>) -> T + Sync,
+            F: Fn(Result<StoreItem<'_>, StoreError>) -> T + Sync,
         {
             let pool = Pool {
                 pattern: self.pattern,
@@ -391,7 +391,7 @@ mod par {
         pub fn par_for_each<T, F, S>(&self, window: usize, f: F, mut sink: S)
         where
             T: Send,
-            F: Fn(Result<Item<'_>, StoreError>) -> T + Sync,
+            F: Fn(Result<StoreItem<'_>, StoreError>) -> T + Sync,
             S: FnMut(T),
         {
             let window = if window == 0 {

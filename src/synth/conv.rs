@@ -6,11 +6,11 @@ use super::prompt::Prompt;
 use super::rng::{Rng, derive};
 use super::text::{self, Output};
 use super::{GenConfig, GenError, Sdk, Sink};
-use std::fmt::Write as _;
 use crate::openhands::{
-    KIND_ACTION, KIND_AGENT_ERROR, KIND_CONDENSATION, KIND_INTERRUPT, KIND_MESSAGE, KIND_OBSERVATION,
-    KIND_PAUSE, KIND_SYSTEM_PROMPT, KIND_USER_REJECT,
+    KIND_ACTION, KIND_AGENT_ERROR, KIND_CONDENSATION, KIND_INTERRUPT, KIND_MESSAGE,
+    KIND_OBSERVATION, KIND_PAUSE, KIND_SYSTEM_PROMPT, KIND_USER_REJECT,
 };
+use std::fmt::Write as _;
 
 /// An LLM the conversation talks to.
 pub(crate) struct Model {

@@ -26,10 +26,11 @@ use agentlog::openhands::view::{
     ViewOptions,
 };
 use agentlog::openhands::{
-    self, Action, ActionEvent, AgentErrorEvent, Condensation, Content, Contents, Conversation,
-    Cost, FileError, FileStatus, Latency, Message, MessageEvent, Meta, Metrics, MetricsMap,
-    NamePattern, Observation, ObservationEvent, ReadError, Reader, ReasoningItem, State, Stats,
-    SystemPromptEvent, ThinkingBlock, TokenUsage, ToolCall, UserRejectObservation,
+    self, Action, ActionEvent, AgentErrorEvent, Condensation, Contents, Conversation, Cost,
+    FileError, FileStatus, Latency, MessageEvent, Meta, Metrics, MetricsMap, NamePattern,
+    Observation, ObservationEvent, ReadError, Reader, State, Stats, StoredContent, StoredMessage,
+    StoredReasoningItem, StoredThinkingBlock, StoredToolCall, SystemPromptEvent, TokenUsage,
+    UserRejectObservation,
 };
 
 // ---------------------------------------------------------------- helpers
@@ -331,12 +332,12 @@ pub fn event(data: &[u8]) {
         doc.user_reject(),
     );
     for v in all_values(root) {
-        let _ = round_trip::<Message>(v, "Message");
-        let _ = round_trip::<ToolCall>(v, "ToolCall");
-        let _ = round_trip::<Content>(v, "Content");
+        let _ = round_trip::<StoredMessage>(v, "Message");
+        let _ = round_trip::<StoredToolCall>(v, "ToolCall");
+        let _ = round_trip::<StoredContent>(v, "Content");
         let _ = round_trip::<Contents>(v, "Contents");
-        let _ = round_trip::<ThinkingBlock>(v, "ThinkingBlock");
-        let _ = round_trip::<ReasoningItem>(v, "ReasoningItem");
+        let _ = round_trip::<StoredThinkingBlock>(v, "ThinkingBlock");
+        let _ = round_trip::<StoredReasoningItem>(v, "ReasoningItem");
         if let Some(o) = round_trip::<Observation>(v, "Observation") {
             let _ = o.terminal();
         }

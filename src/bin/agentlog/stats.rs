@@ -46,9 +46,7 @@ use std::path::{Path, PathBuf};
 
 use agentlog::json::{Document, Item, OwnedValue};
 use agentlog::occhat::Store;
-use agentlog::openhands::{
-    Conversation, FileStatus, Kind, Metrics, Parsed, State, count, float,
-};
+use agentlog::openhands::{Conversation, FileStatus, Kind, Metrics, Parsed, State, count, float};
 use rayon::prelude::*;
 
 use crate::out::{Obj, Out, Res, Status, float as json_float, uint, warn};
@@ -476,7 +474,11 @@ fn conversation_totals(conv: &Conversation, t: &mut Totals) {
         }
         t.events += 1;
         let kind = e.kind();
-        bump(&mut t.kinds, kind.as_ref().map_or("(none)", Kind::as_str), 1);
+        bump(
+            &mut t.kinds,
+            kind.as_ref().map_or("(none)", Kind::as_str),
+            1,
+        );
         match kind {
             Some(Kind::AgentError) => t.agent_errors += 1,
             Some(Kind::ConversationError) => t.conversation_errors += 1,

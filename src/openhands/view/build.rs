@@ -10,8 +10,8 @@ use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 use super::event::{Body, ViewEvent};
-use crate::openhands::Kind;
 use super::version::{SdkVersion, ViewAlgorithm};
+use crate::openhands::Kind;
 
 /// One element of the view.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

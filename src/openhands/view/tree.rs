@@ -309,9 +309,7 @@ fn resolve_head(
     if version >= SdkVersion::V1_35_0 {
         events
             .iter()
-            .rposition(|e| {
-                !e.kind.as_ref().is_some_and(|k| k.is_artifact())
-            })
+            .rposition(|e| !e.kind.as_ref().is_some_and(|k| k.is_artifact()))
             .map_or(Head::Empty, Head::Event)
     } else {
         let last = events.len() - 1;

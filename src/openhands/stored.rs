@@ -48,7 +48,7 @@ macro_rules! event_kind {
 
 crate::json_object! {
     /// One `TextContent` or `ImageContent`.
-    pub struct Content<'a> {
+    pub struct StoredContent<'a> {
         /// `text` or `image` ([`CONTENT_TEXT`](super::CONTENT_TEXT),
         /// [`CONTENT_IMAGE`](super::CONTENT_IMAGE)).
         type_: Str<'a> = "type",
@@ -69,12 +69,12 @@ pub enum Contents<'a> {
     /// A bare string, kept as such.
     Text(Str<'a>),
     /// A list; an element that is not an object is kept with its error.
-    List(Items<'a, Content<'a>>),
+    List(Items<'a, StoredContent<'a>>),
 }
 
 impl<'a> Contents<'a> {
     /// The elements (none for a bare string).
-    pub fn items(&self) -> &[Item<'a, Content<'a>>] {
+    pub fn items(&self) -> &[Item<'a, StoredContent<'a>>] {
         match self {
             Contents::Text(_) => &[],
             Contents::List(l) => l,
@@ -189,7 +189,7 @@ impl Expected for StrMap<'_> {
 
 crate::json_object! {
     /// An Anthropic `thinking` or `redacted_thinking` block.
-    pub struct ThinkingBlock<'a> {
+    pub struct StoredThinkingBlock<'a> {
         /// `thinking` or `redacted_thinking`.
         type_: Str<'a> = "type",
         /// The thinking text.
@@ -204,7 +204,7 @@ crate::json_object! {
 crate::json_object! {
     /// The OpenAI Responses reasoning item OpenHands keeps: summary and
     /// content as plain strings.
-    pub struct ReasoningItem<'a> {
+    pub struct StoredReasoningItem<'a> {
         /// The item's ID.
         id: Str<'a> = "id",
         /// The summary texts.
@@ -221,7 +221,7 @@ crate::json_object! {
 crate::json_object! {
     /// A `MessageToolCall`: one function call as OpenHands stores it, its
     /// arguments a JSON text.
-    pub struct ToolCall<'a> {
+    pub struct StoredToolCall<'a> {
         /// The call's ID.
         id: Str<'a> = "id",
         /// The Responses output item's own ID (1.18.1+).
@@ -237,13 +237,13 @@ crate::json_object! {
 
 crate::json_object! {
     /// OpenHands' own LLM message, the `llm_message` of a `MessageEvent`.
-    pub struct Message<'a> {
+    pub struct StoredMessage<'a> {
         /// `user`, `system`, `assistant` or `tool`.
         role: Str<'a> = "role",
         /// The content.
         content: Contents<'a> = "content",
         /// The tool calls of an assistant message.
-        tool_calls: Items<'a, ToolCall<'a>> = "tool_calls",
+        tool_calls: Items<'a, StoredToolCall<'a>> = "tool_calls",
         /// The call a tool message answers.
         tool_call_id: Str<'a> = "tool_call_id",
         /// The tool's name, for a tool message.
@@ -251,9 +251,9 @@ crate::json_object! {
         /// The reasoning text.
         reasoning_content: Str<'a> = "reasoning_content",
         /// Anthropic thinking blocks.
-        thinking_blocks: Items<'a, ThinkingBlock<'a>> = "thinking_blocks",
+        thinking_blocks: Items<'a, StoredThinkingBlock<'a>> = "thinking_blocks",
         /// The OpenAI Responses reasoning item.
-        responses_reasoning_item: ReasoningItem<'a> = "responses_reasoning_item",
+        responses_reasoning_item: StoredReasoningItem<'a> = "responses_reasoning_item",
     }
 }
 
@@ -261,7 +261,7 @@ event_kind! {
     /// A message from the user, the agent or the environment.
     pub struct MessageEvent<'a>, source: " `user`, `agent` or `environment`." {
         /// The exact message.
-        llm_message: Message<'a> = "llm_message",
+        llm_message: StoredMessage<'a> = "llm_message",
         /// The LLM response, on agent messages.
         llm_response_id: Str<'a> = "llm_response_id",
         /// Skills this message triggered.
@@ -325,9 +325,9 @@ event_kind! {
         /// The response's reasoning text.
         reasoning_content: Str<'a> = "reasoning_content",
         /// The response's thinking blocks.
-        thinking_blocks: Items<'a, ThinkingBlock<'a>> = "thinking_blocks",
+        thinking_blocks: Items<'a, StoredThinkingBlock<'a>> = "thinking_blocks",
         /// The response's Responses reasoning item.
-        responses_reasoning_item: ReasoningItem<'a> = "responses_reasoning_item",
+        responses_reasoning_item: StoredReasoningItem<'a> = "responses_reasoning_item",
         /// The kind-tagged action (absent when the call could not be
         /// executed); see [`ActionEvent::action_object`].
         action: Value<'a> = "action",
@@ -336,7 +336,7 @@ event_kind! {
         /// The call's ID.
         tool_call_id: Str<'a> = "tool_call_id",
         /// The call as received.
-        tool_call: ToolCall<'a> = "tool_call",
+        tool_call: StoredToolCall<'a> = "tool_call",
         /// The LLM response the call belongs to (groups parallel calls).
         llm_response_id: Str<'a> = "llm_response_id",
         /// `UNKNOWN`, `LOW`, `MEDIUM` or `HIGH`.
@@ -546,10 +546,10 @@ event_kind! {
     /// parameter schema from 1.7.
     pub struct SystemPromptEvent<'a>, source: " The source (`agent`)." {
         /// The static system prompt (a `TextContent`).
-        system_prompt: Content<'a> = "system_prompt",
+        system_prompt: StoredContent<'a> = "system_prompt",
         /// The tools, each kept as read.
         tools: List<'a, Value<'a>> = "tools",
         /// Per-conversation context (1.11.3+).
-        dynamic_context: Content<'a> = "dynamic_context",
+        dynamic_context: StoredContent<'a> = "dynamic_context",
     }
 }
