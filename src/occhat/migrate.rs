@@ -26,7 +26,7 @@ pub struct MigrationSummary {
 
 impl MigrationSummary {
     /// The seed's dict: `migrated`, `recovered`, `orphans_moved`, `errors`.
-    pub fn to_json(&self) -> OwnedValue {
+    pub fn to_value(&self) -> OwnedValue {
         let mut m = Map::new();
         let e = m.entries_mut();
         e.push(("migrated".into(), OwnedValue::Number(self.migrated.into())));

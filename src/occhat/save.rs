@@ -301,7 +301,7 @@ impl Store {
         let _lock = io.lock_dir(&dir)?;
         let mut raw = read_owned(&path)?;
         let Some(obj) = raw.as_object_mut() else {
-            return Err(LoadError::NotObject {
+            return Err(LoadError::NotAnObject {
                 path,
                 found: raw.json_type(),
             }

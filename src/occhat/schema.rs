@@ -172,7 +172,7 @@ mod tests {
         let (v, ok) = validate(raw, Model::ChatLog);
         assert!(ok);
         assert_eq!(
-            v.to_json(),
+            v.to_string(),
             r#"{"session_name":"s","timestamp":"","model":"m","reasoning_effort":"high","messages":[],"usage":{},"extra":1}"#
         );
     }

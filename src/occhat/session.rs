@@ -111,7 +111,7 @@ impl TokenStats {
     }
 
     /// `to_dict()`: the five counters, in order.
-    pub fn to_json(&self) -> OwnedValue {
+    pub fn to_value(&self) -> OwnedValue {
         let vals = [
             self.total_prompt_tokens,
             self.total_completion_tokens,
@@ -420,7 +420,7 @@ impl ChatSession {
                 .as_deref()
                 .map_or(OwnedValue::Null, OwnedValue::from),
         );
-        put("stats", self.stats.to_json());
+        put("stats", self.stats.to_value());
         put("chat_logs", OwnedValue::Array(self.chat_logs.clone()));
         put("ui", OwnedValue::Object(self.ui_prefs.clone()));
         put(
@@ -498,7 +498,7 @@ mod tests {
         assert_eq!(s.total_prompt_tokens, 12);
         assert_eq!(s.total_tokens, 0);
         assert_eq!(s.prompt_cache_hit_tokens, 1);
-        assert_eq!(s.to_json().as_object().unwrap().len(), 5);
+        assert_eq!(s.to_value().as_object().unwrap().len(), 5);
         let mut p = crate::json::Parser::new();
         let doc = p
             .parse(br#"{"stats": {"total_tokens": 99999999999999999999999, "total_prompt_tokens": -3}}"#)

@@ -70,17 +70,17 @@ pub enum LoadError {
     Read(#[from] SourceError),
     /// The file is not JSON (or not UTF-8): the byte offset is in the file,
     /// a stripped byte-order mark counted.
-    #[error("{}: {error}", path.display())]
+    #[error("{}: {source}", path.display())]
     Json {
         /// The file.
         path: PathBuf,
         /// The parse error.
         #[source]
-        error: JsonError,
+        source: JsonError,
     },
     /// The file is JSON but not an object (the listing needs one).
     #[error("{}: the JSON is {}, not an object", path.display(), found.as_str())]
-    NotObject {
+    NotAnObject {
         /// The file.
         path: PathBuf,
         /// The type found.
@@ -106,7 +106,7 @@ impl LoadError {
         match self {
             LoadError::NotFound { .. } => None,
             LoadError::Read(e) => Some(e.path()),
-            LoadError::Json { path, .. } | LoadError::NotObject { path, .. } => Some(path),
+            LoadError::Json { path, .. } | LoadError::NotAnObject { path, .. } => Some(path),
         }
     }
 }
@@ -134,7 +134,7 @@ pub(crate) fn with_json<R>(path: &Path, f: impl FnOnce(Value<'_>) -> R) -> Resul
             Ok(doc) => Ok(f(doc.root())),
             Err(e) => Err(LoadError::Json {
                 path: path.to_path_buf(),
-                error: JsonError::new(e.kind(), e.offset().map(|o| o + bom), e.detail()),
+                source: JsonError::new(e.kind(), e.offset().map(|o| o + bom), e.detail()),
             }),
         };
         // The buffers grow to the largest file read (and the parser's to
@@ -230,12 +230,12 @@ impl SessionEntry {
     /// The entry as the seed's dict: exactly its keys, in its order
     /// (`name`, `model`, `stats`, `last_modified`, `filepath`, `chat_logs`,
     /// `reasoning_effort`, `chat_log_size_bytes`, `ui`).
-    pub fn to_json(&self) -> OwnedValue {
+    pub fn to_value(&self) -> OwnedValue {
         let mut m = Map::new();
         let e = m.entries_mut();
         e.push(("name".into(), self.name.clone()));
         e.push(("model".into(), self.model.clone()));
-        e.push(("stats".into(), self.stats.to_json()));
+        e.push(("stats".into(), self.stats.to_value()));
         e.push(("last_modified".into(), self.last_modified.as_str().into()));
         e.push((
             "filepath".into(),
@@ -273,8 +273,8 @@ pub struct SessionList {
 
 impl SessionList {
     /// The entries as the seed's list of dicts.
-    pub fn to_json(&self) -> OwnedValue {
-        OwnedValue::Array(self.sessions.iter().map(SessionEntry::to_json).collect())
+    pub fn to_value(&self) -> OwnedValue {
+        OwnedValue::Array(self.sessions.iter().map(SessionEntry::to_value).collect())
     }
 }
 
@@ -327,7 +327,7 @@ pub struct CrashSignal {
 
 impl CrashSignal {
     /// The seed's dict: `last_session_name`, `last_modified`.
-    pub fn to_json(&self) -> OwnedValue {
+    pub fn to_value(&self) -> OwnedValue {
         OwnedValue::Object(
             [
                 (
@@ -653,7 +653,7 @@ impl Store {
             Ok(Some(f)) => f,
             Ok(None) => {
                 let found = with_json(&meta.path, |root| root.json_type())?;
-                return Err(LoadError::NotObject {
+                return Err(LoadError::NotAnObject {
                     path: meta.path.clone(),
                     found,
                 });

@@ -65,7 +65,7 @@ pub struct TailReport {
 
 impl TailReport {
     /// The seed's dict, with exactly its keys.
-    pub fn to_json(&self) -> OwnedValue {
+    pub fn to_value(&self) -> OwnedValue {
         let mut m = Map::new();
         let e = m.entries_mut();
         e.push(("kind".into(), self.kind.as_str().into()));

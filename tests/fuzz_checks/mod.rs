@@ -812,7 +812,7 @@ pub fn tail(messages: &[OwnedValue]) {
                 assert_eq!(at(r.tail_indexes[0]), Some("assistant"));
             }
         }
-        assert_eq!(r.to_json().as_object().map(Map::len), Some(3));
+        assert_eq!(r.to_value().as_object().map(Map::len), Some(3));
     }
     assert_eq!(
         detect_incomplete_tail(messages),
@@ -975,7 +975,7 @@ pub fn occhat(case: &OcChatCase) {
     assert_eq!(list.sessions.len() + list.skipped.len(), 1);
     let meta_ok = record_parses(&case.meta);
     assert_eq!(list.sessions.len() == 1, meta_ok == Some(true), "{list:?}");
-    let _ = list.to_json();
+    let _ = list.to_value();
     let _ = store.read_crash_signal();
     assert!(store.session_exists("s"));
     let loaded = store.load_session_metadata("s");

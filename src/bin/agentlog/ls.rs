@@ -68,7 +68,7 @@ struct Row {
 }
 
 impl Row {
-    fn to_json(&self) -> OwnedValue {
+    fn to_value(&self) -> OwnedValue {
         Obj::new()
             .put("format", self.format)
             .put("path", self.path.as_str())
@@ -106,7 +106,7 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
     let mut header = !args.json;
     let mut emit = |row: Row| {
         if args.json {
-            return out.json_line(&row.to_json());
+            return out.json_line(&row.to_value());
         }
         if std::mem::take(&mut header) {
             out.line(&format!(

@@ -164,7 +164,7 @@ impl Totals {
         }
     }
 
-    fn to_json(&self) -> OwnedValue {
+    fn to_value(&self) -> OwnedValue {
         let counts = |m: &BTreeMap<String, u64>| {
             OwnedValue::Object(m.iter().map(|(k, v)| (k.clone(), uint(*v))).collect())
         };
@@ -306,7 +306,7 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
         return Ok(status.code());
     }
     if args.json {
-        out.json_pretty(&totals.to_json())?;
+        out.json_pretty(&totals.to_value())?;
     } else {
         for l in totals.to_text() {
             out.line(&l)?;
