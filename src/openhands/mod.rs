@@ -123,6 +123,7 @@ mod state;
 pub mod store;
 mod stored;
 mod time;
+mod usage;
 pub mod view;
 
 pub use conversation::{
@@ -151,6 +152,7 @@ pub use stored::{
     ObservationEvent, StoredContent, StoredMessage, StoredReasoningItem, StoredThinkingBlock,
     StoredToolCall, StrMap, SystemPromptEvent, TerminalMetadata, UserRejectObservation,
 };
+pub use usage::{StateUsage, Usage, UsageByModel, UsageEntry, is_subagent_copy};
 pub use time::{ParsedTime, Timestamp, UtcOffset, parse_time};
 
 pub use crate::MAX_SIZE;

@@ -44,9 +44,9 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use agentlog::json::{Document, Item, OwnedValue};
+use agentlog::json::{Document, OwnedValue};
 use agentlog::occhat::Store;
-use agentlog::openhands::{Conversation, FileStatus, Kind, Metrics, Parsed, State, count, float};
+use agentlog::openhands::{Conversation, FileStatus, Kind, Parsed, State, StateUsage, Usage};
 use rayon::prelude::*;
 
 use crate::out::{Obj, Out, Res, Status, float as json_float, uint, warn};
@@ -75,30 +75,6 @@ pub struct Args {
     /// One JSON object.
     #[arg(long)]
     json: bool,
-}
-
-/// Token usage and cost of one model.
-#[derive(Debug, Default, Clone)]
-struct Usage {
-    calls: u64,
-    prompt: u64,
-    completion: u64,
-    cache_read: u64,
-    cache_write: u64,
-    reasoning: u64,
-    cost: f64,
-}
-
-impl Usage {
-    fn add(&mut self, o: &Usage) {
-        self.calls = self.calls.saturating_add(o.calls);
-        self.prompt = self.prompt.saturating_add(o.prompt);
-        self.completion = self.completion.saturating_add(o.completion);
-        self.cache_read = self.cache_read.saturating_add(o.cache_read);
-        self.cache_write = self.cache_write.saturating_add(o.cache_write);
-        self.reasoning = self.reasoning.saturating_add(o.reasoning);
-        self.cost += o.cost;
-    }
 }
 
 /// The totals.
@@ -176,11 +152,11 @@ impl Totals {
                         k.clone(),
                         Obj::new()
                             .put("calls", uint(u.calls))
-                            .put("prompt_tokens", uint(u.prompt))
-                            .put("completion_tokens", uint(u.completion))
-                            .put("cache_read_tokens", uint(u.cache_read))
-                            .put("cache_write_tokens", uint(u.cache_write))
-                            .put("reasoning_tokens", uint(u.reasoning))
+                            .put("prompt_tokens", uint(u.prompt_tokens))
+                            .put("completion_tokens", uint(u.completion_tokens))
+                            .put("cache_read_tokens", uint(u.cache_read_tokens))
+                            .put("cache_write_tokens", uint(u.cache_write_tokens))
+                            .put("reasoning_tokens", uint(u.reasoning_tokens))
                             .put("cost", json_float(u.cost))
                             .done(),
                     )
@@ -262,7 +238,13 @@ impl Totals {
         for (k, u) in &self.usage {
             l.push(format!(
                 "  {k}: {} calls, {} prompt ({} cache read, {} cache write), {} completion, {} reasoning tokens, cost {:.6}",
-                u.calls, u.prompt, u.cache_read, u.cache_write, u.completion, u.reasoning, u.cost
+                u.calls,
+                u.prompt_tokens,
+                u.cache_read_tokens,
+                u.cache_write_tokens,
+                u.completion_tokens,
+                u.reasoning_tokens,
+                u.cost
             ));
         }
         l.push(format!(
@@ -323,7 +305,7 @@ fn tree_totals(w: &mut Worker, dir: &Path) -> Totals {
     let t = RefCell::new(Totals::default());
     // The state's usage entries of the conversation being read: counted
     // once it is known whether it has sub-agents' directories.
-    let usage: RefCell<Vec<(bool, String, Usage)>> = RefCell::new(Vec::new());
+    let usage: RefCell<StateUsage> = RefCell::new(StateUsage::default());
     let Worker {
         reader, conv, ids, ..
     } = w;
@@ -334,12 +316,16 @@ fn tree_totals(w: &mut Worker, dir: &Path) -> Totals {
         dir,
         |p, doc| match p {
             Parsed::Event { .. } => event_totals(doc, &mut t.borrow_mut()),
-            Parsed::State => state_usage(doc, &mut usage.borrow_mut()),
+            Parsed::State => {
+                *usage.borrow_mut() = State::decode(doc.root())
+                    .map(|s| StateUsage::of(&s))
+                    .unwrap_or_default();
+            }
             _ => {}
         },
         |node| {
             let mut t = t.borrow_mut();
-            let mut usage = usage.borrow_mut();
+            let usage = usage.take();
             match node.conv {
                 Ok(c) => {
                     if node.parent.is_some() {
@@ -348,15 +334,11 @@ fn tree_totals(w: &mut Worker, dir: &Path) -> Totals {
                         t.conversations += 1;
                     }
                     conversation_totals(c, &mut t);
-                    let has_subagents = !c.subagents().is_empty();
-                    for (copy, model, u) in usage.drain(..) {
-                        if !(has_subagents && copy) {
-                            t.usage.entry(model).or_default().add(&u);
-                        }
+                    for e in usage.counted(!c.subagents().is_empty()) {
+                        t.usage.entry(e.model.clone()).or_default().add(&e.usage);
                     }
                 }
                 Err(e) => {
-                    usage.clear();
                     warn(&e.to_string());
                     t.unreadable += 1;
                 }
@@ -367,21 +349,6 @@ fn tree_totals(w: &mut Worker, dir: &Path) -> Totals {
     // The visitor never fails.
     let _ = walked;
     t.into_inner()
-}
-
-/// The model a metrics entry is counted under.
-fn model_of<'a>(m: &Metrics<'a>) -> String {
-    let name = m.model_name.as_ref().map(|s| s.as_str());
-    let token_model = m
-        .accumulated_token_usage
-        .as_ref()
-        .and_then(|u| u.model.as_ref())
-        .map(|s| s.as_str())
-        .filter(|s| !s.is_empty());
-    match name {
-        Some(n) if !n.is_empty() && n != "default" => n.to_owned(),
-        _ => token_model.or(name).unwrap_or("unknown").to_owned(),
-    }
 }
 
 /// Tool names and tool errors of one event (an object).
@@ -402,48 +369,6 @@ fn event_totals(doc: &Document<'_>, t: &mut Totals) {
             t.tool_errors += 1;
         }
         _ => {}
-    }
-}
-
-/// The usage entries of a state (an object): whether each is a parent's
-/// copy of a sub-agent's metrics (`task:` / `delegate:`), its model, its
-/// usage.
-fn state_usage(doc: &Document<'_>, out: &mut Vec<(bool, String, Usage)>) {
-    let Some(state) = State::decode(doc.root()) else {
-        return;
-    };
-    let Some(map) = state
-        .stats
-        .as_ref()
-        .and_then(|s| s.usage_to_metrics.as_ref())
-    else {
-        return;
-    };
-    for (key, item) in map.entries() {
-        let key = key.as_str();
-        let copy = key.starts_with("task:") || key.starts_with("delegate:");
-        let Item::Ok(m) = item else { continue };
-        let [prompt, completion, cache_read, cache_write, reasoning] =
-            m.accumulated_token_usage.as_ref().map_or([0; 5], |u| {
-                [
-                    count(u.prompt_tokens),
-                    count(u.completion_tokens),
-                    count(u.cache_read_tokens),
-                    count(u.cache_write_tokens),
-                    count(u.reasoning_tokens),
-                ]
-            });
-        let cost = float(m.accumulated_cost).filter(|c| c.is_finite() && *c >= 0.0);
-        let u = Usage {
-            calls: m.token_usages.as_ref().map_or(0, |l| l.len() as u64),
-            prompt,
-            completion,
-            cache_read,
-            cache_write,
-            reasoning,
-            cost: cost.unwrap_or(0.0),
-        };
-        out.push((copy, model_of(m), u));
     }
 }
 
@@ -509,9 +434,9 @@ fn occhat_totals(root: &Path) -> Totals {
             t.usage.insert(
                 model,
                 Usage {
-                    prompt: pos(e.stats.total_prompt_tokens),
-                    completion: pos(e.stats.total_completion_tokens),
-                    cache_read: pos(e.stats.prompt_cache_hit_tokens),
+                    prompt_tokens: pos(e.stats.total_prompt_tokens),
+                    completion_tokens: pos(e.stats.total_completion_tokens),
+                    cache_read_tokens: pos(e.stats.prompt_cache_hit_tokens),
                     ..Usage::default()
                 },
             );
