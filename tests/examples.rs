@@ -49,7 +49,9 @@ fn repo(rel: &str) -> PathBuf {
 }
 
 fn shared(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared").join(rel)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared")
+        .join(rel)
 }
 
 /// The store's totals computed from the `base_state.json` files with
@@ -87,7 +89,12 @@ fn store_usage_counts_each_call_once() {
     let (mut calls, mut prompt, mut completion) = (0, 0, 0);
     let mut conversations = 0;
     for d in fs::read_dir(&store).expect("store") {
-        expected_totals(&d.expect("entry").path(), &mut calls, &mut prompt, &mut completion);
+        expected_totals(
+            &d.expect("entry").path(),
+            &mut calls,
+            &mut prompt,
+            &mut completion,
+        );
         conversations += 1;
     }
     // The sample store has a sub-agent whose parent keeps a `task:` copy:
@@ -101,7 +108,10 @@ fn store_usage_counts_each_call_once() {
     );
     let top_level = text.lines().filter(|l| !l.starts_with(' ')).count() - 1;
     assert_eq!(top_level, conversations, "{text}");
-    assert!(text.lines().any(|l| l.starts_with("  ")), "the sub-agent is listed: {text}");
+    assert!(
+        text.lines().any(|l| l.starts_with("  ")),
+        "the sub-agent is listed: {text}"
+    );
 }
 
 #[test]
@@ -112,11 +122,20 @@ fn what_the_model_saw_prints_the_view() {
         let out = run("what_the_model_saw", &[&dir]);
         let text = String::from_utf8(out.stdout).expect("UTF-8");
         let mut lines = text.lines();
-        assert!(lines.next().is_some_and(|l| l.starts_with("SDK ")), "{text}");
+        assert!(
+            lines.next().is_some_and(|l| l.starts_with("SDK ")),
+            "{text}"
+        );
         // The first message the model is sent is the system prompt, then the
         // user's first message.
-        assert!(lines.next().is_some_and(|l| l.starts_with("system ")), "{text}");
-        assert!(lines.next().is_some_and(|l| l.starts_with("user ")), "{text}");
+        assert!(
+            lines.next().is_some_and(|l| l.starts_with("system ")),
+            "{text}"
+        );
+        assert!(
+            lines.next().is_some_and(|l| l.starts_with("user ")),
+            "{text}"
+        );
     }
 }
 
@@ -145,7 +164,10 @@ fn occhat_export_writes_the_markdown_export() {
     assert!(!missing.status.success());
     let err = String::from_utf8_lossy(&missing.stderr);
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.starts_with("occhat_export: ") && !err.contains(" { "), "{err}");
+    assert!(
+        err.starts_with("occhat_export: ") && !err.contains(" { "),
+        "{err}"
+    );
 }
 
 fn copy_dir(from: &Path, to: &Path) {

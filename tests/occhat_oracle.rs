@@ -224,7 +224,8 @@ fn tails_equal_oracle() {
                         .as_i64()
                         .unwrap()
                 );
-                let report = detect_incomplete_tail(msgs).map_or(OwnedValue::Null, |r| r.to_value());
+                let report =
+                    detect_incomplete_tail(msgs).map_or(OwnedValue::Null, |r| r.to_value());
                 assert_eq!(&report, at(want, "detect_incomplete_tail"), "{rel}");
                 assert_eq!(
                     report.to_json(),

@@ -5,8 +5,8 @@
 //! `timestamp`, `source` and `parent_id` (the last occurrence of a repeated
 //! name, as pydantic reads it). The strings are copied into one buffer the
 //! conversation owns (about 150 bytes an event; simpler than telling apart
-//! the strings that had escapes, and measured to cost nothing next to
-//! reading the file), the file's bytes stay in the conversation's byte
+//! the strings that had escapes, and small next to reading the file), the
+//! file's bytes stay in the conversation's byte
 //! buffer, and nothing else is decoded: an [`Event`] is a handle on those
 //! ranges. The kind's members are decoded on demand from the raw bytes
 //! ([`Event::open`]).

@@ -109,9 +109,9 @@
 //!   and cycles are found in one pass; events are sorted once; the view
 //!   applies condensations in a blocked list (offsets clamped; about
 //!   `n * sqrt(n)` for `n` events) and reaches its properties' fixed point
-//!   with counters, each event dropped once. Measured on crafted stores of
-//!   100,000 events: 1 to 3 s for the view in a release build (it was hours
-//!   before). Nothing recurses over input; JSON nesting is capped at
+//!   with counters, each event dropped once (`benches/README.md` times it on
+//!   crafted stores of 100,000 events). Nothing recurses over input; JSON
+//!   nesting is capped at
 //!   [`MAX_DEPTH`](crate::json::MAX_DEPTH).
 
 mod conversation;
@@ -152,8 +152,8 @@ pub use stored::{
     ObservationEvent, StoredContent, StoredMessage, StoredReasoningItem, StoredThinkingBlock,
     StoredToolCall, StrMap, SystemPromptEvent, TerminalMetadata, UserRejectObservation,
 };
-pub use usage::{StateUsage, Usage, UsageByModel, UsageEntry, is_subagent_copy};
 pub use time::{ParsedTime, Timestamp, UtcOffset, parse_time};
+pub use usage::{StateUsage, Usage, UsageByModel, UsageEntry, is_subagent_copy};
 
 pub use crate::MAX_SIZE;
 /// The bookkeeping every decoded object carries: its members in order, the

@@ -46,8 +46,10 @@ impl Usage {
     /// `accumulated_token_usage` (each read by [`count`]), calls from
     /// `token_usages`, cost from `accumulated_cost`.
     pub fn of(metrics: &Metrics<'_>) -> Usage {
-        let [prompt, completion, cache_read, cache_write, reasoning] =
-            metrics.accumulated_token_usage.as_ref().map_or([0; 5], |u| {
+        let [prompt, completion, cache_read, cache_write, reasoning] = metrics
+            .accumulated_token_usage
+            .as_ref()
+            .map_or([0; 5], |u| {
                 [
                     count(u.prompt_tokens),
                     count(u.completion_tokens),
@@ -72,8 +74,12 @@ impl Usage {
     pub fn add(&mut self, other: &Usage) {
         self.calls = self.calls.saturating_add(other.calls);
         self.prompt_tokens = self.prompt_tokens.saturating_add(other.prompt_tokens);
-        self.completion_tokens = self.completion_tokens.saturating_add(other.completion_tokens);
-        self.cache_read_tokens = self.cache_read_tokens.saturating_add(other.cache_read_tokens);
+        self.completion_tokens = self
+            .completion_tokens
+            .saturating_add(other.completion_tokens);
+        self.cache_read_tokens = self
+            .cache_read_tokens
+            .saturating_add(other.cache_read_tokens);
         self.cache_write_tokens = self
             .cache_write_tokens
             .saturating_add(other.cache_write_tokens);
@@ -122,7 +128,7 @@ pub struct UsageEntry {
 }
 
 /// The usage a state records: every `usage_to_metrics` entry that is an
-/// object, in order (see the [module](self) docs for which to count).
+/// object, in order ([`Conversation::usage`] says which to count).
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct StateUsage {
     entries: Vec<UsageEntry>,
@@ -169,9 +175,13 @@ impl StateUsage {
 
 impl Conversation {
     /// The conversation's token usage and cost by model, from its
-    /// `base_state.json`, without counting a sub-agent twice: the parent's
-    /// copies of its sub-agents' metrics are left out when their directories
-    /// are under `subagents/` (see [`StateUsage::counted`]). Summing this
+    /// `base_state.json`, without counting a sub-agent twice. A parent keeps
+    /// a copy of each sub-agent's metrics under `task:<id>` (the task tool,
+    /// 1.12.0+) or `delegate:<id>` (the delegate tool), and the sub-agent's
+    /// own `base_state.json` under `subagents/` holds the same calls: the
+    /// copies are left out when the conversation has sub-agents'
+    /// directories, and counted when it has none, where they are the only
+    /// record of those calls ([`StateUsage::counted`]). Summing this
     /// over every conversation a [`Store`](super::Store) yields, sub-agents
     /// included, counts each call once.
     ///

@@ -1,4 +1,6 @@
-//! `View.from_events` in its three versions (spec §10.2, §10.3).
+//! `View.from_events` in its three versions: SDK 1.0.0–1.9.1 and 1.10.0
+//! `openhands/sdk/context/view.py`, SDK 1.11.5+
+//! `openhands/sdk/context/view/view.py` with `view/properties/*.py`.
 //!
 //! Events are matched by their JSON `id` as the SDK matches them (so two
 //! events sharing an id are kept or dropped together, as there); the
@@ -227,9 +229,9 @@ fn legacy(cx: &Ctx<'_, '_>, seq: &[usize], version: SdkVersion) -> Vec<Entry> {
 ///
 /// The SDK removes each condensation's forgotten IDs from the list and
 /// inserts its summary at the offset: a pass over the list per
-/// condensation, which a store of many condensations turns quadratic (20,000
-/// events took 44 s). The list here is a [`Blocks`] sequence, where both
-/// cost about the square root of its length.
+/// condensation, which a store of many condensations turns quadratic. The
+/// list here is a [`Blocks`] sequence, where both cost about the square root
+/// of its length.
 fn apply_condensations(cx: &Ctx<'_, '_>, seq: &[usize]) -> Vec<Entry> {
     let mut out = Blocks::default();
     for &p in seq {
@@ -497,7 +499,7 @@ fn unmatched_v10(cx: &Ctx<'_, '_>, out: Vec<Entry>, seq: &[usize]) -> Vec<Entry>
 /// Done round by round (as the SDK does, and as
 /// [`enforce_properties_rounds`] does for the tests), a store can chain
 /// batches and tool loops so that each round drops one more action: a
-/// round per few events, quadratic (8,000 events took 51 s). Here the same
+/// round per few events, quadratic. Here the same
 /// fixed point is reached with counters, each event dropped once:
 ///
 /// - observation uniqueness fires in the first round only (dropping never

@@ -108,7 +108,8 @@ pub(crate) struct ObservationData<'a> {
     pub(crate) extended: Vec<Content<'a>>,
 }
 
-/// Observation kinds that render themselves (spec §9).
+/// Observation kinds that render themselves (their `to_llm_content` in
+/// the tools' `definition.py`).
 #[derive(Debug, Clone)]
 pub(crate) enum Special<'a> {
     Plain,

@@ -1,7 +1,9 @@
 //! What the model saw: for an OpenHands conversation directory, the event
 //! tree, the active branch, the condensed view and the exact messages the
 //! agent sends to the model next — as the SDK version that wrote the
-//! directory builds them (spec §6, §10, §18, §19).
+//! directory builds them (SDK `openhands/sdk/conversation/state.py`,
+//! `openhands/sdk/context/view.py` and `view/`, and
+//! `LLMConvertibleEvent.events_to_messages` in `openhands/sdk/event/base.py`).
 //!
 //! # Pipeline
 //!

@@ -1,4 +1,5 @@
-//! The event tree (SDK 1.31+, spec §6): effective parents, the head, the
+//! The event tree (SDK 1.31+ `openhands/sdk/conversation/state.py` and
+//! `event_store.py`): effective parents, the head, the
 //! active branch, every branch, and the faults a hand-edited or damaged log
 //! can have (cycles, parents that name no event), which are reported and
 //! never looped on.
@@ -204,7 +205,8 @@ impl EventTree {
     }
 
     /// Only state updates are never the head: a `ConversationErrorEvent`
-    /// becomes the head when appended (spec §6.3; the Go reference's
+    /// becomes the head when appended (SDK 1.31+
+    /// `ConversationState.append_event`; the Go reference's
     /// `IsArtifact` says otherwise, and the SDK wins).
     fn is_state_update(&self, pos: usize) -> bool {
         self.becomes_head.get(pos) == Some(&false)
