@@ -130,7 +130,9 @@ pub mod write;
 
 pub use doc::{Dialect, Document, Parser, Span};
 pub use error::{JsonError, JsonErrorKind};
-pub use members::{ElementError, FieldValue, Item, Items, List, Members, Slot, Str, UNDECLARED};
+pub use members::{
+    Dict, ElementError, FieldValue, Item, Items, List, Members, Slot, Str, UNDECLARED,
+};
 pub use owned::{Map, Number, OwnedValue, Style};
 pub use value::{Array, Elements, Int, JsonType, Member, MemberIter, Object, Value};
 

@@ -12,8 +12,7 @@
 //! and the others still decode. Content lists ([`Contents`]) also accept a
 //! bare string, as OpenHands does for a message's content.
 
-use crate::json::members::{Expected, write_key};
-use crate::json::{FieldValue, Item, Items, List, Str, Value};
+use crate::json::{Dict, FieldValue, Item, Items, List, Str, Value};
 
 use super::{ACTION_DELEGATE, ACTION_TASK, DEFAULT_REJECTION_REASON, int};
 
@@ -122,70 +121,7 @@ impl<'a> FieldValue<'a> for Contents<'a> {
 /// An object whose values are all strings (`DelegateAction.tasks`), its
 /// entries in order, keys and values kept with their raw literals. The
 /// member is kept raw when a value is not a string.
-#[derive(Debug, Clone)]
-pub struct StrMap<'a> {
-    entries: List<'a, (Str<'a>, Str<'a>)>,
-}
-
-impl<'a> StrMap<'a> {
-    /// The entries in order (a repeated key appears each time).
-    pub fn entries(&self) -> &[(Str<'a>, Str<'a>)] {
-        &self.entries
-    }
-
-    /// The value of `key` (the last when it repeats).
-    pub fn get(&self, key: &str) -> Option<&'a str> {
-        self.entries
-            .iter()
-            .rev()
-            .find(|(k, _)| k.as_str() == key)
-            .map(|(_, v)| v.as_str())
-    }
-
-    /// How many entries there are.
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    /// Whether there is no entry.
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-}
-
-impl<'a> FieldValue<'a> for StrMap<'a> {
-    fn decode_field(v: Value<'a>) -> Option<Self> {
-        let obj = v.as_object()?;
-        let mut entries = List::with_capacity_in(obj.len(), v.arena());
-        for m in obj.iter() {
-            let k = Str::decode_field(m.key_value)?;
-            let val = Str::decode_field(m.value)?;
-            entries.push((k, val));
-        }
-        Some(StrMap { entries })
-    }
-    fn encode_field(&self, out: &mut Vec<u8>) {
-        out.push(b'{');
-        for (i, (k, v)) in self.entries.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            match k.raw() {
-                Some(r) => {
-                    out.extend_from_slice(r);
-                    out.push(b':');
-                }
-                None => write_key(out, k),
-            }
-            v.encode_field(out);
-        }
-        out.push(b'}');
-    }
-}
-
-impl Expected for StrMap<'_> {
-    const EXPECTED: &'static str = "object";
-}
+pub type StrMap<'a> = Dict<'a, Str<'a>>;
 
 crate::json_object! {
     /// An Anthropic `thinking` or `redacted_thinking` block.
