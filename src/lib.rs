@@ -5,6 +5,8 @@
 pub mod json;
 pub mod occhat;
 pub mod openhands;
+#[cfg(feature = "parallel")]
+pub mod parallel;
 pub mod source;
 #[cfg(feature = "gen")]
 pub mod synth;

@@ -303,57 +303,19 @@ impl Stream<'_> {
 
 #[cfg(feature = "parallel")]
 mod par {
-    use std::sync::Mutex;
+    use std::convert::Infallible;
 
-    use rayon::prelude::*;
     use smallvec::SmallVec;
 
     use super::*;
-
-    /// Readers shared by the threads of one parallel scan: a job takes one
-    /// and gives it back when done, so buffers are reused across jobs.
-    struct Pool {
-        pattern: NamePattern,
-        free: Mutex<Vec<Cursor>>,
-    }
-
-    struct Lease<'p> {
-        pool: &'p Pool,
-        cursor: Option<Cursor>,
-    }
-
-    impl Pool {
-        fn lease(&self) -> Lease<'_> {
-            let cursor = self
-                .free
-                .lock()
-                .ok()
-                .and_then(|mut v| v.pop())
-                .unwrap_or_else(|| Cursor::new(self.pattern));
-            Lease {
-                pool: self,
-                cursor: Some(cursor),
-            }
-        }
-    }
-
-    impl Drop for Lease<'_> {
-        fn drop(&mut self) {
-            if let (Some(c), Ok(mut free)) = (self.cursor.take(), self.pool.free.lock()) {
-                free.push(c);
-            }
-        }
-    }
+    use crate::parallel::for_each_ordered;
 
     /// Reads one top-level conversation and its sub-agents.
-    fn one<T, F>(lease: &mut Lease<'_>, dir: &PathBuf, f: &F) -> SmallVec<[T; 1]>
+    fn one<T, F>(cursor: &mut Cursor, dir: &PathBuf, f: &F) -> SmallVec<[T; 1]>
     where
         F: Fn(Result<StoreItem<'_>, StoreError>) -> T,
     {
         let mut out = SmallVec::new();
-        let Some(cursor) = lease.cursor.as_mut() else {
-            return out;
-        };
         let dirs = std::slice::from_ref(dir);
         let mut next = 0;
         while let Some(item) = cursor.advance(dirs, &mut next, &mut |_, _| {}) {
@@ -371,16 +333,9 @@ mod par {
             T: Send,
             F: Fn(Result<StoreItem<'_>, StoreError>) -> T + Sync,
         {
-            let pool = Pool {
-                pattern: self.pattern,
-                free: Mutex::new(Vec::new()),
-            };
-            let parts: Vec<SmallVec<[T; 1]>> = self
-                .dirs
-                .par_iter()
-                .map_init(|| pool.lease(), |lease, dir| one(lease, dir, &f))
-                .collect();
-            parts.into_iter().flatten().collect()
+            let mut out = Vec::new();
+            self.par_for_each(self.dirs.len().max(1), f, |t| out.push(t));
+            out
         }
 
         /// Like [`par_map`](Self::par_map), handing each result to `sink`
@@ -394,24 +349,17 @@ mod par {
             F: Fn(Result<StoreItem<'_>, StoreError>) -> T + Sync,
             S: FnMut(T),
         {
-            let window = if window == 0 {
-                rayon::current_num_threads().max(1) * 16
-            } else {
-                window
-            };
-            let pool = Pool {
-                pattern: self.pattern,
-                free: Mutex::new(Vec::new()),
-            };
-            for chunk in self.dirs.chunks(window) {
-                let parts: Vec<SmallVec<[T; 1]>> = chunk
-                    .par_iter()
-                    .map_init(|| pool.lease(), |lease, dir| one(lease, dir, &f))
-                    .collect();
-                for t in parts.into_iter().flatten() {
-                    sink(t);
-                }
-            }
+            let pattern = self.pattern;
+            let Ok(()) = for_each_ordered::<_, _, _, Infallible>(
+                &self.dirs,
+                window,
+                || Cursor::new(pattern),
+                |cursor, dir| one(cursor, dir, &f),
+                |part| {
+                    part.into_iter().for_each(&mut sink);
+                    Ok(())
+                },
+            );
         }
     }
 }
