@@ -5,6 +5,7 @@
 pub mod json;
 pub mod occhat;
 pub mod openhands;
+pub mod output;
 #[cfg(feature = "parallel")]
 pub mod parallel;
 pub mod source;

@@ -7,6 +7,8 @@
 #![cfg(unix)]
 
 mod fuzz_checks;
+#[path = "common/unprivileged.rs"]
+mod unprivileged;
 
 use std::ffi::OsStr;
 use std::fs;
@@ -71,17 +73,6 @@ fn view_of(conv: &Conversation) -> Vec<ViewIssue> {
     let view = View::build(&view_input(conv), &ViewOptions::default());
     let _ = (view.sdk_messages(), view.wire_messages());
     view.issues().to_vec()
-}
-
-/// Whether this process reads files whatever their permissions (root, or
-/// `CAP_DAC_OVERRIDE`): then `chmod 000` does not stop a read.
-fn reads_anything(dir: &Path) -> bool {
-    let p = dir.join("probe-permissions");
-    fs::write(&p, b"x").unwrap();
-    fs::set_permissions(&p, fs::Permissions::from_mode(0o000)).unwrap();
-    let privileged = fs::read(&p).is_ok();
-    fs::remove_file(&p).unwrap();
-    privileged
 }
 
 // ---------------------------------------------------------------- shapes
@@ -351,10 +342,15 @@ fn fifo_is_not_opened() {
 
 // ---------------------------------------------------------------- permissions
 
+/// Files and directories this user cannot read: each is recorded with its
+/// typed error and the rest is read. Run as a user permissions apply to
+/// (as root, in a child as `nobody`; see `unprivileged`).
 #[test]
 fn unreadable_files_and_directories() {
+    if !unprivileged::checks_run_here("unreadable_files_and_directories") {
+        return;
+    }
     let t = tempfile::tempdir().unwrap();
-    let privileged = reads_anything(t.path());
     let dir = conversation(t.path());
     fs::create_dir_all(dir.join("subagents/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/events")).unwrap();
     fs::write(
@@ -364,57 +360,47 @@ fn unreadable_files_and_directories() {
     .unwrap();
     let lock = |p: &Path| fs::set_permissions(p, fs::Permissions::from_mode(0o000)).unwrap();
     let unlock = |p: &Path, m: u32| fs::set_permissions(p, fs::Permissions::from_mode(m)).unwrap();
+    // Before anything is locked: discovery finds the conversation.
+    assert_eq!(
+        openhands::find_sessions(t.path()).unwrap(),
+        vec![dir.clone()]
+    );
     let ev1 = dir.join("events").join(name(1, ID1));
     lock(&ev1);
     lock(&dir.join("base_state.json"));
     lock(&dir.join("subagents"));
 
     let conv = read_conversation(&dir).unwrap();
-    if privileged {
-        // Running as root (or with CAP_DAC_OVERRIDE): permissions do not
-        // stop a read, and everything reads.
-        assert!(conv.event(1).unwrap().is_ok());
-        assert!(conv.state_error().is_none());
-        assert_eq!(conv.subagents().len(), 1);
-    } else {
-        match conv.event(1).unwrap().error() {
-            Some(FileError::Source(SourceError::Io { path, source })) => {
-                assert_eq!(path, &ev1);
-                assert_eq!(source.kind(), std::io::ErrorKind::PermissionDenied);
-            }
-            other => panic!("{other:?}"),
+    match conv.event(1).unwrap().error() {
+        Some(FileError::Source(SourceError::Io { path, source })) => {
+            assert_eq!(path, &ev1);
+            assert_eq!(source.kind(), std::io::ErrorKind::PermissionDenied);
         }
-        assert!(matches!(
-            conv.state_error(),
-            Some(FileError::Source(SourceError::Io { .. }))
-        ));
-        assert!(matches!(conv.subagents_error(), Some(ReadError::Io { .. })));
+        other => panic!("{other:?}"),
     }
+    assert!(matches!(
+        conv.state_error(),
+        Some(FileError::Source(SourceError::Io { .. }))
+    ));
+    assert!(matches!(conv.subagents_error(), Some(ReadError::Io { .. })));
+    assert!(conv.subagents().is_empty());
     assert!(conv.event(0).unwrap().is_ok() && conv.event(2).unwrap().is_ok());
     let _ = view_of(&conv);
 
     // `events/` that cannot be listed: recorded, the rest read.
     lock(&dir.join("events"));
     let conv = read_conversation(&dir).unwrap();
-    if privileged {
-        assert_eq!(conv.len(), 3);
-    } else {
-        assert!(matches!(conv.events_error(), Some(ReadError::Io { .. })));
-        assert_eq!(conv.len(), 0);
-        assert!(openhands::event_ids(&dir).is_err());
-    }
+    assert!(matches!(conv.events_error(), Some(ReadError::Io { .. })));
+    assert_eq!(conv.len(), 0);
+    assert!(openhands::event_ids(&dir).is_err());
     // The conversation directory itself.
     let mode = fs::metadata(&dir).unwrap().permissions().mode();
     lock(&dir);
     let r = read_conversation(&dir);
-    if privileged {
-        assert!(r.is_ok());
-    } else {
-        assert!(matches!(r, Err(ReadError::Io { .. })), "{r:?}");
-    }
-    // Discovery skips what it cannot list.
+    assert!(matches!(r, Err(ReadError::Io { .. })), "{r:?}");
+    // Discovery skips what it cannot list, without failing.
     let found = openhands::find_sessions(t.path()).unwrap();
-    assert!(found.len() <= 1);
+    assert!(found.is_empty(), "{found:?}");
     unlock(&dir, mode);
     unlock(&dir.join("events"), 0o755);
     unlock(&dir.join("subagents"), 0o755);
@@ -499,11 +485,13 @@ fn real_event() -> Vec<u8> {
 
 fn fuzz_checks_corpus() -> PathBuf {
     let beside = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus"));
-    if beside.is_dir() {
-        beside
-    } else {
-        PathBuf::from("/work/shared/corpus")
-    }
+    assert!(
+        beside.is_dir(),
+        "{}: the shared corpus is missing; check the shared data folder out \
+         beside the repository as `../shared`",
+        beside.display()
+    );
+    beside
 }
 
 #[test]
@@ -1104,12 +1092,74 @@ fn occhat_files_and_directories_swapped() {
     assert!(!store.session_exists("a"));
     let s = store.load_session("c").unwrap();
     assert!(s.load_failed, "an unreadable chat log is not an empty one");
+    // README (writes, difference 3): every write is atomic, nothing is lost
+    // (the old version archived), and a failure leaves the old state or one
+    // a rerun completes. `save_file` publishes the new meta, then archives
+    // the older ones into `archive/c/`, and `archive` is a file: the save
+    // fails with a typed I/O error after publishing; the new meta is live
+    // and complete, the old one is still live with its bytes, no temporary
+    // file is left, the chat log directory and the `archive` file are as
+    // they were.
+    let listing = |dir: &Path| -> Vec<String> {
+        let mut v: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    let old_meta = root.join("c/c_2025-01-01--00-00-00_meta.json");
+    let old_bytes = fs::read(&old_meta).unwrap();
+    let root_before = listing(root);
     let mut s2 = s.clone();
-    let saved = store.save_all(&mut s2);
-    // The refusal keeps the chat log; the meta saves (archiving needs
-    // `archive/` to be a directory, which it is not: an I/O error, typed).
-    match saved {
-        Ok(r) => assert!(r.refused.is_some()),
-        Err(e) => assert!(matches!(e, agentlog::occhat::SaveError::Io { .. }), "{e}"),
+    match store.save_all(&mut s2) {
+        Err(agentlog::occhat::SaveError::Io { .. }) => {}
+        other => panic!("an archive that is a file is an I/O error, got {other:?}"),
     }
+    assert_eq!(listing(root), root_before, "the store's top level changed");
+    assert_eq!(fs::read(root.join("archive")).unwrap(), b"x");
+    let files = listing(&root.join("c"));
+    assert_eq!(
+        files.len(),
+        3,
+        "the old meta, the chat log and one new meta: {files:?}"
+    );
+    assert_eq!(
+        fs::read(&old_meta).unwrap(),
+        old_bytes,
+        "the old meta is kept"
+    );
+    assert!(root.join("c/c_2025-01-01--00-00-00_chat_log.json").is_dir());
+    let new_meta = files
+        .iter()
+        .find(|f| f.ends_with("_meta.json") && !f.starts_with("c_2025-01-01"))
+        .unwrap_or_else(|| panic!("no new meta: {files:?}"));
+    let published = OwnedValue::parse(&fs::read(root.join("c").join(new_meta)).unwrap())
+        .expect("the new meta is complete");
+    assert_eq!(
+        published.get("session_name").and_then(OwnedValue::as_str),
+        Some("c")
+    );
+    // With `archive/` a directory, a rerun completes: the chat log is
+    // refused (it did not load), the meta saves, and every older meta is
+    // archived, the first one byte for byte.
+    fs::remove_file(root.join("archive")).unwrap();
+    let mut s3 = s.clone();
+    let r = store.save_all(&mut s3).expect("the rerun saves");
+    assert!(
+        matches!(r.refused, Some(agentlog::occhat::SaveError::Refused { .. })),
+        "{r:?}"
+    );
+    assert!(r.chat_log.is_none());
+    assert!(r.meta.is_file());
+    assert_eq!(
+        fs::read(root.join("archive/c/c_2025-01-01--00-00-00_meta.json")).unwrap(),
+        old_bytes
+    );
+    let live: Vec<String> = listing(&root.join("c"))
+        .into_iter()
+        .filter(|f| f.ends_with("_meta.json"))
+        .collect();
+    assert_eq!(live.len(), 1, "one live meta after the rerun: {live:?}");
+    assert!(root.join("c/c_2025-01-01--00-00-00_chat_log.json").is_dir());
 }

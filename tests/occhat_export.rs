@@ -23,26 +23,55 @@ fn session(messages: &str) -> ChatSession {
     s
 }
 
+/// Messages OC Chat's `persistence.py` (`export_markdown`) accepts, one per
+/// rule of its loop: system and user content as is (`None` as empty), an
+/// assistant message only when its content is non-empty, its usage shown
+/// only when the usage dict is non-empty (`total_tokens`, else `?`, a float
+/// as Python prints it), tool messages left out.
+const REFERENCE_MESSAGES: &str = r#"
+    {"role": "system", "content": "sys"},
+    {"role": "user", "content": null},
+    {"role": "assistant", "content": ""},
+    {"role": "assistant", "content": "no usage"},
+    {"role": "assistant", "content": "with usage", "usage": {"total_tokens": 42}},
+    {"role": "assistant", "content": "usage without total", "usage": {"prompt_tokens": 1}},
+    {"role": "assistant", "content": "empty usage", "usage": {}},
+    {"role": "assistant", "content": "float total", "usage": {"total_tokens": 1.50}},
+    {"role": "tool", "content": "tool output is not exported"}
+"#;
+
+/// The reference's output for [`REFERENCE_MESSAGES`]: what `persistence.py`'s
+/// `export_markdown` writes for them, line by line (`"\n".join(lines)`).
+const REFERENCE_OUTPUT: &str = "# Chat Export — demo <&>\n\n**Exported:** 20250101_000000  \n**Model:** model-x  \n**Reasoning effort:** medium\n**Total tokens:** 1234656 (prompt: 1234567, completion: 89)\n\n---\n**System**\n\nsys\n\n---\n**You**\n\n\n\n---\n**Assistant**\n\nno usage\n\n---\n**Assistant**  *(tokens: 42)*\n\nwith usage\n\n---\n**Assistant**  *(tokens: ?)*\n\nusage without total\n\n---\n**Assistant**\n\nempty usage\n\n---\n**Assistant**  *(tokens: 1.5)*\n\nfloat total\n";
+
+/// Messages the reference rejects: a list as content (`"\n".join` raises
+/// `TypeError`) and a message that is not an object (`msg.get` raises
+/// `AttributeError`). The reference writes nothing for a session holding
+/// them; the crate exports the rest.
+const REJECTED_MESSAGES: &str = r#"
+    {"role": "user", "content": ["part"]},
+    7
+"#;
+
+/// The crate's own choice for [`REJECTED_MESSAGES`], appended to the
+/// reference's output: non-text content is written as its JSON, and a
+/// message that is not an object is left out.
+const CRATE_CHOICE_OUTPUT: &str = "\n---\n**You**\n\n[\"part\"]\n";
+
 #[test]
 fn markdown_rules() {
-    let s = session(
-        r#"[
-        {"role": "system", "content": "sys"},
-        {"role": "user", "content": null},
-        {"role": "assistant", "content": ""},
-        {"role": "assistant", "content": "no usage"},
-        {"role": "assistant", "content": "with usage", "usage": {"total_tokens": 42}},
-        {"role": "assistant", "content": "usage without total", "usage": {"prompt_tokens": 1}},
-        {"role": "assistant", "content": "empty usage", "usage": {}},
-        {"role": "assistant", "content": "float total", "usage": {"total_tokens": 1.50}},
-        {"role": "tool", "content": "tool output is not exported"},
-        {"role": "user", "content": ["part"]},
-        7
-    ]"#,
+    // The reference's output, for what the reference accepts.
+    let s = session(&format!("[{REFERENCE_MESSAGES}]"));
+    assert_eq!(
+        export_markdown_text(&s, "20250101_000000"),
+        REFERENCE_OUTPUT
     );
-    let text = export_markdown_text(&s, "20250101_000000");
-    let want = "# Chat Export — demo <&>\n\n**Exported:** 20250101_000000  \n**Model:** model-x  \n**Reasoning effort:** medium\n**Total tokens:** 1234656 (prompt: 1234567, completion: 89)\n\n---\n**System**\n\nsys\n\n---\n**You**\n\n\n\n---\n**Assistant**\n\nno usage\n\n---\n**Assistant**  *(tokens: 42)*\n\nwith usage\n\n---\n**Assistant**  *(tokens: ?)*\n\nusage without total\n\n---\n**Assistant**\n\nempty usage\n\n---\n**Assistant**  *(tokens: 1.5)*\n\nfloat total\n\n---\n**You**\n\n[\"part\"]\n";
-    assert_eq!(text, want);
+    // The crate's own choice, for what it rejects.
+    let s = session(&format!("[{REFERENCE_MESSAGES}, {REJECTED_MESSAGES}]"));
+    assert_eq!(
+        export_markdown_text(&s, "20250101_000000"),
+        format!("{REFERENCE_OUTPUT}{CRATE_CHOICE_OUTPUT}")
+    );
 }
 
 #[test]
@@ -158,7 +187,13 @@ fn html_export_file() {
             .join(p1.file_name().unwrap())
             .exists()
     );
+    // A missing directory is an error, as for every output path (the seed
+    // creates it): nothing is created.
     let explicit = tmp.path().join("nested/dir/x.html");
+    let e = store.export_html(&s, Some(&explicit)).unwrap_err();
+    assert!(e.to_string().contains("does not exist"), "{e}");
+    assert!(!tmp.path().join("nested").exists());
+    std::fs::create_dir_all(explicit.parent().unwrap()).unwrap();
     store.export_html(&s, Some(&explicit)).unwrap();
-    assert!(explicit.exists(), "the HTML export creates its directory");
+    assert_eq!(std::fs::read_to_string(&explicit).unwrap(), render_html(&s));
 }

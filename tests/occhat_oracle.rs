@@ -15,7 +15,31 @@ use agentlog::occhat::{
 };
 use occhat_support::{Case, arr, at, cwd_lock, read_json, restore, s};
 
-const CASES: [&str; 3] = ["sample_basic", "sample_recovery", "sample_legacy"];
+/// Every OC Chat case of the corpus: each folder of `corpus/occhat/` (a
+/// folder without an `oracle.json` fails), so a new case cannot be left out.
+fn cases() -> Vec<String> {
+    let root = occhat_support::corpus();
+    let mut out: Vec<String> = std::fs::read_dir(&root)
+        .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.is_dir())
+        .map(|p| {
+            assert!(
+                p.join("oracle.json").is_file(),
+                "{}: an OC Chat case without an oracle.json",
+                p.display()
+            );
+            p.file_name().unwrap().to_string_lossy().into_owned()
+        })
+        .collect();
+    out.sort();
+    assert!(
+        out.len() >= 3,
+        "{}: the OC Chat cases are missing ({out:?})",
+        root.display()
+    );
+    out
+}
 
 fn store() -> Store {
     Store::new("sessions").with_time_zone(TimeZone::utc())
@@ -56,8 +80,8 @@ fn rel_to_sessions(p: &Path, sessions_abs: &Path) -> String {
 
 #[test]
 fn listing_equals_oracle() {
-    for name in CASES {
-        let case = restore(name);
+    for name in cases() {
+        let case = restore(&name);
         in_case(&case, || {
             let list = store().list_sessions();
             assert!(list.skipped.is_empty(), "{name}: {:?}", list.skipped);
@@ -83,8 +107,8 @@ fn listing_equals_oracle() {
 
 #[test]
 fn crash_signal_equals_oracle() {
-    for name in CASES {
-        let case = restore(name);
+    for name in cases() {
+        let case = restore(&name);
         in_case(&case, || {
             let got = store()
                 .read_crash_signal()
@@ -97,8 +121,8 @@ fn crash_signal_equals_oracle() {
 
 #[test]
 fn queries_equal_oracle() {
-    for name in CASES {
-        let case = restore(name);
+    for name in cases() {
+        let case = restore(&name);
         let sessions_abs = case.sessions().canonicalize().unwrap();
         let abs_folded = agentlog::occhat::canonical_record_locator(&sessions_abs.join("x"));
         in_case(&case, || {
@@ -203,8 +227,8 @@ fn indexes(v: &OwnedValue) -> Vec<usize> {
 #[test]
 fn tails_equal_oracle() {
     let mut seen = 0;
-    for name in CASES {
-        let case = restore(name);
+    for name in cases() {
+        let case = restore(&name);
         in_case(&case, || {
             let st = store();
             let logs = at(&case.oracle, "chat_logs").as_object().unwrap();

@@ -157,6 +157,47 @@ fn events_match_the_oracle() {
                 "{what}"
             );
             assert!(st.working_dir().is_some());
+            // The agent's tools (by name, in order), its condenser's kind
+            // (`null` for none) and the confirmation policy's kind.
+            let agent = st.agent.expect("the agent");
+            let tools: Vec<&str> = agent
+                .get("tools")
+                .and_then(|t| t.as_array())
+                .expect("the agent's tools")
+                .iter()
+                .map(|t| {
+                    t.get("name")
+                        .and_then(|n| n.as_str())
+                        .expect("a tool's name")
+                })
+                .collect();
+            let want_tools: Vec<&str> = bs["tools"]
+                .as_array()
+                .expect("the oracle's tools")
+                .iter()
+                .map(|t| t.as_str().unwrap())
+                .collect();
+            assert_eq!(tools, want_tools, "{what}: tools");
+            let condenser = agent.get("condenser").filter(|c| !c.is_null()).map(|c| {
+                c.get("kind")
+                    .and_then(|k| k.as_str())
+                    .expect("the condenser's kind")
+            });
+            assert!(
+                bs.get("condenser").is_some(),
+                "{what}: the oracle records the condenser"
+            );
+            assert_eq!(condenser, bs["condenser"].as_str(), "{what}: condenser");
+            let policy = st
+                .confirmation_policy
+                .and_then(|p| p.get("kind"))
+                .and_then(|k| k.as_str());
+            assert!(policy.is_some(), "{what}: no confirmation policy");
+            assert_eq!(
+                policy,
+                bs["confirmation_policy"].as_str(),
+                "{what}: confirmation_policy"
+            );
             let stats = st.stats.as_ref().unwrap();
             let map = stats.usage_to_metrics.as_ref().unwrap();
             let want_keys: Vec<&str> = {

@@ -4,6 +4,8 @@
 
 #[path = "common/openhands.rs"]
 mod oh;
+#[path = "common/unprivileged.rs"]
+mod unprivileged;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -1000,6 +1002,43 @@ fn state_decoding() {
     assert!(owned == OwnedValue::parse(raw).unwrap());
 }
 
+/// Discovery skips a directory it cannot list, reports it, and finds the
+/// rest. Run as a user permissions apply to (as root, in a child as
+/// `nobody`; see `unprivileged`).
+#[test]
+fn discovery_skips_what_it_cannot_list() {
+    use std::os::unix::fs::PermissionsExt;
+    if !unprivileged::checks_run_here("discovery_skips_what_it_cannot_list") {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path();
+    let st = state("01234567-89ab-cdef-0123-456789abcdef");
+    let a = make(
+        root,
+        "store/conversations/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+        &[("base_state.json", st.as_bytes())],
+    );
+    let locked = make(
+        root,
+        "store/locked/ffffffffffffffffffffffffffffffff",
+        &[("base_state.json", st.as_bytes())],
+    );
+    let mut both = vec![a.clone(), locked.clone()];
+    both.sort();
+    assert_eq!(openhands::find_sessions(root.join("store")).unwrap(), both);
+    let parent = locked.parent().unwrap();
+    fs::set_permissions(parent, fs::Permissions::from_mode(0o000)).unwrap();
+    let found = openhands::find_sessions(root.join("store"));
+    let discovery = openhands::discover(root.join("store"));
+    fs::set_permissions(parent, fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(found.unwrap(), vec![a.clone()]);
+    let discovery = discovery.unwrap();
+    assert_eq!(discovery.conversations, vec![a]);
+    assert_eq!(discovery.unreadable.len(), 1, "{:?}", discovery.unreadable);
+    assert!(matches!(&discovery.unreadable[0], ReadError::Io { .. }));
+}
+
 #[test]
 fn discovery() {
     let t = tempfile::tempdir().unwrap();
@@ -1047,36 +1086,7 @@ fn discovery() {
         std::os::unix::fs::symlink(&a, root.join("store/again")).unwrap();
         std::os::unix::fs::symlink("/nonexistent", root.join("store/dangling")).unwrap();
     }
-    // A directory that cannot be read is skipped (as root, permissions do
-    // not stop reading, and it is simply walked).
-    let locked = make(
-        root,
-        "store/locked/ffffffffffffffffffffffffffffffff",
-        &[("base_state.json", st.as_bytes())],
-    );
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        fs::set_permissions(locked.parent().unwrap(), fs::Permissions::from_mode(0o000)).unwrap();
-    }
-    let readable = fs::read_dir(locked.parent().unwrap()).is_ok();
     let found = openhands::find_sessions(root.join("store")).unwrap();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        fs::set_permissions(locked.parent().unwrap(), fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    let found: Vec<PathBuf> = found
-        .into_iter()
-        .filter(|p| !p.starts_with(root.join("store/locked")))
-        .collect();
-    if readable {
-        assert!(
-            openhands::find_sessions(root.join("store"))
-                .unwrap()
-                .contains(&locked)
-        );
-    }
     assert_eq!(found.len(), 2, "{found:?}");
     let canon: Vec<PathBuf> = found.iter().map(|p| fs::canonicalize(p).unwrap()).collect();
     assert!(canon.contains(&fs::canonicalize(&a).unwrap()));

@@ -1,10 +1,20 @@
 //! Random event logs (kinds, shared ids, tool-call ids, batches, parents,
-//! cycles, condensations, broken files) never make the view panic or loop,
-//! and its results stay inside the conversation it was given.
+//! cycles, condensations, broken files) never make the view panic or loop;
+//! on every generated log the view meets the invariants the `view` fuzz
+//! target checks (`fuzz_checks::view`: no event twice in a branch, the head
+//! is the active branch's last event, every cycle reported), and its tree
+//! agrees with one worked out here from the log's description: each
+//! event's parent, the events on cycles, and the active branch's path.
+
+mod fuzz_checks;
+
+use std::collections::{BTreeSet, HashMap};
 
 use agentlog::openhands::view::{
-    Entry, EventInput, SdkVersion, View, ViewInput, ViewOptions, WireOptions,
+    Entry, EventInput, Head, Parent, PathFault, SdkVersion, View, ViewInput, ViewOptions,
+    WireOptions,
 };
+use fuzz_checks::ViewCase;
 use proptest::prelude::*;
 
 #[derive(Debug, Clone)]
@@ -141,6 +151,79 @@ fn json(s: &Spec) -> String {
     format!("{head}{body}")
 }
 
+/// Each event's parent, from the log's description: `parent_id` names the
+/// first event of that id (else it dangles), `__root__` is none, and an
+/// event without one (or that does not parse) follows the one before it.
+fn expected_parents(specs: &[Spec]) -> Vec<Parent> {
+    let mut first: HashMap<u8, usize> = HashMap::new();
+    for (pos, s) in specs.iter().enumerate() {
+        first.entry(s.id).or_insert(pos);
+    }
+    specs
+        .iter()
+        .enumerate()
+        .map(|(pos, s)| match (s.parent, &s.kind) {
+            (Some(24), k) if !matches!(k, Kind::Garbage) => Parent::Root,
+            (Some(p), k) if !matches!(k, Kind::Garbage) => match first.get(&p) {
+                Some(&q) => Parent::Explicit(q),
+                None => Parent::Dangling(id(p)),
+            },
+            _ if pos == 0 => Parent::Root,
+            _ => Parent::Legacy(pos - 1),
+        })
+        .collect()
+}
+
+fn position(p: &Parent) -> Option<usize> {
+    match p {
+        Parent::Explicit(q) | Parent::Legacy(q) => Some(*q),
+        Parent::Root | Parent::Dangling(_) => None,
+    }
+}
+
+/// The positions on a cycle of parent links: those a walk from themselves
+/// comes back to.
+fn on_cycles(parents: &[Parent]) -> BTreeSet<usize> {
+    (0..parents.len())
+        .filter(|&start| {
+            let mut cur = position(&parents[start]);
+            for _ in 0..parents.len() {
+                match cur {
+                    Some(p) if p == start => return true,
+                    Some(p) => cur = position(&parents[p]),
+                    None => return false,
+                }
+            }
+            false
+        })
+        .collect()
+}
+
+/// The path from the root to `pos`, walked here: parent links followed
+/// until a root, a dangling parent, or an event met before.
+fn expected_path(parents: &[Parent], pos: usize) -> (Vec<usize>, Option<PathFault>) {
+    let mut seen = BTreeSet::new();
+    let mut path = Vec::new();
+    let mut fault = None;
+    let mut cur = Some(pos);
+    while let Some(p) = cur {
+        if !seen.insert(p) {
+            fault = Some(PathFault::Cycle(p));
+            break;
+        }
+        path.push(p);
+        cur = match &parents[p] {
+            Parent::Dangling(id) => {
+                fault = Some(PathFault::Dangling(p, id.clone()));
+                None
+            }
+            other => position(other),
+        };
+    }
+    path.reverse();
+    (path, fault)
+}
+
 const VERSIONS: [SdkVersion; 8] = [
     SdkVersion::V1_0_0,
     SdkVersion::new(1, 6, 0),
@@ -202,11 +285,50 @@ proptest! {
         prop_assert_eq!(wire.len(), view.messages().len());
         let strings = view.wire_messages_with(&WireOptions::default());
         prop_assert_eq!(strings.len(), view.messages().len());
-        // Every branch walk ends (cycles are cut) and stays in range.
-        for b in view.tree().branches() {
-            prop_assert!(b.events.len() <= n);
+        // The tree, against the one worked out from the description.
+        let tree = view.tree();
+        let parents = expected_parents(&specs);
+        prop_assert_eq!(tree.parents(), &parents[..]);
+        let cyclic = on_cycles(&parents);
+        let cycles = tree.cycles();
+        let reported: BTreeSet<usize> = cycles.iter().flatten().copied().collect();
+        prop_assert_eq!(&reported, &cyclic, "the events on cycles");
+        for c in &cycles {
+            // A reported cycle is one: each event's parent is the next.
+            let set: BTreeSet<usize> = c.iter().copied().collect();
+            prop_assert_eq!(set.len(), c.len(), "a cycle repeats an event");
+            for &p in c {
+                prop_assert!(position(&parents[p]).is_some_and(|q| set.contains(&q)));
+            }
         }
-        let _ = view.tree().cycles();
+        let active = tree.active_branch();
+        match tree.head() {
+            Head::Event(h) => {
+                let (path, fault) = expected_path(&parents, *h);
+                prop_assert_eq!(&active.events, &path);
+                prop_assert_eq!(&active.fault, &fault);
+                prop_assert_eq!(active.events.last(), Some(h), "the head ends the branch");
+            }
+            _ => prop_assert!(active.events.is_empty()),
+        }
+        for p in 0..n {
+            let (path, fault) = expected_path(&parents, p);
+            let b = tree.path_to_root(p);
+            prop_assert_eq!(&b.events, &path);
+            prop_assert_eq!(&b.fault, &fault);
+        }
+        for b in tree.branches() {
+            let set: BTreeSet<usize> = b.events.iter().copied().collect();
+            prop_assert_eq!(set.len(), b.events.len(), "a branch repeats an event");
+        }
         let _ = version;
+        // And everything the `view` fuzz target checks.
+        fuzz_checks::view(&ViewCase {
+            events: texts.iter().map(|(fid, raw)| (fid.clone(), raw.clone().into_bytes())).collect(),
+            state: state.map(String::into_bytes),
+            sidecars: None,
+            version: options.version,
+            head: None,
+        });
     }
 }

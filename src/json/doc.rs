@@ -339,18 +339,19 @@ impl<'p> Document<'p> {
 mod tests {
     use super::*;
 
-    /// The JSONTestSuite cases (beside the repository, or on the
-    /// development machine).
+    /// The JSONTestSuite cases, in the shared data folder beside the
+    /// repository (`../shared`); the test fails, saying so, without it.
     fn suite() -> Vec<(String, Vec<u8>)> {
-        let beside = concat!(
+        let dir = std::path::PathBuf::from(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/../shared/testsuites/JSONTestSuite/test_parsing"
+        ));
+        assert!(
+            dir.is_dir(),
+            "{}: JSONTestSuite is missing; check the shared data folder out \
+             beside the repository as `../shared`",
+            dir.display()
         );
-        let dir = if std::path::Path::new(beside).is_dir() {
-            std::path::PathBuf::from(beside)
-        } else {
-            std::path::PathBuf::from("/work/shared/testsuites/JSONTestSuite/test_parsing")
-        };
         let mut out: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dir)
             .unwrap()
             .map(|e| {

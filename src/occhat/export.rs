@@ -26,11 +26,16 @@ use pulldown_cmark::{CodeBlockKind, CowStr, Event, Options, Tag, TagEnd};
 
 use crate::json::{OwnedValue, Style};
 
-use super::fsops;
+use std::io::Write;
+
+use crate::output::{OutputError, OutputPath};
+
+use super::fsops::{self, WriteStep};
 use super::highlight::{escape_into, highlight};
 use super::save::SaveError;
 use super::session::ChatSession;
-use super::{Store, py};
+use super::store::RecordKind;
+use super::{ARCHIVE_DIR_NAME, CLEAN_EXIT_MARKER_NAME, LEGACY_DIR_NAME, Store, py};
 
 /// A message's content as the exports use it: `msg.get("content") or ""`,
 /// with a non-string content written as its JSON text.
@@ -328,10 +333,17 @@ pub fn render_html(session: &ChatSession) -> String {
 
 impl Store {
     /// Exports the conversation as Markdown, as the seed does: to
-    /// `filepath` when given (replaced atomically), else to
-    /// `{root}/{name}/{name}_{stamp}_export.md` after archiving the
-    /// session's earlier exports (`*_export.*`, HTML ones included). The
-    /// session directory is created either way. Returns the path written.
+    /// `filepath` when given (written as [`crate::output`] writes every
+    /// output path, `-` being standard output; refused with
+    /// [`OutputError::Refused`] when it is a record of the store: anything
+    /// under `archive/`, `legacy/` or `Chat_logs/`, the clean-exit marker,
+    /// a `*_meta.json` or `*_chat_log.json`, a session's `*_export.*` or
+    /// `artifacts/`, or the session's own meta, however the path reaches
+    /// it), else to `{root}/{name}/{name}_{stamp}_export.md` after
+    /// archiving the session's earlier exports (`*_export.*`, HTML ones
+    /// included). The session directory is created either way (unless the
+    /// given path is refused or cannot be written). Returns the path
+    /// written.
     pub fn export_markdown(
         &self,
         session: &ChatSession,
@@ -339,15 +351,12 @@ impl Store {
     ) -> Result<PathBuf, SaveError> {
         let name = &session.name;
         let sdir = self.session_dir(name);
-        self.io().ensure_dir(&sdir)?;
         let now = self.now_local();
         let text = export_markdown_text(session, &now.compact_stamp());
         match filepath {
-            Some(p) => {
-                self.io().write_replace(p, text.as_bytes())?;
-                Ok(p.to_path_buf())
-            }
+            Some(p) => self.export_to_path(session, p, text.as_bytes()),
             None => {
+                self.io().ensure_dir(&sdir)?;
                 let fname = Self::stamped_name(name, &now.file_stamp(), "export", "md");
                 self.save_file(
                     &sdir,
@@ -361,8 +370,9 @@ impl Store {
     }
 
     /// Exports the conversation as one self-contained HTML file (see the
-    /// module docs): to `filepath` when given (its directory created,
-    /// replaced atomically), else to
+    /// module docs): to `filepath` when given (as
+    /// [`export_markdown`](Self::export_markdown) writes it; its directory
+    /// must exist), else to
     /// `{root}/{name}/{name}_{stamp}_export.html` after archiving the
     /// session's earlier `*_export.html` files with the same rules as every
     /// other archive step. Returns the path written.
@@ -374,15 +384,11 @@ impl Store {
         let name = &session.name;
         let sdir = self.session_dir(name);
         let io = self.io();
-        io.ensure_dir(&sdir)?;
         let html = render_html(session);
         match filepath {
-            Some(p) => {
-                io.ensure_dir(&fsops::parent_of(p))?;
-                io.write_replace(p, html.as_bytes())?;
-                Ok(p.to_path_buf())
-            }
+            Some(p) => self.export_to_path(session, p, html.as_bytes()),
             None => {
+                io.ensure_dir(&sdir)?;
                 let now = self.now_local();
                 let fname = Self::stamped_name(name, &now.file_stamp(), "export", "html");
                 self.save_file(
@@ -395,6 +401,85 @@ impl Store {
             }
         }
     }
+}
+
+impl Store {
+    /// Writes an export to a path the caller gave, as [`crate::output`]
+    /// writes every output path: a regular file (or nothing yet) replaced
+    /// atomically, through a symbolic link to its target, a device, FIFO
+    /// or socket in place, `-` to standard output; a directory or a missing
+    /// parent is an error. The session directory is created (as the seed
+    /// does) once the path is known to be writable. Refused
+    /// ([`OutputError::Refused`], nothing changed) when the path is a
+    /// record of this store or of the session's own directory (see
+    /// [`is_store_record`]) or the session's meta file itself, however it
+    /// is reached (links, other names for the same directories).
+    fn export_to_path(
+        &self,
+        session: &ChatSession,
+        path: &Path,
+        bytes: &[u8],
+    ) -> Result<PathBuf, SaveError> {
+        let target = OutputPath::classify(path)?;
+        self.refuse_record(session, &target)?;
+        let io = self.io();
+        io.ensure_dir(&self.session_dir(&session.name))?;
+        io.step(WriteStep::CreateTemp, target.dest())?;
+        let mut out = target.open()?;
+        out.write_all(bytes)
+            .map_err(|e| fsops::io_err("write", path, e))?;
+        io.step(WriteStep::Publish, path)?;
+        out.commit()?;
+        Ok(path.to_path_buf())
+    }
+
+    /// An [`OutputError::Refused`] when `target` is a record of the store
+    /// (or of the directory `session` was loaded from).
+    fn refuse_record(&self, session: &ChatSession, target: &OutputPath) -> Result<(), OutputError> {
+        let refused = || OutputError::Refused {
+            path: target.given().to_path_buf(),
+            what: "a record of the OC Chat store",
+            conflict: target.dest().to_path_buf(),
+        };
+        if let Some(rel) = target.under(self.dir())
+            && is_store_record(&rel)
+        {
+            return Err(refused());
+        }
+        if let Some(meta) = &session.filepath {
+            target.refuse_input(meta)?;
+            // The session's own directory, wherever it was loaded from.
+            if let Some(rel) = target.under(&fsops::parent_of(meta))
+                && is_store_record(&Path::new("session").join(rel))
+            {
+                return Err(refused());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether `rel`, a path relative to a sessions root, is (or would be) a
+/// file of the store that only the store's own saves may write: anything
+/// under `archive/`, `legacy/` or `Chat_logs/`; the clean-exit marker; a
+/// `*_meta.json` or `*_chat_log.json` anywhere; a session's export
+/// (`*_export.*`) or anything under its `artifacts/`.
+fn is_store_record(rel: &Path) -> bool {
+    let parts: Vec<&std::ffi::OsStr> = rel.iter().collect();
+    let Some(name) = parts.last() else {
+        return false;
+    };
+    let n = name.as_encoded_bytes();
+    let first = parts.first().copied().unwrap_or_default();
+    (parts.len() >= 2
+        && [ARCHIVE_DIR_NAME, LEGACY_DIR_NAME, "Chat_logs"]
+            .iter()
+            .any(|d| first == *d))
+        || (parts.len() == 1 && *name == CLEAN_EXIT_MARKER_NAME)
+        || n.ends_with(RecordKind::Meta.file_suffix().as_bytes())
+        || n.ends_with(RecordKind::ChatLog.file_suffix().as_bytes())
+        || (parts.len() >= 2 && fsops::kind_any_ext("export")(n))
+        || (parts.len() >= 3 && parts.get(1).is_some_and(|p| *p == "artifacts"))
 }
 
 #[cfg(test)]
@@ -418,5 +503,26 @@ mod tests {
         assert!(!safe_url("javascript:alert(1)"));
         assert!(!safe_url(" JAVASCRIPT:alert(1)"));
         assert!(!safe_url("data:text/html,x"));
+    }
+
+    #[test]
+    fn store_records() {
+        for r in [
+            "archive/a/a_x_meta.json",
+            "archive/a/notes.md",
+            "legacy/x.json",
+            "Chat_logs/x.txt",
+            ".oc_chat_clean_exit",
+            "a/a_2025_meta.json",
+            "a/a_2025_chat_log.json",
+            "flat_meta.json",
+            "a/a_2025_export.md",
+            "a/artifacts/a_tool.txt",
+        ] {
+            assert!(is_store_record(Path::new(r)), "{r}");
+        }
+        for r in ["notes.md", "a/notes.md", "archive", "a/.oc_chat_clean_exit"] {
+            assert!(!is_store_record(Path::new(r)), "{r}");
+        }
     }
 }

@@ -49,6 +49,10 @@ pub enum SaveError {
     /// A record to be rewritten could not be read.
     #[error(transparent)]
     Load(#[from] LoadError),
+    /// An export to a given path could not be written there, or was
+    /// refused (the path is a record of the store).
+    #[error(transparent)]
+    Output(#[from] crate::output::OutputError),
 }
 
 /// What [`Store::save_all`] did.

@@ -3,14 +3,18 @@
 
 use std::path::PathBuf;
 
-/// The shared data folder (`../shared` beside the repository; `/work/shared`
-/// when the repository is checked out elsewhere on the development machine).
+/// The shared data folder, `../shared` beside the repository. The tests
+/// that need it fail, saying so, when it is missing: they never look
+/// anywhere else.
 pub fn shared_dir() -> PathBuf {
     let beside = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared"));
-    if beside.is_dir() {
-        return beside;
-    }
-    PathBuf::from("/work/shared")
+    assert!(
+        beside.is_dir(),
+        "{}: the shared data folder (corpus, test suites) is missing; \
+         check it out beside the repository as `../shared`",
+        beside.display()
+    );
+    beside
 }
 
 /// `../shared/corpus`.

@@ -201,6 +201,17 @@ pub fn json(data: &[u8]) {
     }
     let raw_again = OwnedValue::parse(root.raw()).expect("the root's raw span parses");
     assert!(owned == raw_again);
+    // A second opinion: where serde_json accepts the input too (strict
+    // JSON: no `NaN`/`Infinity`, no lone surrogate, nesting up to 128), it
+    // reads the same value.
+    if let Ok(theirs) = serde_json::from_slice::<serde_json::Value>(data)
+        && let Err(at) = same_as_serde(&owned, &theirs)
+    {
+        panic!(
+            "serde_json reads another value ({at}): ours {}, serde_json's {theirs}",
+            owned
+        );
+    }
     let _ = round_trip::<Probe>(root, "Probe");
     for v in all_values(root) {
         let _ = (v.as_str(), v.as_bool(), v.as_f64(), v.as_int(), v.as_i64());
@@ -216,6 +227,54 @@ pub fn json(data: &[u8]) {
                 let _ = m.raw_key();
             }
         }
+    }
+}
+
+/// Whether our value is the one serde_json read (built with
+/// `arbitrary_precision`, so numbers keep their digits, and
+/// `preserve_order`): the same numbers (as written, or the same double),
+/// strings, arrays, and objects as a Python
+/// dict holds them (a repeated name once, at its first place, with its last
+/// value, as serde_json's map keeps it). `Err` says where they differ.
+pub fn same_as_serde(ours: &OwnedValue, theirs: &serde_json::Value) -> Result<(), String> {
+    use serde_json::Value as J;
+    match (ours, theirs) {
+        (OwnedValue::Null, J::Null) => Ok(()),
+        (OwnedValue::Bool(a), J::Bool(b)) if a == b => Ok(()),
+        // serde_json writes an exponent its own way (`0e1` as `0e+1`):
+        // the same text, or the same double.
+        (OwnedValue::Number(a), J::Number(b))
+            if a.as_str() == b.as_str() || b.as_str().parse::<f64>().ok() == Some(a.as_f64()) =>
+        {
+            Ok(())
+        }
+        (OwnedValue::String(a), J::String(b)) if a == b => Ok(()),
+        (OwnedValue::Array(a), J::Array(b)) if a.len() == b.len() => {
+            for (i, (x, y)) in a.iter().zip(b).enumerate() {
+                same_as_serde(x, y).map_err(|e| format!("[{i}]{e}"))?;
+            }
+            Ok(())
+        }
+        (OwnedValue::Object(a), J::Object(b)) => {
+            let mut dict: Vec<(&str, &OwnedValue)> = Vec::new();
+            for (k, v) in a.iter() {
+                match dict.iter_mut().find(|(dk, _)| *dk == k) {
+                    Some(slot) => slot.1 = v,
+                    None => dict.push((k, v)),
+                }
+            }
+            if dict.len() != b.len() {
+                return Err(format!(": {} members, serde_json {}", dict.len(), b.len()));
+            }
+            for ((k, v), (bk, bv)) in dict.into_iter().zip(b) {
+                if k != bk {
+                    return Err(format!(": member {k:?}, serde_json {bk:?}"));
+                }
+                same_as_serde(v, bv).map_err(|e| format!(".{k}{e}"))?;
+            }
+            Ok(())
+        }
+        _ => Err(String::new()),
     }
 }
 
@@ -757,6 +816,14 @@ pub fn view(case: &ViewCase) {
     );
     for b in tree.branches() {
         assert!(b.events.iter().all(|&p| p < n));
+        let distinct: HashSet<usize> = b.events.iter().copied().collect();
+        assert_eq!(distinct.len(), b.events.len(), "a branch repeats an event");
+        if let Some(PathFault::Cycle(_)) = b.fault {
+            assert!(
+                !cycles.is_empty(),
+                "a branch met a cycle the tree does not report"
+            );
+        }
     }
     let _ = tree.abandoned_branches();
     for p in 0..n.min(64) {
@@ -1024,4 +1091,102 @@ pub fn occhat(case: &OcChatCase) {
     want.filepath = back.filepath.clone();
     want.dirty = back.dirty;
     assert_eq!(back, want, "load, save, load changed the session");
+}
+
+// ---------------------------------------------------------------- occhat_text
+
+/// The largest offset from UTC a zone may give, in seconds either way:
+/// 25:59:59, RFC 8536's bound for a TZif file's `utoff` (and the POSIX `TZ`
+/// rule's hours fit inside it).
+pub const MAX_OFFSET: i32 = 25 * 3600 + 59 * 60 + 59;
+
+/// Days from 1970-01-01 to a proleptic Gregorian date (test-side, written
+/// independently of the crate's own calendar code).
+fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let m = i64::from(month);
+    let mp = if m > 2 { m - 3 } else { m + 9 };
+    let doy = (153 * mp + 2) / 5 + i64::from(day) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// One zone at one instant: the offset is within [`MAX_OFFSET`], the local
+/// date and time is a real one, and (where the local time is representable)
+/// the local time minus the offset is the instant.
+pub fn zone_at(tz: &TimeZone, t: i64) {
+    let offset = tz.offset_at(t);
+    assert!(
+        offset.abs() <= MAX_OFFSET,
+        "offset {offset} s at {t} is beyond ±25:59:59"
+    );
+    let local = tz.local_time(t);
+    assert!((1..=12).contains(&local.month), "{local:?}");
+    assert!((1..=31).contains(&local.day), "{local:?}");
+    assert!(
+        local.hour < 24 && local.minute < 60 && local.second < 60,
+        "{local:?}"
+    );
+    if t.checked_add(i64::from(offset)).is_some() {
+        // In i128: a day's start can lie before `i64::MIN`.
+        let local_secs = i128::from(days_from_civil(local.year, local.month, local.day)) * 86_400
+            + i128::from(local.hour * 3600 + local.minute * 60 + local.second);
+        assert_eq!(
+            local_secs - i128::from(offset),
+            i128::from(t),
+            "local time {local:?} minus offset {offset} is not the instant"
+        );
+    }
+}
+
+/// The instants every zone is checked at: the ends of time, the epoch, DST
+/// changes of recent years, and one read from the input's last eight bytes.
+fn instants(data: &[u8]) -> Vec<i64> {
+    let mut v = vec![
+        i64::MIN,
+        -1,
+        0,
+        1,
+        1_700_000_000,
+        1_743_296_400, // 2025-03-30 01:00 UTC (EU summer time starts)
+        1_761_440_400, // 2025-10-26 01:00 UTC (EU summer time ends)
+        4_102_444_800,
+        i64::MAX,
+    ];
+    if let Some(tail) = data.len().checked_sub(8).and_then(|at| data.get(at..)) {
+        v.push(i64::from_be_bytes(tail.try_into().expect("eight bytes")));
+    }
+    v
+}
+
+/// OC Chat's text producers and time readers on arbitrary bytes: the bytes
+/// as a TZif file, and as a POSIX `TZ` rule, give zones that pass
+/// [`zone_at`] at every instant of [`instants`]; the bytes as JSON taken as
+/// a session's meta, chat log and messages go through both exports, and the
+/// HTML one never carries a script. Returns how many zones were read.
+pub fn occhat_text(data: &[u8]) -> usize {
+    let mut zones = 0;
+    let text = String::from_utf8_lossy(data);
+    for tz in [TimeZone::from_tzif(data), TimeZone::from_posix(&text)]
+        .into_iter()
+        .flatten()
+    {
+        zones += 1;
+        for t in instants(data) {
+            zone_at(&tz, t);
+        }
+    }
+    let Ok(value) = OwnedValue::parse(data) else {
+        return zones;
+    };
+    let mut session = ChatSession::from_records(&value, Some(&value));
+    if let Some(messages) = value.as_array() {
+        session.messages = messages.clone();
+    }
+    let _ = occhat::export_markdown_text(&session, "20250101_000000");
+    let html = occhat::render_html(&session);
+    assert!(!html.contains("<script"));
+    zones
 }

@@ -24,10 +24,16 @@
 //! missing one). One conversation is in memory at a time, read with one
 //! reused reader, and the output is buffered: memory stays constant
 //! whatever the store's size.
+//!
+//! `-o FILE` is written as [`agentlog::output`] says; an output that is
+//! one of the files read (the state, the meta or an event file of any
+//! conversation exported, by device and inode, links followed) stops the
+//! run with status 2 before anything is replaced.
 
 use std::path::PathBuf;
 
 use agentlog::json::{OwnedValue, Style, write::write_str};
+use agentlog::openhands::{DIR_EVENTS, FILE_BASE_STATE, FILE_META};
 
 use crate::out::{Out, Res, Status, one_line, warn};
 use crate::target::{Target, Worker, resolve, walk};
@@ -51,7 +57,9 @@ pub struct Args {
     /// Write JSON lines (the only format).
     #[arg(long, required = true)]
     jsonl: bool,
-    /// Write to FILE (replaced when complete) instead of standard output.
+    /// Write to FILE instead of standard output: a regular file is replaced
+    /// when complete, a device, FIFO or socket written in place, `-` is
+    /// standard output; one of the inputs is refused.
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
 }
@@ -108,6 +116,15 @@ pub fn run(args: Args, stdout: &mut Out) -> Res<u8> {
                 };
                 if let Some(e) = c.events_error() {
                     warn(&e.to_string());
+                }
+                if out.replaces_a_file() {
+                    // The output must not replace what is being read.
+                    out.refuse_input(&node.dir.join(FILE_BASE_STATE))?;
+                    out.refuse_input(&node.dir.join(FILE_META))?;
+                    let events = node.dir.join(DIR_EVENTS);
+                    for e in c.events() {
+                        out.refuse_input(&events.join(e.file_name()))?;
+                    }
                 }
                 for e in c.events() {
                     line.clear();

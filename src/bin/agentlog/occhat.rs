@@ -102,12 +102,15 @@ enum Cmd {
     #[command(name = "export-md")]
     #[command(
         after_help = "Example:\n  agentlog occhat export-md weekly-report -o report.md\n\n\
-        Without -o the export goes to the session directory (earlier exports archived)."
+        Without -o the export goes to the session directory (earlier exports archived).\n\
+        -o FILE: a regular file is replaced when complete, a device, FIFO or socket\n\
+        written in place, - is standard output; a record of the store (a meta, a\n\
+        chat log, an export, anything under archive/ or legacy/) is refused."
     )]
     ExportMd {
         /// The session's name, or the path of its meta file.
         name: String,
-        /// Write here instead of the session directory.
+        /// Write here instead of the session directory (`-`: standard output).
         #[arg(short, long, value_name = "FILE")]
         output: Option<PathBuf>,
     },
@@ -324,7 +327,10 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
             let path = store
                 .export_markdown(&session, output.as_deref())
                 .map_err(|e| fatal(&e))?;
-            out.line(&format!("[Exported to {}]", path.display()))?;
+            // With `-o -` the export itself is the standard output.
+            if path.as_os_str() != "-" {
+                out.line(&format!("[Exported to {}]", path.display()))?;
+            }
         }
         Cmd::Migrate { json } => {
             if !store.dir().is_dir() {

@@ -1,12 +1,12 @@
-//! Output: a buffered standard output (or file) whose write errors become
+//! Output: a buffered standard output (or output path) whose write errors become
 //! [`Fail`]s, a closed pipe told apart so that it ends the command quietly;
 //! one-line messages on standard error; JSON helpers.
 
-use std::fs::File;
 use std::io::{self, BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use agentlog::json::{Map, Number, OwnedValue, Style};
+use agentlog::output::Output;
 
 /// Why a command stopped.
 #[derive(Debug)]
@@ -79,44 +79,72 @@ pub fn one_line(msg: &str) -> String {
     msg.replace(['\n', '\r'], " ")
 }
 
-/// Where output goes: standard output, or a file written beside its final
-/// name and renamed into place when complete.
+/// Where output goes: standard output, or an output path written as what
+/// it is ([`agentlog::output`]: a regular file replaced atomically by
+/// [`finish`](Out::finish), a device, FIFO or socket in place, `-`
+/// standard output).
 pub struct Out {
-    w: BufWriter<Box<dyn Write>>,
+    w: BufWriter<Sink>,
     what: String,
-    file: Option<(PathBuf, PathBuf)>,
+}
+
+/// The writer under the buffer.
+enum Sink {
+    Stdout(io::Stdout),
+    Path(Output),
+}
+
+impl Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Sink::Stdout(s) => s.write(buf),
+            Sink::Path(o) => o.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Sink::Stdout(s) => s.flush(),
+            Sink::Path(o) => o.flush(),
+        }
+    }
 }
 
 impl Out {
     /// Buffered standard output.
     pub fn stdout() -> Out {
         Out {
-            w: BufWriter::with_capacity(1 << 16, Box::new(io::stdout())),
+            w: BufWriter::with_capacity(1 << 16, Sink::Stdout(io::stdout())),
             what: "standard output".into(),
-            file: None,
         }
     }
 
-    /// A file, written as a temporary file in the same directory and
-    /// renamed over `path` by [`finish`](Self::finish): readers never see a
-    /// partial file, and a failed run leaves the old one.
+    /// An output path, opened as [`agentlog::output`] says; completed by
+    /// [`finish`](Self::finish). Dropped unfinished (an error stopped the
+    /// run), a replacement leaves the old file and no temporary file.
     pub fn file(path: &Path) -> Res<Out> {
-        let dir = match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .ok_or_else(|| Fail::Fatal(format!("{}: not a file name", path.display())))?;
-        let tmp = dir.join(format!(".{name}.agentlog-tmp-{}", std::process::id()));
-        let f = File::create(&tmp)
-            .map_err(|e| Fail::Fatal(format!("{}: cannot create: {e}", tmp.display())))?;
+        let o = Output::create(path).map_err(|e| Fail::Fatal(e.to_string()))?;
         Ok(Out {
-            w: BufWriter::with_capacity(1 << 18, Box::new(f)),
+            w: BufWriter::with_capacity(1 << 18, Sink::Path(o)),
             what: path.display().to_string(),
-            file: Some((tmp, path.to_path_buf())),
         })
+    }
+
+    /// An error when the output would replace `input` (same file, links
+    /// followed): the run stops, nothing is replaced.
+    pub fn refuse_input(&self, input: &Path) -> Res<()> {
+        match self.w.get_ref() {
+            Sink::Path(o) => o
+                .refuse_input(input)
+                .map_err(|e| Fail::Fatal(e.to_string())),
+            Sink::Stdout(_) => Ok(()),
+        }
+    }
+
+    /// Whether the output replaces an existing file (whose identity
+    /// [`refuse_input`](Self::refuse_input) compares inputs with).
+    pub fn replaces_a_file(&self) -> bool {
+        matches!(self.w.get_ref(), Sink::Path(o) if o.replaces().is_some())
     }
 
     /// Writes bytes.
@@ -146,41 +174,24 @@ impl Out {
         self.bytes(&buf)
     }
 
-    /// Flushes standard output (a file is completed by
+    /// Flushes the buffer (a file is completed by
     /// [`finish`](Self::finish)).
     pub fn flush(&mut self) -> Res<()> {
         self.w.flush().map_err(|e| Fail::write(e, &self.what))
     }
 
-    /// Flushes, and for a file syncs it and renames it into place.
+    /// Flushes, and for an output path completes it
+    /// ([`Output::commit`]: a replacement synced and renamed into place).
     pub fn finish(mut self) -> Res<()> {
         self.flush()?;
-        let Some((tmp, dest)) = self.file.take() else {
-            return Ok(());
-        };
-        let res = (|| {
-            // The inner writer is the file: sync it through a second handle.
-            File::open(&tmp)?.sync_all()?;
-            std::fs::rename(&tmp, &dest)?;
-            if let Some(dir) = dest.parent().filter(|p| !p.as_os_str().is_empty()) {
-                // Best effort: some file systems refuse to sync a directory.
-                let _ = File::open(dir).and_then(|d| d.sync_all());
-            }
-            Ok::<(), io::Error>(())
-        })();
-        res.map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            Fail::Fatal(format!("{}: {e}", dest.display()))
-        })
-    }
-}
-
-impl Drop for Out {
-    fn drop(&mut self) {
-        // A file output that was not finished (an error stopped the run)
-        // leaves no temporary file behind.
-        if let Some((tmp, _)) = self.file.take() {
-            let _ = std::fs::remove_file(tmp);
+        let what = self.what;
+        match self.w.into_inner() {
+            Ok(Sink::Stdout(_)) => Ok(()),
+            Ok(Sink::Path(o)) => o.commit().map_err(|e| match e.io_error() {
+                Some(io) if io.kind() == io::ErrorKind::BrokenPipe => Fail::Pipe,
+                _ => Fail::Fatal(e.to_string()),
+            }),
+            Err(e) => Err(Fail::write(e.into_error(), &what)),
         }
     }
 }

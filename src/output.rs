@@ -1,0 +1,821 @@
+//! Writing to an output path a user gave (`-o PATH`, an export's
+//! `filepath`): the path is written as what it is.
+//!
+//! [`OutputPath::classify`] looks at the path without changing anything
+//! (`lstat`, then each symbolic link of the chain in turn) and says how it
+//! will be written ([`OutputKind`]); [`OutputPath::open`] opens it and
+//! [`Output::commit`] completes the write:
+//!
+//! - **`-`** is standard output (a file of that name is `./-`).
+//! - **A regular file, or nothing yet,** is replaced atomically: the bytes go
+//!   to a new temporary file in the same directory, which is flushed
+//!   (`fsync`) and renamed over the name by [`Output::commit`]; the
+//!   directory is flushed after. A replaced file's permission bits (`0o777`)
+//!   and, where the process may set them, its owner and group are kept.
+//!   Readers see the old file or the new one, never a part; an output
+//!   dropped without a commit removes its temporary file and leaves the old
+//!   file as it was.
+//! - **A symbolic link** is followed to the end of its chain: the file it
+//!   leads to is what gets replaced (written beside that final target, in
+//!   its directory), and the link stays the link it was. A link that leads
+//!   nowhere yet creates the file it names, as a shell's `>` does. A link
+//!   to a device, FIFO or socket writes to that node in place.
+//! - **Anything else** — a character or block device, a FIFO, a socket, a
+//!   terminal, `/dev/stdout`, `/proc/self/fd/N` — is opened and written in
+//!   place: opened for writing without `O_CREAT` or `O_TRUNC` (a node that
+//!   vanished is an error, never a new regular file), never renamed over,
+//!   never removed, never truncated. Opening a FIFO waits for a reader,
+//!   as a shell's redirection does. A socket is connected to
+//!   (`SOCK_STREAM`). A `/proc/<this process>/fd/N` link (also reached as
+//!   `/dev/stdout`, `/dev/fd/N`) writes to descriptor N itself, sharing its
+//!   offset, as writing to standard output does.
+//! - **A directory**, a path ending in `/`, a path whose parent does not
+//!   exist or is not a directory, or a chain of more than 40 links: an
+//!   [`OutputError`] naming the path, and nothing written.
+//!
+//! Before opening, a caller can refuse an output that would replace one of
+//! its inputs ([`OutputPath::refuse_input`], by file identity: device and
+//! inode, links followed) or a file under a directory it must not write
+//! into by name ([`OutputPath::under`]).
+
+use std::ffi::OsString;
+use std::fs::{self, File, Metadata, OpenOptions};
+use std::io::{self, ErrorKind, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The most symbolic links followed from one output path (Linux's
+/// `MAXSYMLINKS`).
+pub const MAX_LINKS: usize = 40;
+
+/// A file's identity: its device and inode numbers. Two paths with the same
+/// identity are the same file (hard links, symbolic links, bind mounts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FileId {
+    /// The device the file is on (`st_dev`).
+    pub dev: u64,
+    /// The inode number (`st_ino`).
+    pub ino: u64,
+}
+
+impl FileId {
+    /// The identity of what `path` names, symbolic links followed.
+    pub fn of(path: &Path) -> io::Result<FileId> {
+        fs::metadata(path).map(|m| FileId::from_metadata(&m))
+    }
+
+    /// The identity `meta` describes.
+    pub fn from_metadata(meta: &Metadata) -> FileId {
+        FileId {
+            dev: meta.dev(),
+            ino: meta.ino(),
+        }
+    }
+}
+
+/// What kind of node an in-place output is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Node {
+    /// A character device (a terminal, a null device).
+    CharDevice,
+    /// A block device.
+    BlockDevice,
+    /// A FIFO (named pipe), or a pipe reached through `/proc/…/fd/N`.
+    Fifo,
+    /// A Unix socket.
+    Socket,
+    /// A regular file reached through an open descriptor
+    /// (`/proc/…/fd/N`, `/dev/stdout`): written at the descriptor's offset,
+    /// not replaced.
+    OpenFile,
+}
+
+impl Node {
+    fn of(meta: &Metadata) -> Option<Node> {
+        let t = meta.file_type();
+        if t.is_char_device() {
+            Some(Node::CharDevice)
+        } else if t.is_block_device() {
+            Some(Node::BlockDevice)
+        } else if t.is_fifo() {
+            Some(Node::Fifo)
+        } else if t.is_socket() {
+            Some(Node::Socket)
+        } else {
+            None
+        }
+    }
+
+    /// A short name for messages.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Node::CharDevice => "character device",
+            Node::BlockDevice => "block device",
+            Node::Fifo => "FIFO",
+            Node::Socket => "socket",
+            Node::OpenFile => "open file",
+        }
+    }
+}
+
+/// How an output path is written (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OutputKind {
+    /// `-`: standard output.
+    Stdout,
+    /// A regular file or nothing yet: a temporary file renamed over the
+    /// destination by [`Output::commit`].
+    Replace,
+    /// A node written in place.
+    InPlace(Node),
+}
+
+/// Why an output path cannot be written.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum OutputError {
+    /// The path names a directory (or ends in `/`).
+    #[error("{}: is a directory; give a file name", path.display())]
+    IsDirectory {
+        /// The path as given (or the link target that is a directory).
+        path: PathBuf,
+    },
+    /// The directory the file would be in does not exist.
+    #[error("{}: the directory {} does not exist; nothing written", path.display(), parent.display())]
+    NoParent {
+        /// The path the file would have.
+        path: PathBuf,
+        /// Its missing directory.
+        parent: PathBuf,
+    },
+    /// A component of the path is not a directory.
+    #[error("{}: {} is not a directory; nothing written", path.display(), parent.display())]
+    ParentNotDirectory {
+        /// The path the file would have.
+        path: PathBuf,
+        /// The component that is not a directory.
+        parent: PathBuf,
+    },
+    /// More than [`MAX_LINKS`] symbolic links, or a loop of them.
+    #[error("{}: more than {MAX_LINKS} symbolic links (a loop?); nothing written", path.display())]
+    LinkLoop {
+        /// The path as given.
+        path: PathBuf,
+    },
+    /// The output would replace a file the caller must not write: one of
+    /// its inputs, or a record of a store.
+    #[error("{}: refused as output: it is {what} ({}); nothing written", path.display(), conflict.display())]
+    Refused {
+        /// The output path as given.
+        path: PathBuf,
+        /// What it is, in words ("one of the inputs", "a record of the
+        /// store").
+        what: &'static str,
+        /// The input or record it is.
+        conflict: PathBuf,
+    },
+    /// The node changed kind between the look and the write (a device
+    /// swapped for a regular file, or the reverse).
+    #[error("{}: changed while it was being opened or written ({}); nothing replaced", path.display(), detail)]
+    Changed {
+        /// The path.
+        path: PathBuf,
+        /// What was seen.
+        detail: &'static str,
+    },
+    /// A file-system operation failed.
+    #[error("{}: {op}: {source}", path.display())]
+    Io {
+        /// What was being done.
+        op: &'static str,
+        /// The path it was done to.
+        path: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: io::Error,
+    },
+}
+
+impl OutputError {
+    /// The operating system's error, for an [`OutputError::Io`].
+    pub fn io_error(&self) -> Option<&io::Error> {
+        match self {
+            OutputError::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+fn io_err(op: &'static str, path: &Path, source: io::Error) -> OutputError {
+    OutputError::Io {
+        op,
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// An output path, looked at but not yet touched (see the module docs).
+#[derive(Debug, Clone)]
+pub struct OutputPath {
+    given: PathBuf,
+    kind: OutputKind,
+    /// Where the bytes land: the end of the link chain (the given path for
+    /// standard output).
+    dest: PathBuf,
+    /// What is at `dest` now (links followed), if anything.
+    existing: Option<Existing>,
+    /// A descriptor of this process a `/proc/<pid>/fd/N` link names.
+    descriptor: Option<i32>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Existing {
+    id: FileId,
+    rdev: u64,
+    mode: u32,
+    uid: u32,
+    gid: u32,
+}
+
+impl Existing {
+    fn of(m: &Metadata) -> Existing {
+        Existing {
+            id: FileId::from_metadata(m),
+            rdev: m.rdev(),
+            mode: m.mode(),
+            uid: m.uid(),
+            gid: m.gid(),
+        }
+    }
+}
+
+/// The directory a path is in (`.` for a bare name).
+fn parent_of(p: &Path) -> PathBuf {
+    match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Whether `link` is a link of the process file system (`/proc/…/fd/N`,
+/// whose "target" is an open file, not a path to follow), and if it is one
+/// of this process's descriptors, which.
+fn proc_link(link: &Path) -> Option<Option<i32>> {
+    let dir = fs::canonicalize(parent_of(link)).ok()?;
+    if !dir.starts_with("/proc") {
+        return None;
+    }
+    let fd = link
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.parse::<i32>().ok());
+    let pid = std::process::id().to_string();
+    let own = {
+        let mut c = dir.components().skip(1);
+        let proc_ = c.next().map(|c| c.as_os_str().to_owned());
+        let p = c.next().map(|c| c.as_os_str().to_owned());
+        let rest: Vec<OsString> = c.map(|c| c.as_os_str().to_owned()).collect();
+        proc_.as_deref() == Some("proc".as_ref())
+            && p.as_deref() == Some(pid.as_ref())
+            && (rest == [OsString::from("fd")]
+                || (rest.len() == 3
+                    && rest.first().is_some_and(|s| s == "task")
+                    && rest.get(2).is_some_and(|s| s == "fd")))
+    };
+    Some(if own { fd } else { None })
+}
+
+impl OutputPath {
+    /// Looks at `path` (nothing is created or changed) and says how it will
+    /// be written; an error for a directory, a missing or non-directory
+    /// parent, a link loop, or a path that cannot be examined.
+    pub fn classify(path: &Path) -> Result<OutputPath, OutputError> {
+        let given = path.to_path_buf();
+        if path.as_os_str() == "-" {
+            return Ok(OutputPath {
+                dest: given.clone(),
+                given,
+                kind: OutputKind::Stdout,
+                existing: None,
+                descriptor: None,
+            });
+        }
+        if path.as_os_str().is_empty() {
+            return Err(io_err(
+                "output path",
+                path,
+                io::Error::new(ErrorKind::InvalidInput, "empty path"),
+            ));
+        }
+        if path.as_os_str().as_bytes().ends_with(b"/") {
+            return Err(OutputError::IsDirectory { path: given });
+        }
+        let mut cur = given.clone();
+        let mut hops = 0;
+        loop {
+            let meta = match fs::symlink_metadata(&cur) {
+                Ok(m) => m,
+                Err(e) if e.kind() == ErrorKind::NotFound => {
+                    return Self::new_file(given, cur);
+                }
+                Err(e) if e.kind() == ErrorKind::NotADirectory => {
+                    return Err(OutputError::ParentNotDirectory {
+                        parent: parent_of(&cur),
+                        path: cur,
+                    });
+                }
+                Err(e) => return Err(io_err("examine", &cur, e)),
+            };
+            let t = meta.file_type();
+            if t.is_symlink() {
+                hops += 1;
+                if hops > MAX_LINKS {
+                    return Err(OutputError::LinkLoop { path: given });
+                }
+                if let Some(descriptor) = proc_link(&cur) {
+                    return Self::proc_file(given, cur, descriptor);
+                }
+                let to = fs::read_link(&cur).map_err(|e| io_err("read link", &cur, e))?;
+                cur = if to.is_absolute() {
+                    to
+                } else {
+                    parent_of(&cur).join(to)
+                };
+                continue;
+            }
+            if t.is_dir() {
+                return Err(OutputError::IsDirectory { path: cur });
+            }
+            let existing = Some(Existing::of(&meta));
+            let kind = match Node::of(&meta) {
+                Some(node) => OutputKind::InPlace(node),
+                None => OutputKind::Replace,
+            };
+            return Ok(OutputPath {
+                given,
+                kind,
+                dest: cur,
+                existing,
+                descriptor: None,
+            });
+        }
+    }
+
+    /// Nothing at `dest` yet: its directory must exist.
+    fn new_file(given: PathBuf, dest: PathBuf) -> Result<OutputPath, OutputError> {
+        let parent = parent_of(&dest);
+        match fs::metadata(&parent) {
+            Ok(m) if m.is_dir() => Ok(OutputPath {
+                given,
+                kind: OutputKind::Replace,
+                dest,
+                existing: None,
+                descriptor: None,
+            }),
+            Ok(_) => Err(OutputError::ParentNotDirectory { path: dest, parent }),
+            Err(e) if e.kind() == ErrorKind::NotFound => {
+                Err(OutputError::NoParent { path: dest, parent })
+            }
+            Err(e) if e.kind() == ErrorKind::NotADirectory => {
+                Err(OutputError::ParentNotDirectory { path: dest, parent })
+            }
+            Err(e) => Err(io_err("examine", &parent, e)),
+        }
+    }
+
+    /// A `/proc/…/fd/N` link: written in place, whatever it refers to.
+    fn proc_file(
+        given: PathBuf,
+        link: PathBuf,
+        descriptor: Option<i32>,
+    ) -> Result<OutputPath, OutputError> {
+        let meta = fs::metadata(&link).map_err(|e| io_err("examine", &link, e))?;
+        if meta.is_dir() {
+            return Err(OutputError::IsDirectory { path: link });
+        }
+        let node = Node::of(&meta).unwrap_or(Node::OpenFile);
+        Ok(OutputPath {
+            given,
+            kind: OutputKind::InPlace(node),
+            dest: link,
+            existing: Some(Existing::of(&meta)),
+            descriptor,
+        })
+    }
+
+    /// The path as given.
+    pub fn given(&self) -> &Path {
+        &self.given
+    }
+
+    /// Where the bytes land: the end of the link chain (the given path for
+    /// standard output).
+    pub fn dest(&self) -> &Path {
+        &self.dest
+    }
+
+    /// How the path will be written.
+    pub fn kind(&self) -> OutputKind {
+        self.kind
+    }
+
+    /// The identity of the file the output would replace: the existing
+    /// regular file at [`dest`](Self::dest). `None` for a new file,
+    /// standard output and in-place nodes (which replace nothing).
+    pub fn replaces(&self) -> Option<FileId> {
+        match self.kind {
+            OutputKind::Replace => self.existing.map(|e| e.id),
+            _ => None,
+        }
+    }
+
+    /// An [`OutputError::Refused`] when the output would replace `input`
+    /// (same device and inode, links followed): a caller checks each file
+    /// it reads. An input that cannot be examined is not the output.
+    pub fn refuse_input(&self, input: &Path) -> Result<(), OutputError> {
+        refuse(&self.given, self.replaces(), input)
+    }
+
+    /// When the output would replace or create a file at or under `root`
+    /// (by the identity of `root` against each directory above the
+    /// destination, so links and bind mounts are seen through): the
+    /// destination's path relative to `root`. `None` when it is not under
+    /// `root`, when `root` does not exist, and for standard output and
+    /// in-place nodes.
+    pub fn under(&self, root: &Path) -> Option<PathBuf> {
+        if self.kind != OutputKind::Replace {
+            return None;
+        }
+        let root_id = FileId::of(root).ok()?;
+        let name = self.dest.file_name()?;
+        let dir = fs::canonicalize(parent_of(&self.dest)).ok()?;
+        for anc in dir.ancestors() {
+            if FileId::of(anc).ok() == Some(root_id) {
+                let rel = dir.strip_prefix(anc).ok()?;
+                return Some(rel.join(name));
+            }
+        }
+        None
+    }
+
+    /// Opens the output for writing (see the module docs): the temporary
+    /// file for a replacement, the node itself for an in-place output.
+    pub fn open(self) -> Result<Output, OutputError> {
+        let sink = match self.kind {
+            OutputKind::Stdout => Sink::Stdout(io::stdout()),
+            OutputKind::Replace => self.open_temp()?,
+            OutputKind::InPlace(Node::Socket) if self.descriptor.is_none() => Sink::Socket(
+                UnixStream::connect(&self.dest).map_err(|e| io_err("connect", &self.dest, e))?,
+            ),
+            OutputKind::InPlace(node) => self.open_in_place(node)?,
+        };
+        Ok(Output {
+            given: self.given,
+            replaces: match self.kind {
+                OutputKind::Replace => self.existing.map(|e| e.id),
+                _ => None,
+            },
+            sink,
+        })
+    }
+
+    fn open_in_place(&self, node: Node) -> Result<Sink, OutputError> {
+        let file = match self.descriptor.and_then(dup_descriptor) {
+            Some(f) => f,
+            None => OpenOptions::new()
+                .write(true)
+                .custom_flags(nix_flags::O_NOCTTY)
+                .open(&self.dest)
+                .map_err(|e| io_err("open", &self.dest, e))?,
+        };
+        // The node opened must be the node looked at: a regular file
+        // swapped in is not written in place.
+        let m = file
+            .metadata()
+            .map_err(|e| io_err("examine", &self.dest, e))?;
+        if let Some(e) = self.existing {
+            let same_kind = match node {
+                Node::OpenFile => m.is_file(),
+                _ => Node::of(&m) == Some(node) && m.rdev() == e.rdev,
+            };
+            if !same_kind {
+                return Err(OutputError::Changed {
+                    path: self.dest.clone(),
+                    detail: "another kind of node after opening",
+                });
+            }
+        }
+        Ok(Sink::InPlace {
+            file,
+            regular: m.is_file(),
+            path: self.dest.clone(),
+        })
+    }
+
+    fn open_temp(&self) -> Result<Sink, OutputError> {
+        let dir = parent_of(&self.dest);
+        let name = self
+            .dest
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        // A temporary name short enough for any file system.
+        let short: String = name.chars().take(100).collect();
+        let mut attempt = 0;
+        loop {
+            let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
+            let tmp = dir.join(format!(".{short}.agentlog-tmp-{}-{n}", std::process::id()));
+            let mut o = OpenOptions::new();
+            o.write(true).create_new(true);
+            // Replacing a file: the temporary file is private until it has
+            // the old file's permissions; a new file gets the usual
+            // 0o666 less the umask.
+            o.mode(if self.existing.is_some() {
+                0o600
+            } else {
+                0o666
+            });
+            match o.open(&tmp) {
+                Ok(file) => {
+                    if let Some(e) = self.existing {
+                        // Best effort for the owner: only root may give a
+                        // file away.
+                        let _ = std::os::unix::fs::fchown(&file, Some(e.uid), Some(e.gid));
+                        if let Err(err) =
+                            file.set_permissions(fs::Permissions::from_mode(e.mode & 0o777))
+                        {
+                            let _ = fs::remove_file(&tmp);
+                            return Err(io_err("set permissions", &tmp, err));
+                        }
+                    }
+                    return Ok(Sink::Replace {
+                        file,
+                        tmp,
+                        dest: self.dest.clone(),
+                        done: false,
+                    });
+                }
+                Err(e) if e.kind() == ErrorKind::AlreadyExists && attempt < 16 => attempt += 1,
+                Err(e) => return Err(io_err("create temporary file", &tmp, e)),
+            }
+        }
+    }
+}
+
+fn refuse(given: &Path, replaces: Option<FileId>, input: &Path) -> Result<(), OutputError> {
+    match replaces {
+        Some(id) if FileId::of(input).ok() == Some(id) => Err(OutputError::Refused {
+            path: given.to_path_buf(),
+            what: "one of the inputs",
+            conflict: input.to_path_buf(),
+        }),
+        _ => Ok(()),
+    }
+}
+
+static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// Open flags not in the standard library.
+mod nix_flags {
+    /// Opening a terminal does not make it the controlling terminal.
+    #[cfg(target_os = "linux")]
+    pub const O_NOCTTY: i32 = libc::O_NOCTTY;
+    #[cfg(not(target_os = "linux"))]
+    pub const O_NOCTTY: i32 = 0;
+}
+
+/// A duplicate of this process's descriptor `fd`, if it is open.
+#[cfg(target_os = "linux")]
+fn dup_descriptor(fd: i32) -> Option<File> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: fcntl(F_DUPFD_CLOEXEC) on any integer is defined: it fails
+    // with EBADF for a descriptor that is not open.
+    let new = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
+    if new < 0 {
+        return None;
+    }
+    // SAFETY: `new` is a descriptor this call just made and nothing else
+    // owns.
+    Some(unsafe { File::from_raw_fd(new) })
+}
+
+#[cfg(not(target_os = "linux"))]
+fn dup_descriptor(_fd: i32) -> Option<File> {
+    None
+}
+
+enum Sink {
+    Stdout(io::Stdout),
+    InPlace {
+        file: File,
+        regular: bool,
+        path: PathBuf,
+    },
+    Socket(UnixStream),
+    Replace {
+        file: File,
+        tmp: PathBuf,
+        dest: PathBuf,
+        done: bool,
+    },
+}
+
+/// An open output (see the module docs): write to it, then
+/// [`commit`](Self::commit). Dropped without a commit, a replacement's
+/// temporary file is removed and the old file stays; an in-place node keeps
+/// what was written to it.
+pub struct Output {
+    given: PathBuf,
+    replaces: Option<FileId>,
+    sink: Sink,
+}
+
+impl std::fmt::Debug for Output {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Output")
+            .field("path", &self.given)
+            .field("replaces", &self.replaces)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Output {
+    /// [`OutputPath::classify`] then [`OutputPath::open`].
+    pub fn create(path: &Path) -> Result<Output, OutputError> {
+        OutputPath::classify(path)?.open()
+    }
+
+    /// The path as given.
+    pub fn path(&self) -> &Path {
+        &self.given
+    }
+
+    /// The identity of the file a commit replaces (see
+    /// [`OutputPath::replaces`]).
+    pub fn replaces(&self) -> Option<FileId> {
+        self.replaces
+    }
+
+    /// [`OutputPath::refuse_input`], on the open output: an input found
+    /// while writing. A refused output is then dropped, not committed.
+    pub fn refuse_input(&self, input: &Path) -> Result<(), OutputError> {
+        refuse(&self.given, self.replaces, input)
+    }
+
+    /// Completes the write: flushes, and for a replacement syncs the
+    /// temporary file, renames it over the destination (unless a node
+    /// other than a regular file has appeared there meanwhile) and syncs
+    /// the directory; an in-place regular file is synced, a socket shut
+    /// down for writing.
+    pub fn commit(mut self) -> Result<(), OutputError> {
+        let given = self.given.clone();
+        match &mut self.sink {
+            Sink::Stdout(s) => s.flush().map_err(|e| io_err("write", &given, e)),
+            Sink::Socket(s) => {
+                s.flush().map_err(|e| io_err("write", &given, e))?;
+                s.shutdown(std::net::Shutdown::Write)
+                    .map_err(|e| io_err("shut down", &given, e))
+            }
+            Sink::InPlace {
+                file,
+                regular,
+                path,
+            } => {
+                file.flush().map_err(|e| io_err("write", path, e))?;
+                if *regular {
+                    file.sync_all().map_err(|e| io_err("fsync", path, e))?;
+                }
+                Ok(())
+            }
+            Sink::Replace {
+                file,
+                tmp,
+                dest,
+                done,
+            } => {
+                file.flush().map_err(|e| io_err("write", tmp, e))?;
+                file.sync_all().map_err(|e| io_err("fsync", tmp, e))?;
+                match fs::symlink_metadata(&*dest) {
+                    Ok(m) if !m.is_file() => {
+                        return Err(OutputError::Changed {
+                            path: dest.clone(),
+                            detail: "no longer a regular file",
+                        });
+                    }
+                    _ => {}
+                }
+                fs::rename(&*tmp, &*dest).map_err(|e| io_err("rename", dest, e))?;
+                *done = true;
+                let dir = parent_of(dest);
+                match File::open(&dir).and_then(|d| d.sync_all()) {
+                    Ok(()) => Ok(()),
+                    // Some file systems cannot sync a directory; the rename
+                    // is atomic there all the same.
+                    Err(e)
+                        if matches!(e.kind(), ErrorKind::InvalidInput | ErrorKind::Unsupported) =>
+                    {
+                        Ok(())
+                    }
+                    Err(e) => Err(io_err("fsync directory", &dir, e)),
+                }
+            }
+        }
+    }
+}
+
+impl Write for Output {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match &mut self.sink {
+            Sink::Stdout(s) => s.write(buf),
+            Sink::InPlace { file, .. } | Sink::Replace { file, .. } => file.write(buf),
+            Sink::Socket(s) => s.write(buf),
+        }
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        match &mut self.sink {
+            Sink::Stdout(s) => s.write_all(buf),
+            Sink::InPlace { file, .. } | Sink::Replace { file, .. } => file.write_all(buf),
+            Sink::Socket(s) => s.write_all(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match &mut self.sink {
+            Sink::Stdout(s) => s.flush(),
+            Sink::InPlace { file, .. } | Sink::Replace { file, .. } => file.flush(),
+            Sink::Socket(s) => s.flush(),
+        }
+    }
+}
+
+impl Drop for Output {
+    fn drop(&mut self) {
+        if let Sink::Replace {
+            tmp, done: false, ..
+        } = &self.sink
+        {
+            let _ = fs::remove_file(tmp);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dash_is_stdout_and_dot_slash_dash_a_file() {
+        assert_eq!(
+            OutputPath::classify(Path::new("-")).unwrap().kind(),
+            OutputKind::Stdout
+        );
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("-");
+        assert_eq!(
+            OutputPath::classify(&p).unwrap().kind(),
+            OutputKind::Replace
+        );
+    }
+
+    #[test]
+    fn trailing_slash_and_empty() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("new/");
+        assert!(matches!(
+            OutputPath::classify(&p),
+            Err(OutputError::IsDirectory { .. })
+        ));
+        assert!(OutputPath::classify(Path::new("")).is_err());
+    }
+
+    #[test]
+    fn link_loop() {
+        let tmp = tempfile::tempdir().unwrap();
+        let a = tmp.path().join("a");
+        let b = tmp.path().join("b");
+        std::os::unix::fs::symlink(&b, &a).unwrap();
+        std::os::unix::fs::symlink(&a, &b).unwrap();
+        assert!(matches!(
+            OutputPath::classify(&a),
+            Err(OutputError::LinkLoop { .. })
+        ));
+    }
+
+    #[test]
+    fn under_sees_through_links() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("root");
+        fs::create_dir_all(root.join("s")).unwrap();
+        std::os::unix::fs::symlink(root.join("s"), tmp.path().join("alias")).unwrap();
+        let o = OutputPath::classify(&tmp.path().join("alias/x_meta.json")).unwrap();
+        assert_eq!(o.under(&root), Some(PathBuf::from("s/x_meta.json")));
+        let o = OutputPath::classify(&tmp.path().join("elsewhere.md")).unwrap();
+        assert_eq!(o.under(&root), None);
+    }
+}
