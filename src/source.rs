@@ -81,6 +81,18 @@ pub enum SourceError {
         /// Its size in bytes (at least; it may have been growing).
         size: u64,
     },
+    /// The file would take the reader past its budget: reading it would
+    /// make what one conversation holds more than the reader allows
+    /// ([`Reader::set_event_budget`](crate::openhands::Reader::set_event_budget)).
+    #[error("{}: file of {size} bytes is over the {left} bytes left of the reader's budget for one conversation", path.display())]
+    OverBudget {
+        /// The file.
+        path: PathBuf,
+        /// Its size in bytes (at least; it may have been growing).
+        size: u64,
+        /// The bytes the budget had left.
+        left: u64,
+    },
     /// The file is empty.
     #[error("{}: empty file", path.display())]
     Empty {
@@ -101,6 +113,7 @@ impl SourceError {
         match self {
             SourceError::Io { path, .. }
             | SourceError::TooLarge { path, .. }
+            | SourceError::OverBudget { path, .. }
             | SourceError::Empty { path }
             | SourceError::NotAFile { path } => path,
         }
@@ -226,10 +239,13 @@ pub(crate) fn read_open_into(
     Ok(n)
 }
 
+/// A read this large reserves exactly what it needs ([`fill_max`]).
+const BIG_READ: u64 = 1 << 20;
+
 /// Why [`fill`] stopped.
 pub(crate) enum Fill {
     Io(std::io::Error),
-    /// At least this many bytes: over [`MAX_SIZE`].
+    /// At least this many bytes: over the limit.
     TooLarge(u64),
 }
 
@@ -237,13 +253,31 @@ pub(crate) enum Fill {
 /// bytes (see [`read_open_into`]); at most [`MAX_SIZE`] + 1 bytes are read.
 /// On error `buf` may hold part of the file past its former length.
 pub(crate) fn fill(reader: &mut impl Read, size: u64, buf: &mut Vec<u8>) -> Result<(), Fill> {
+    fill_max(reader, size, MAX_SIZE, buf)
+}
+
+/// [`fill`] with a limit of `max` bytes (at most [`MAX_SIZE`]): at most
+/// `max` + 1 bytes are read, and more than `max` is [`Fill::TooLarge`].
+pub(crate) fn fill_max(
+    reader: &mut impl Read,
+    size: u64,
+    max: u64,
+    buf: &mut Vec<u8>,
+) -> Result<(), Fill> {
+    let max = max.min(MAX_SIZE);
     let start = buf.len();
-    let limit = MAX_SIZE + 1;
-    let mut want = size.min(MAX_SIZE) + 1;
+    let limit = max + 1;
+    let mut want = size.min(max) + 1;
     loop {
         let filled = buf.len();
         let total = (filled - start) as u64;
         want = want.min(limit - total).max(1);
+        // A large file is given room for itself alone, not a doubling of
+        // everything read before it (which would hold up to twice the
+        // bytes read); small files grow the buffer as usual.
+        if want >= BIG_READ && buf.capacity() - filled < want as usize {
+            buf.reserve_exact(want as usize);
+        }
         // Zeroed before reading: the standard library reads only into
         // initialised bytes (a `memset` of the file's size, small next to
         // the system calls).
@@ -256,7 +290,7 @@ pub(crate) fn fill(reader: &mut impl Read, size: u64, buf: &mut Vec<u8>) -> Resu
             Ok(n) => {
                 buf.truncate(filled + n);
                 let total = total + n as u64;
-                if total > MAX_SIZE {
+                if total > max {
                     return Err(Fill::TooLarge(total));
                 }
                 if n == 0 || ((n as u64) < want && total == size) {

@@ -93,8 +93,15 @@ fn events_is_a_file() {
         ["events", "subagents"],
         "the files are accounted for"
     );
-    assert!(conv.subagents().is_empty() && conv.subagents_error().is_none());
-    assert!(conv.events_error().is_none());
+    // Reported, not passed over: `events` and `subagents` that are files
+    // are errors of the conversation.
+    assert!(conv.subagents().is_empty());
+    let e = conv
+        .subagents_error()
+        .expect("subagents/ a file is an error");
+    assert!(e.to_string().contains("not a directory"), "{e}");
+    let e = conv.events_error().expect("events/ a file is an error");
+    assert!(e.to_string().contains("not a directory"), "{e}");
     assert!(view_of(&conv).is_empty());
     // Without a state there is nothing of a conversation left.
     fs::remove_file(dir.join("base_state.json")).unwrap();

@@ -327,7 +327,7 @@ fn last_event(conv: &Conversation, n: usize, path: &Path) -> Last {
                             .find(|f| f.index() == Some(last as u64))
                             .unwrap()
                             .status(),
-                        FileStatus::Malformed
+                        FileStatus::Unreadable
                     );
                     Last::Vanished
                 }

@@ -198,13 +198,19 @@ fn names_only_opens_nothing() {
     assert_eq!(ids.len(), 3);
     let scan = openhands::EventFiles::scan(&dir.join("events"), NamePattern::default()).unwrap();
     assert!(scan.ids().eq([ID0, ID1, ID2]));
-    // Reading them marks each malformed, and keeps them in the sequence.
+    // Reading them marks each unreadable (empty: malformed), and keeps
+    // them in the sequence.
     let conv = read_conversation(&dir).unwrap();
     assert_eq!(conv.len(), 3);
     assert_eq!(conv.event_count(), 0);
+    let want = if cfg!(unix) {
+        FileStatus::Unreadable
+    } else {
+        FileStatus::Malformed
+    };
     for e in conv.events() {
         assert!(matches!(e.error(), Some(FileError::Source(_))));
-        assert_eq!(e.file().unwrap().status(), FileStatus::Malformed);
+        assert_eq!(e.file().unwrap().status(), want);
     }
 }
 
@@ -1339,4 +1345,191 @@ fn thread_safety() {
     send_sync::<openhands::FileError>();
     send_sync::<openhands::ReadError>();
     send::<openhands::Reader>();
+}
+
+/// A conversation that can only be seen damaged is a conversation, found
+/// and read with its fault recorded, never passed over: a torn
+/// `base_state.json` alone, `events` or `subagents` that is a file, a
+/// sub-agent with a torn state and no events.
+#[test]
+fn damaged_conversations_are_seen() {
+    let tmp = tempfile::tempdir().unwrap();
+    let torn = state(ID0);
+    let torn = &torn.as_bytes()[..torn.len() / 2];
+    // The only file: a torn state.
+    let only = make(tmp.path(), CONV, &[("base_state.json", torn)]);
+    assert!(openhands::is_conversation_dir(&only));
+    assert_eq!(
+        openhands::find_sessions(tmp.path()).unwrap(),
+        std::slice::from_ref(&only)
+    );
+    let c = read_conversation(&only).unwrap();
+    assert!(
+        matches!(c.state_error(), Some(FileError::Json { .. })),
+        "{:?}",
+        c.state_error()
+    );
+    // An empty one (a crash between create and write) too; JSON that is not
+    // OpenHands' state is someone else's file.
+    fs::write(only.join("base_state.json"), b"").unwrap();
+    assert!(openhands::is_conversation_dir(&only));
+    fs::write(only.join("base_state.json"), b"{\"x\": 1}").unwrap();
+    assert!(!openhands::is_conversation_dir(&only));
+
+    // `events` and `subagents` that are files.
+    let st = state(ID1);
+    let files = make(
+        tmp.path(),
+        "files",
+        &[
+            ("base_state.json", st.as_bytes()),
+            ("events", b"not a directory"),
+            ("subagents", b"not a directory"),
+        ],
+    );
+    let c = read_conversation(&files).unwrap();
+    let e = c.events_error().expect("events/ a file is an error");
+    assert!(e.to_string().contains("not a directory"), "{e}");
+    assert!(matches!(e, ReadError::Io { path, .. } if path.ends_with("events")));
+    let e = c.subagents_error().expect("subagents/ a file is an error");
+    assert!(matches!(e, ReadError::Io { path, .. } if path.ends_with("subagents")));
+    // A file named `events` alone makes no conversation.
+    let lone = make(tmp.path(), "lone", &[("events", b"x")]);
+    assert!(matches!(
+        read_conversation(&lone),
+        Err(ReadError::NoConversation { .. })
+    ));
+
+    // A sub-agent with a torn state and no events.
+    let sub = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+    let parent = make(
+        tmp.path(),
+        "parent",
+        &[
+            ("base_state.json", st.as_bytes()),
+            (&format!("subagents/{sub}/base_state.json"), torn),
+        ],
+    );
+    let c = read_conversation(&parent).unwrap();
+    assert_eq!(c.subagents(), [sub]);
+    let s = read_conversation(c.subagent_dirs().next().unwrap()).unwrap();
+    assert!(s.state_error().is_some());
+    // The same through `parse`.
+    let c = openhands::parse(
+        "parent",
+        [
+            ("base_state.json", st.as_bytes()),
+            (&format!("subagents/{sub}/base_state.json") as &str, torn),
+        ],
+    );
+    assert_eq!(c.subagents(), [sub]);
+}
+
+/// An event file whose bytes cannot be had is unreadable, with the
+/// operating system's error; one that does not parse is malformed.
+#[test]
+fn unreadable_event_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let st = state(ID0);
+    let e0 = event("MessageEvent", ID0, None);
+    let dir = make(
+        tmp.path(),
+        CONV,
+        &[
+            ("base_state.json", st.as_bytes()),
+            (&format!("events/{}", name(0, ID0)), e0.as_bytes()),
+            (&format!("events/{}", name(2, ID2)), b"{\"kind\": "),
+        ],
+    );
+    // A link to nothing: opening it fails with ENOENT.
+    std::os::unix::fs::symlink(
+        tmp.path().join("gone"),
+        dir.join("events").join(name(1, ID1)),
+    )
+    .unwrap();
+    let c = read_conversation(&dir).unwrap();
+    let st: Vec<FileStatus> = c.files().map(|f| f.status()).collect();
+    assert_eq!(
+        st,
+        [
+            FileStatus::Event,
+            FileStatus::Unreadable,
+            FileStatus::Malformed
+        ]
+    );
+    let f = c.files().nth(1).unwrap();
+    assert_eq!(f.status().as_str(), "unreadable");
+    let err = f.error().unwrap();
+    assert!(err.is_unreadable());
+    assert!(err.to_string().contains("No such file"), "{err}");
+    assert!(matches!(f.reason(), Some(Reason::Unreadable(_))));
+    assert!(!c.files().nth(2).unwrap().error().unwrap().is_unreadable());
+    assert!(c.event(1).unwrap().error().is_some());
+}
+
+/// What one conversation can make the reader hold is bounded by its
+/// budget: event files past it are not read, and are unreadable with a
+/// typed error; the events before it read as ever; the next conversation
+/// has a budget of its own.
+#[test]
+fn the_event_budget() {
+    let tmp = tempfile::tempdir().unwrap();
+    let st = state(ID0);
+    let e0 = event("MessageEvent", ID0, None);
+    let e1 = event("MessageEvent", ID1, Some(ID0));
+    let e2 = event("MessageEvent", ID2, Some(ID1));
+    let e3 = event("MessageEvent", ID3, Some(ID2));
+    let files: Vec<(String, Vec<u8>)> = vec![
+        ("base_state.json".into(), st.clone().into_bytes()),
+        (format!("events/{}", name(0, ID0)), e0.clone().into_bytes()),
+        (format!("events/{}", name(1, ID1)), e1.clone().into_bytes()),
+        (format!("events/{}", name(2, ID2)), e2.clone().into_bytes()),
+        (format!("events/{}", name(3, ID3)), e3.clone().into_bytes()),
+    ];
+    let refs: Vec<(&str, &[u8])> = files
+        .iter()
+        .map(|(p, b)| (p.as_str(), b.as_slice()))
+        .collect();
+    let dir = make(tmp.path(), CONV, &refs);
+    let mut r = Reader::new();
+    assert_eq!(r.event_budget(), openhands::EVENT_BUDGET);
+    assert_eq!(openhands::EVENT_BUDGET, agentlog::MAX_SIZE);
+    // Room for two events and part of a third.
+    let budget = (e0.len() + e1.len() + e2.len() / 2) as u64;
+    r.set_event_budget(budget);
+    let check = |c: &openhands::Conversation| {
+        let st: Vec<FileStatus> = c.files().map(|f| f.status()).collect();
+        assert_eq!(
+            st,
+            [
+                FileStatus::Event,
+                FileStatus::Event,
+                FileStatus::Unreadable,
+                FileStatus::Unreadable
+            ]
+        );
+        assert!(c.event_bytes().len() as u64 <= budget);
+        assert_eq!(c.event_count(), 2);
+        let err = c.files().nth(2).unwrap().error().unwrap();
+        match err {
+            FileError::Source(SourceError::OverBudget { size, left, .. }) => {
+                assert_eq!(*size, e2.len() as u64);
+                assert_eq!(*left, budget - (e0.len() + e1.len()) as u64);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(err.is_unreadable());
+        assert!(err.to_string().contains("budget"), "{err}");
+    };
+    check(&r.read(&dir).unwrap());
+    check(&r.parse(CONV, &refs));
+    // Each conversation has its own budget.
+    check(&r.read(&dir).unwrap());
+    r.set_event_budget(u64::MAX);
+    assert!(
+        r.read(&dir)
+            .unwrap()
+            .files()
+            .all(|f| f.status() == FileStatus::Event)
+    );
 }

@@ -88,6 +88,20 @@ pub enum LoadError {
     },
 }
 
+/// The error of a directory that is there but cannot be listed; `Ok` for
+/// one that can, or is not there, or is not a directory.
+fn unlistable(dir: &Path) -> Result<(), LoadError> {
+    match fs::read_dir(dir) {
+        Err(e) if fs::metadata(dir).is_ok_and(|m| m.is_dir()) => {
+            Err(LoadError::Read(SourceError::Io {
+                path: dir.to_path_buf(),
+                source: e,
+            }))
+        }
+        _ => Ok(()),
+    }
+}
+
 impl LoadError {
     /// Whether this is "not found" (the seed's `FileNotFoundError`): no
     /// record for a name, or a path that does not exist.
@@ -256,7 +270,7 @@ impl SessionEntry {
 /// read: the seed logs these and goes on.
 #[derive(Debug)]
 pub struct Skipped {
-    /// The meta file.
+    /// The meta file (the session directory when it cannot be listed).
     pub path: PathBuf,
     /// Why.
     pub error: LoadError,
@@ -442,6 +456,11 @@ impl Store {
                 return Ok(Resolved::Named(found.path));
             }
         }
+        // A session directory that is there but cannot be listed: its
+        // error, not "not found".
+        for candidate in self.name_lookup_dirs(arg) {
+            unlistable(&candidate)?;
+        }
         Err(LoadError::NotFound {
             query: arg.to_owned(),
             kind,
@@ -597,6 +616,14 @@ impl Store {
             loop {
                 let (meta, log) = fsops::latest_meta_and_log(&child);
                 let Some(meta) = meta else {
+                    // No meta, or a directory that cannot be listed: that
+                    // one is reported, not passed over.
+                    if let Err(e) = unlistable(&child) {
+                        out.skipped.push(Skipped {
+                            path: child,
+                            error: e,
+                        });
+                    }
                     break;
                 };
                 match self.entry(&child, &meta, log.map_or(0, |f| f.len)) {

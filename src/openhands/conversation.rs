@@ -6,8 +6,13 @@
 //! Every event file of a conversation is read back to back into one byte
 //! buffer the [`Conversation`] owns (`source::read_into`: open, `fstat`,
 //! read, with the [`MAX_SIZE`](crate::MAX_SIZE) limit checked before
-//! reading), parsed once, and its envelope taken in one pass over the root
-//! object's members ([`Event`]). Reading an event costs no heap allocation
+//! reading), parsed once, up to the reader's budget for one conversation
+//! ([`EVENT_BUDGET`] unless [`Reader::set_event_budget`] says otherwise):
+//! what the conversation holds of its event files is never more than the
+//! budget, and a file past it is left unread and recorded as
+//! [`FileStatus::Unreadable`](super::FileStatus::Unreadable) with
+//! [`SourceError::OverBudget`]. Each event's envelope is taken in one pass
+//! over the root object's members ([`Event`]). Reading an event costs no heap allocation
 //! beyond the growth of the conversation's buffers, and the standard
 //! library's directory listing (which allocates each entry's name);
 //! [`Reader::read_into`] reuses a conversation's buffers as well (the
@@ -32,7 +37,7 @@ use crate::json::{Document, FieldValue, JsonError, JsonType, Parser, Value};
 use crate::source::dir::{Dir, FileFault, ListBuf};
 use crate::source::{self, SourceError};
 
-use super::discover::{conversation_dir_cow, is_conversation_dir_with, is_state_bytes};
+use super::discover::{conversation_dir_cow, is_conversation_dir_with, marks_conversation};
 use super::event::{EventRec, Events, Txt};
 use super::events::{EventFiles, File, NameList, NamePattern};
 use super::state::{Meta, State};
@@ -83,6 +88,17 @@ impl FileError {
             FileError::Json { source, .. } => source.offset(),
             _ => None,
         }
+    }
+
+    /// Whether the file's bytes could not be had: the operating system
+    /// refused to open or read it, or it is over what was left of the
+    /// reader's budget ([`Reader::set_event_budget`]). Such a file is not
+    /// known to be malformed.
+    pub fn is_unreadable(&self) -> bool {
+        matches!(
+            self,
+            FileError::Source(SourceError::Io { .. } | SourceError::OverBudget { .. })
+        )
     }
 
     /// Whether the file was empty (which the SDK's iteration skips
@@ -393,6 +409,11 @@ fn in_memory_check(path: &Path, bytes: &[u8]) -> Result<(), SourceError> {
         });
     }
     Ok(())
+}
+
+/// The error of a path that should be a directory and is a file.
+fn not_a_directory() -> io::Error {
+    io::Error::new(io::ErrorKind::NotADirectory, "not a directory")
 }
 
 fn push_txt(strings: &mut String, s: &str) -> Option<Txt> {
@@ -735,8 +756,13 @@ impl<K: AsRef<str>, V: AsRef<[u8]>> FileEntry for &(K, V) {
     }
 }
 
+/// The most bytes of event files a [`Reader`] holds for one conversation
+/// unless told otherwise ([`Reader::set_event_budget`]): 1 GiB, the
+/// [`MAX_SIZE`] of one file.
+pub const EVENT_BUDGET: u64 = MAX_SIZE;
+
 /// Reads conversations, keeping its buffers from one to the next.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Reader {
     parser: Parser,
     pattern: NamePattern,
@@ -744,6 +770,21 @@ pub struct Reader {
     scratch: Vec<u8>,
     hint: usize,
     listing: ListBuf,
+    budget: u64,
+}
+
+impl Default for Reader {
+    fn default() -> Self {
+        Reader {
+            parser: Parser::default(),
+            pattern: NamePattern::default(),
+            path: PathBuf::new(),
+            scratch: Vec::new(),
+            hint: 0,
+            listing: ListBuf::default(),
+            budget: EVENT_BUDGET,
+        }
+    }
 }
 
 /// The largest event buffer a [`Reader`] reserves ahead from the last
@@ -772,6 +813,24 @@ impl Reader {
     /// Sets the file-name pattern.
     pub fn set_pattern(&mut self, pattern: NamePattern) {
         self.pattern = pattern;
+    }
+
+    /// The most bytes of event files the reader holds for one conversation
+    /// (sub-agents are conversations of their own): [`EVENT_BUDGET`] unless
+    /// set.
+    pub fn event_budget(&self) -> u64 {
+        self.budget
+    }
+
+    /// Sets the most bytes of event files the reader holds for one
+    /// conversation. The event files are read in index order; one that
+    /// would take the conversation's event bytes past the budget is not
+    /// read, and is [`FileStatus::Unreadable`](super::FileStatus::Unreadable)
+    /// with a [`SourceError::OverBudget`], as is every later one that does
+    /// not fit in what is left. The budget bounds the event bytes; the
+    /// state and the meta are held besides (each at most [`MAX_SIZE`]).
+    pub fn set_event_budget(&mut self, bytes: u64) {
+        self.budget = bytes;
     }
 
     /// The reader's JSON parser, to decode with between reads.
@@ -836,6 +895,8 @@ impl Reader {
         }
         let (mut has_events, mut has_subagents) = (false, false);
         let (mut has_state, mut has_meta) = (false, false);
+        // `events` or `subagents` that is there but is not a directory.
+        let (mut events_not_dir, mut subagents_not_dir) = (false, false);
         let listed = d.for_each(&mut self.listing, |name, kind| {
             let s = name.to_string_lossy();
             match &*s {
@@ -846,7 +907,11 @@ impl Reader {
                     has_subagents |= s == DIR_SUBAGENTS;
                     conv.dirs.push(&s);
                 }
-                _ => conv.others.push(&s),
+                _ => {
+                    events_not_dir |= s == DIR_EVENTS;
+                    subagents_not_dir |= s == DIR_SUBAGENTS;
+                    conv.others.push(&s);
+                }
             }
         });
         listed.map_err(|e| ReadError::io(&dir, e))?;
@@ -892,9 +957,15 @@ impl Reader {
             }
         } else {
             conv.files.finish();
+            if events_not_dir {
+                conv.events_error = Some(ReadError::io(&path, not_a_directory()));
+            }
         }
         let any_event_name = conv.files.files().any(|f| f.id().is_some());
-        if !has_state && !has_meta && !any_event_name && conv.events_error.is_none() {
+        // An `events/` that cannot be listed may hold events; an `events`
+        // that is a file holds none, and alone makes no conversation.
+        let unlisted = has_events && conv.events_error.is_some();
+        if !has_state && !has_meta && !any_event_name && !unlisted {
             self.path = path;
             return Err(ReadError::NoConversation {
                 path: conv.dir.clone(),
@@ -908,8 +979,9 @@ impl Reader {
             let start = conv.blob.len();
             let mut rec = new_rec(pos, i as u64, start);
             let name = conv.files.name_of(pos);
+            let left = self.budget.saturating_sub(conv.blob.len() as u64);
             let read = match &events_dir {
-                Some(ev) => ev.read_file(OsStr::new(name), &mut conv.blob),
+                Some(ev) => ev.read_file_within(OsStr::new(name), &mut conv.blob, left),
                 None => Err(FileFault::NotAFile),
             };
             match read {
@@ -920,7 +992,7 @@ impl Reader {
                         ingest(&mut self.parser, bytes, &mut conv.strings, &mut rec, visit)
                     {
                         path.push(name);
-                        conv.files.mark_malformed(pos, b.at(&path));
+                        conv.files.mark_bad(pos, b.at(&path));
                         path.pop();
                     } else {
                         rec.ok = true;
@@ -930,7 +1002,7 @@ impl Reader {
                     path.push(name);
                     let e = f.at(&path);
                     path.pop();
-                    conv.files.mark_malformed(pos, e.into());
+                    conv.files.mark_bad(pos, e.into());
                 }
             }
             conv.events.push(rec);
@@ -980,6 +1052,10 @@ impl Reader {
                 }
                 Err(e) => conv.subagents_error = Some(ReadError::io(&path, e)),
             }
+            path.pop();
+        } else if subagents_not_dir {
+            path.push(DIR_SUBAGENTS);
+            conv.subagents_error = Some(ReadError::io(&path, not_a_directory()));
             path.pop();
         }
         self.hint = conv.blob.len();
@@ -1100,8 +1176,19 @@ impl Reader {
             let path = events_dir.join(fname);
             let start = conv.blob.len();
             let mut rec = new_rec(pos, i as u64, start);
+            let left = self.budget.saturating_sub(conv.blob.len() as u64);
             let checked = match lookup(&key) {
-                Some(b) => in_memory_check(&path, b).map(|()| b),
+                Some(b) => in_memory_check(&path, b).and_then(|()| {
+                    if b.len() as u64 > left {
+                        Err(SourceError::OverBudget {
+                            path: path.clone(),
+                            size: b.len() as u64,
+                            left,
+                        })
+                    } else {
+                        Ok(b)
+                    }
+                }),
                 // Only deeper paths: a directory.
                 None => Err(SourceError::NotAFile { path: path.clone() }),
             };
@@ -1118,17 +1205,17 @@ impl Reader {
                         &mut |_, _| {},
                     ) {
                         Ok(()) => rec.ok = true,
-                        Err(b) => conv.files.mark_malformed(pos, b.at(&path)),
+                        Err(b) => conv.files.mark_bad(pos, b.at(&path)),
                     }
                 }
-                Err(e) => conv.files.mark_malformed(pos, e.into()),
+                Err(e) => conv.files.mark_bad(pos, e.into()),
             }
             conv.events.push(rec);
         }
         for s in sub_names {
             let prefix = format!("{DIR_SUBAGENTS}/{s}/");
             let state = lookup(&format!("{prefix}{FILE_BASE_STATE}"))
-                .is_some_and(|b| is_state_bytes(&mut self.parser, b));
+                .is_some_and(|b| marks_conversation(&mut self.parser, b));
             // As `is_conversation_dir` finds a sub-agent on disk: an entry of
             // its `events/` (a file or a directory) named by the SDK 1.30+
             // pattern, whatever the reader's own pattern.

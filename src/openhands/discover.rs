@@ -2,7 +2,12 @@
 //!
 //! A directory holds a conversation when its `base_state.json` is
 //! OpenHands' state (a JSON object with a string `id` and an object
-//! `agent`), or its `events/` has a file named like an event file.
+//! `agent`), or its `events/` has a file named like an event file. A
+//! `base_state.json` that is there but cannot be told apart (empty, not
+//! JSON: a torn write; over [`MAX_SIZE`](crate::MAX_SIZE); a file that
+//! cannot be opened in a directory that can be listed) makes a
+//! conversation too, so that the reader reports it rather than passing over
+//! it; a `base_state.json` that is JSON but not OpenHands' state does not.
 //! Conversations live in a store directory (`~/.openhands/conversations`,
 //! the agent server's `workspace/conversations`, Agent Canvas's
 //! `~/.openhands/agent-canvas/conversations`, an SDK caller's own), one
@@ -11,10 +16,11 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fs;
+use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::json::Parser;
-use crate::source;
+use crate::source::{self, SourceError};
 
 use super::conversation::ReadError;
 use super::events::{EventFiles, NamePattern, parse_event_name};
@@ -62,7 +68,8 @@ pub(crate) fn is_state_bytes(parser: &mut Parser, bytes: &[u8]) -> bool {
 }
 
 /// Whether `dir` holds a conversation: a `base_state.json` that is
-/// OpenHands' state, or an `events` directory with an event file in it.
+/// OpenHands' state or cannot be told apart from a damaged one (see the
+/// module docs), or an `events` directory with an event file in it.
 pub fn is_conversation_dir(dir: impl AsRef<Path>) -> bool {
     is_conversation_dir_with(dir.as_ref(), &mut Parser::new(), &mut Vec::new())
 }
@@ -72,10 +79,24 @@ pub(crate) fn is_conversation_dir_with(dir: &Path, parser: &mut Parser, buf: &mu
         return true;
     }
     buf.clear();
-    let ok =
-        source::read_into(&dir.join(FILE_BASE_STATE), buf).is_ok() && is_state_bytes(parser, buf);
+    let ok = match source::read_into(&dir.join(FILE_BASE_STATE), buf) {
+        Ok(_) => marks_conversation(parser, buf),
+        Err(SourceError::Empty { .. } | SourceError::TooLarge { .. }) => true,
+        Err(SourceError::Io { source, .. }) if source.kind() == io::ErrorKind::NotFound => false,
+        // A file that cannot be opened where the directory can be listed:
+        // a damaged conversation (a directory that cannot be listed is
+        // reported as such by the walk).
+        Err(SourceError::Io { .. }) => fs::read_dir(dir).is_ok(),
+        Err(_) => false,
+    };
     buf.clear();
     ok
+}
+
+/// Whether the bytes of a `base_state.json` make its directory a
+/// conversation: OpenHands' state, or not JSON at all (a torn write).
+pub(crate) fn marks_conversation(parser: &mut Parser, bytes: &[u8]) -> bool {
+    parser.parse(bytes).is_err() || is_state_bytes(parser, bytes)
 }
 
 /// Whether `events_dir` lists a name matching the SDK 1.30+ pattern.

@@ -17,10 +17,13 @@
 //!    logs "Event index gap detected" and does not read it). An index too
 //!    large for a `u64` can never be reached and is a gap too.
 //! 5. The files in that sequence are [`FileStatus::Event`] until read: the
-//!    reader marks one that is empty, unreadable, over
-//!    [`MAX_SIZE`](crate::MAX_SIZE), not JSON or not an object
-//!    [`FileStatus::Malformed`], with its [`FileError`]. It stays in the
-//!    sequence (later events' parents and the legacy chain refer to its
+//!    reader marks one that is empty, over [`MAX_SIZE`](crate::MAX_SIZE),
+//!    not a regular file, not JSON or not an object
+//!    [`FileStatus::Malformed`], and one whose bytes could not be had (the
+//!    operating system refused to open or read it, or it is over what is
+//!    left of the reader's budget for the conversation)
+//!    [`FileStatus::Unreadable`], each with its [`FileError`]. It stays in
+//!    the sequence (later events' parents and the legacy chain refer to its
 //!    index and file ID).
 //!
 //! Nothing here opens a file: [`EventFiles::scan`] lists the directory, and
@@ -253,10 +256,16 @@ fn decimal_value(c: char) -> Option<u32> {
 pub enum FileStatus {
     /// An event in the conversation's sequence.
     Event,
-    /// An event file in the sequence that is empty, cannot be read, is over
-    /// [`MAX_SIZE`](crate::MAX_SIZE), is not JSON or not an object. The SDK
-    /// skips an empty one when it iterates, and fails on the others.
+    /// An event file in the sequence that is empty, is over
+    /// [`MAX_SIZE`](crate::MAX_SIZE), is not a regular file, is not JSON or
+    /// not an object. The SDK skips an empty one when it iterates, and fails
+    /// on the others.
     Malformed,
+    /// An event file in the sequence whose bytes could not be had: the
+    /// operating system refused to open or read it (its error is kept), or
+    /// it is over what is left of the reader's budget for one conversation
+    /// ([`Reader::set_event_budget`](super::Reader::set_event_budget)).
+    Unreadable,
     /// An event file after a missing index, which the SDK does not read.
     Gap,
     /// A second file for an index already taken (see the module docs for
@@ -268,11 +277,13 @@ pub enum FileStatus {
 
 impl FileStatus {
     /// The status as the reference names it: `event`, `malformed`, `gap`,
-    /// `duplicate`, `bad-name`.
+    /// `duplicate`, `bad-name`; and `unreadable`, which the reference does
+    /// not tell apart from `malformed`.
     pub fn as_str(self) -> &'static str {
         match self {
             FileStatus::Event => "event",
             FileStatus::Malformed => "malformed",
+            FileStatus::Unreadable => "unreadable",
             FileStatus::Gap => "gap",
             FileStatus::Duplicate => "duplicate",
             FileStatus::BadName => "bad-name",
@@ -291,6 +302,8 @@ impl fmt::Display for FileStatus {
 pub enum Reason<'a> {
     /// The file did not read as a JSON object.
     Malformed(&'a FileError),
+    /// The file's bytes could not be had.
+    Unreadable(&'a FileError),
     /// The file's index comes after `missing`, the first index no file has.
     Gap {
         /// The first missing index.
@@ -308,7 +321,7 @@ pub enum Reason<'a> {
 impl fmt::Display for Reason<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Reason::Malformed(e) => write!(f, "{e}"),
+            Reason::Malformed(e) | Reason::Unreadable(e) => write!(f, "{e}"),
             Reason::Gap { missing } => write!(
                 f,
                 "comes after index {missing}, which no file has: the SDK does not read it"
@@ -540,11 +553,18 @@ impl EventFiles {
         self.by_index = by_index;
     }
 
-    pub(crate) fn mark_malformed(&mut self, pos: u32, err: FileError) {
+    /// Marks a file of the sequence that did not read as a JSON object:
+    /// [`FileStatus::Unreadable`] when its bytes could not be had,
+    /// [`FileStatus::Malformed`] otherwise.
+    pub(crate) fn mark_bad(&mut self, pos: u32, err: FileError) {
         let e = u32::try_from(self.errors.len()).unwrap_or(u32::MAX);
         if let Some(f) = self.files.get_mut(pos as usize) {
+            f.status = if err.is_unreadable() {
+                FileStatus::Unreadable
+            } else {
+                FileStatus::Malformed
+            };
             self.errors.push(err);
-            f.status = FileStatus::Malformed;
             f.detail = Detail::Malformed(e);
         }
     }
@@ -678,7 +698,7 @@ impl<'a> File<'a> {
         self.rec.status
     }
 
-    /// Why a malformed file did not read.
+    /// Why a malformed or unreadable file did not read.
     pub fn error(&self) -> Option<&'a FileError> {
         match self.rec.detail {
             Detail::Malformed(e) => self.set.errors.get(e as usize),
@@ -697,7 +717,13 @@ impl<'a> File<'a> {
             Detail::Duplicate(w) => Some(Reason::Duplicate {
                 taken_by: self.set.name_of(w),
             }),
-            Detail::Malformed(e) => self.set.errors.get(e as usize).map(Reason::Malformed),
+            Detail::Malformed(e) => {
+                let err = self.set.errors.get(e as usize)?;
+                Some(match self.rec.status {
+                    FileStatus::Unreadable => Reason::Unreadable(err),
+                    _ => Reason::Malformed(err),
+                })
+            }
         }
     }
 }

@@ -96,7 +96,14 @@
 //!   sub-agent (it is recorded: [`Conversation::subagent_loops`]). Names that are not UTF-8 are listed lossily and still
 //!   reached by their real bytes.
 //! - Memory: reading a conversation holds its event files' bytes once (one
-//!   byte per byte), about 600 bytes per event file besides (name, records,
+//!   byte per byte), never more than the reader's budget for one
+//!   conversation ([`EVENT_BUDGET`], 1 GiB, unless
+//!   [`Reader::set_event_budget`] says otherwise: an event file past it is
+//!   not read and is [`FileStatus::Unreadable`] with a typed
+//!   [`SourceError::OverBudget`](crate::source::SourceError::OverBudget)),
+//!   plus its state and meta (each at most [`MAX_SIZE`]); sub-agents are
+//!   read one at a time, each a conversation with a budget of its own.
+//!   About 600 bytes per event file besides (name, records,
 //!   envelope strings, vector growth; measured on 10,000 events), and, one
 //!   file at a time, the parse of that file: up
 //!   to 34 bytes per byte of the file for the densest JSON, 2.6 for a
@@ -127,8 +134,8 @@ mod usage;
 pub mod view;
 
 pub use conversation::{
-    Conversation, DecodeError, Doc, FileEntry, FileError, JsonFile, Parsed, ReadError, Reader,
-    parse, read_conversation, read_state,
+    Conversation, DecodeError, Doc, EVENT_BUDGET, FileEntry, FileError, JsonFile, Parsed,
+    ReadError, Reader, parse, read_conversation, read_state,
 };
 pub use discover::{
     Discovery, conversation_dir, discover, event_ids, find_sessions, is_conversation_dir,

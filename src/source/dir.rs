@@ -21,7 +21,7 @@ use std::fs::File;
 use std::io;
 use std::path::Path;
 
-use super::{Fill, MAX_SIZE, fill};
+use super::{Fill, MAX_SIZE, fill_max};
 
 /// What an entry of a directory is, as the listing tells it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,6 +41,8 @@ pub(crate) enum Kind {
 pub(crate) enum FileFault {
     Io(io::Error),
     TooLarge(u64),
+    /// Over the bytes the caller had left: the size, the bytes left.
+    OverBudget(u64, u64),
     Empty,
     NotAFile,
 }
@@ -53,6 +55,7 @@ impl FileFault {
         match self {
             FileFault::Io(source) => SourceError::Io { path, source },
             FileFault::TooLarge(size) => SourceError::TooLarge { path, size },
+            FileFault::OverBudget(size, left) => SourceError::OverBudget { path, size, left },
             FileFault::Empty => SourceError::Empty { path },
             FileFault::NotAFile => SourceError::NotAFile { path },
         }
@@ -75,9 +78,19 @@ pub(crate) struct Dir {
     path: std::path::PathBuf,
 }
 
-/// Reads `file`, whose `fstat` says it holds `size` bytes, to its end,
-/// appending to `buf`; `buf` is left as it was on error.
-fn read_whole(file: &mut File, buf: &mut Vec<u8>) -> Result<usize, FileFault> {
+impl Dir {
+    /// Reads the whole file `name` of this directory, appending it to
+    /// `buf`.
+    pub(crate) fn read_file(&self, name: &OsStr, buf: &mut Vec<u8>) -> Result<usize, FileFault> {
+        self.read_file_within(name, buf, MAX_SIZE)
+    }
+}
+
+/// Reads `file` to its end, appending to `buf`; `buf` is left as it was on
+/// error. A file over `left` bytes (but not over [`MAX_SIZE`]) is
+/// [`FileFault::OverBudget`], refused from its `fstat` size before any of
+/// it is read, or as soon as it grows past `left`.
+fn read_whole(file: &mut File, buf: &mut Vec<u8>, left: u64) -> Result<usize, FileFault> {
     let meta = file.metadata().map_err(FileFault::Io)?;
     if !meta.is_file() {
         return Err(FileFault::NotAFile);
@@ -86,16 +99,23 @@ fn read_whole(file: &mut File, buf: &mut Vec<u8>) -> Result<usize, FileFault> {
     if size > MAX_SIZE {
         return Err(FileFault::TooLarge(size));
     }
+    if size > left {
+        return Err(FileFault::OverBudget(size, left));
+    }
     let start = buf.len();
-    match fill(file, size, buf) {
+    match fill_max(file, size, left, buf) {
         Ok(()) => {}
         Err(Fill::Io(e)) => {
             buf.truncate(start);
             return Err(FileFault::Io(e));
         }
-        Err(Fill::TooLarge(n)) => {
+        Err(Fill::TooLarge(n)) if n > MAX_SIZE => {
             buf.truncate(start);
             return Err(FileFault::TooLarge(n));
+        }
+        Err(Fill::TooLarge(n)) => {
+            buf.truncate(start);
+            return Err(FileFault::OverBudget(n, left));
         }
     }
     match buf.len() - start {
@@ -172,16 +192,17 @@ mod imp {
         }
 
         /// Reads the whole file `name` of this directory, appending it to
-        /// `buf`.
-        pub(crate) fn read_file(
+        /// `buf`, refusing one of more than `left` bytes.
+        pub(crate) fn read_file_within(
             &self,
             name: &OsStr,
             buf: &mut Vec<u8>,
+            left: u64,
         ) -> Result<usize, FileFault> {
             let fd = self
                 .open_at(name.as_bytes(), libc::O_RDONLY | libc::O_NONBLOCK)
                 .map_err(FileFault::Io)?;
-            read_whole(&mut File::from(fd), buf)
+            read_whole(&mut File::from(fd), buf, left)
         }
 
         /// Whether `name`, of the kind the listing gave, is a directory,
@@ -290,11 +311,12 @@ mod imp {
         }
 
         /// Reads the whole file `name` of this directory, appending it to
-        /// `buf`.
-        pub(crate) fn read_file(
+        /// `buf`, refusing one of more than `left` bytes.
+        pub(crate) fn read_file_within(
             &self,
             name: &OsStr,
             buf: &mut Vec<u8>,
+            left: u64,
         ) -> Result<usize, FileFault> {
             let path = self.path.join(name);
             // Without `O_NONBLOCK`, opening a FIFO would block: refuse what
@@ -303,7 +325,7 @@ mod imp {
                 return Err(FileFault::NotAFile);
             }
             let mut f = File::open(&path).map_err(FileFault::Io)?;
-            read_whole(&mut f, buf)
+            read_whole(&mut f, buf, left)
         }
 
         /// Whether `name`, of the kind the listing gave, is a directory,

@@ -5,15 +5,15 @@
 //!
 //! | problem | what |
 //! |---|---|
-//! | `malformed` | an event file in the sequence that is empty, unreadable, too large, not JSON or not an object |
+//! | `malformed` | an event file in the sequence that is empty, too large, not a regular file, not JSON or not an object |
 //! | `gap` | an event file after a missing index (OpenHands does not read it) |
 //! | `duplicate` | a second event file for an index |
 //! | `bad-name` | a file of `events/` whose name is not an event file's |
 //! | `bad-state` | `base_state.json` that does not read as a JSON object |
 //! | `bad-meta` | `meta.json` that does not read as a JSON object |
 //! | `round-trip` | a file whose decoding then encoding (by its kind's decoder) changes its JSON value |
-//! | `unreadable` | a conversation directory, or a directory of the store, that cannot be read |
-//! | `unlistable` | `events/` or `subagents/` of a conversation that cannot be listed |
+//! | `unreadable` | a conversation directory, or a directory of the store, that cannot be read; an event file in the sequence that cannot be opened or read (the operating system's error), or is over the reader's budget for one conversation; a sub-agent nested too deep to be read |
+//! | `unlistable` | `events/` or `subagents/` of a conversation that cannot be listed, or is not a directory |
 //! | `occhat-unreadable` | an OC Chat session whose meta or chat log cannot be read |
 //! | `occhat-invalid` | an OC Chat meta that does not validate as OC Chat validates it (loaded raw) |
 //! | `incomplete-tail` | an OC Chat chat log ending in an incomplete tail (`agentlog occhat recover` fixes it) |
@@ -33,7 +33,7 @@ use rayon::prelude::*;
 
 use crate::out::{Obj, Out, Res, Status, one_line, path_str};
 use crate::progress::Progress;
-use crate::target::{Target, Worker, par_ordered, resolve, walk};
+use crate::target::{Target, Unread, Worker, par_ordered, resolve, walk};
 
 const HELP: &str = "\
 Examples:
@@ -177,7 +177,12 @@ fn check_tree(w: &mut Worker, dir: &Path) -> Found {
                 }
                 check_conversation(c, parsers, &mut found.problems);
             }
-            Err(e) => found.problems.push(unreadable_problem(&e, node.dir)),
+            Err(Unread::Read(e)) => found.problems.push(unreadable_problem(&e, node.dir)),
+            Err(e @ Unread::TooDeep) => {
+                found
+                    .problems
+                    .push(Problem::new(node.dir, "unreadable", e.to_string()));
+            }
         }
         Ok(())
     });

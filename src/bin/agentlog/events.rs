@@ -9,7 +9,8 @@
 //! `files --json`, one object a line, in name order: `name`, `index`
 //! (`null` for a name that is not an event file's, or an index beyond 64
 //! bits), `id` (the event ID the name holds, `null` for a bad name),
-//! `status` (`event`, `malformed`, `gap`, `duplicate`, `bad-name`) and
+//! `status` (`event`, `malformed`, `unreadable`, `gap`, `duplicate`,
+//! `bad-name`) and
 //! `error` (`null`, or why the file is not an event of the sequence).
 
 use std::path::PathBuf;
@@ -26,8 +27,11 @@ Examples:
   agentlog events ~/.openhands/conversations/<id>/base_state.json --json | head
 
 JSON lines have the keys index, file, id, kind, source, parent_id, timestamp.
-A malformed event file is listed with null members and reported on standard
-error.";
+A malformed or unreadable event file is listed with null members and reported
+on standard error.
+
+Exit status 1 when base_state.json or meta.json does not read as a JSON object
+(reported on standard error), 2 when the conversation cannot be read.";
 
 /// List the events of one conversation, in the order OpenHands reads them.
 #[derive(clap::Args, Debug)]
@@ -46,8 +50,11 @@ Examples:
   agentlog files ~/.openhands/conversations/<id>
   agentlog files ~/.openhands/conversations/<id> --json | jq 'select(.status != \"event\")'
 
-JSON lines have the keys name, index, id, status (event, malformed, gap,
-duplicate, bad-name) and error (null or the reason).";
+JSON lines have the keys name, index, id, status (event, malformed,
+unreadable, gap, duplicate, bad-name) and error (null or the reason).
+
+Exit status 1 when base_state.json or meta.json does not read as a JSON object
+(reported on standard error), 2 when the conversation cannot be read.";
 
 /// List every file of a conversation's events/ directory, with its status.
 #[derive(clap::Args, Debug)]
@@ -89,13 +96,23 @@ pub struct ShowArgs {
 }
 
 /// Reads the conversation; an `events/` that cannot be listed is fatal
-/// here (there is nothing else to show).
-fn read(path: &std::path::Path) -> Res<Conversation> {
+/// here (there is nothing else to show). A `base_state.json` or
+/// `meta.json` that does not read as a JSON object is reported, and makes
+/// the status [`Status::PROBLEMS`].
+fn read(path: &std::path::Path) -> Res<(Conversation, Status)> {
     let conv = one_conversation(path, &mut Reader::new())?;
     if let Some(e) = conv.events_error() {
         return Err(Fail::Fatal(e.to_string()));
     }
-    Ok(conv)
+    let mut status = Status::OK;
+    for e in [conv.state_error(), conv.meta_error()]
+        .into_iter()
+        .flatten()
+    {
+        warn(&e.to_string());
+        status.raise(Status::PROBLEMS);
+    }
+    Ok((conv, status))
 }
 
 fn event_json(e: &Event<'_>) -> OwnedValue {
@@ -112,7 +129,7 @@ fn event_json(e: &Event<'_>) -> OwnedValue {
 
 /// Runs `events`.
 pub fn run_events(args: EventsArgs, out: &mut Out) -> Res<u8> {
-    let conv = read(&args.path)?;
+    let (conv, status) = read(&args.path)?;
     for e in conv.events() {
         if let Some(err) = e.error() {
             warn(&err.to_string());
@@ -121,8 +138,13 @@ pub fn run_events(args: EventsArgs, out: &mut Out) -> Res<u8> {
             out.json_line(&event_json(&e))?;
         } else if let Some(err) = e.error() {
             out.line(&format!(
-                "{:>5}  MALFORMED  {}  {}",
+                "{:>5}  {}  {}  {}",
                 e.index(),
+                if err.is_unreadable() {
+                    "UNREADABLE"
+                } else {
+                    "MALFORMED"
+                },
                 e.file_name(),
                 crate::out::one_line(&err.to_string())
             ))?;
@@ -139,12 +161,12 @@ pub fn run_events(args: EventsArgs, out: &mut Out) -> Res<u8> {
             )))?;
         }
     }
-    Ok(Status::OK.code())
+    Ok(status.code())
 }
 
 /// Runs `files`.
 pub fn run_files(args: FilesArgs, out: &mut Out) -> Res<u8> {
-    let conv = read(&args.path)?;
+    let (conv, status) = read(&args.path)?;
     for f in conv.files() {
         let reason = f.reason().map(|r| crate::out::one_line(&r.to_string()));
         if args.json {
@@ -168,12 +190,12 @@ pub fn run_files(args: FilesArgs, out: &mut Out) -> Res<u8> {
             out.line(&line)?;
         }
     }
-    Ok(Status::OK.code())
+    Ok(status.code())
 }
 
 /// Runs `show`.
 pub fn run_show(args: ShowArgs, out: &mut Out) -> Res<u8> {
-    let conv = read(&args.path)?;
+    let (conv, _) = read(&args.path)?;
     let found = match (&args.index, &args.id) {
         (Some(i), _) => conv.events().find(|e| e.index() == *i),
         (None, Some(id)) => conv

@@ -39,7 +39,11 @@ Examples:
   agentlog ls --json ~/.openhands/conversations oc_chat/sessions | jq .id
 
 JSON lines have the keys format, path, id, title, model, events, created,
-updated, subagents (null when unknown).";
+updated, subagents (null when unknown).
+
+Exit status: 0, 1 when a listed conversation's base_state.json, meta.json or
+events/ could not be read (each reported on standard error), 2 a PATH that
+cannot be read.";
 
 /// List the conversations (OpenHands) or sessions (OC Chat) under each PATH.
 #[derive(clap::Args, Debug)]
@@ -65,6 +69,9 @@ struct Row {
     created: Option<String>,
     updated: Option<String>,
     subagents: Option<u64>,
+    /// What could not be read of the files the row is made from (reported
+    /// on standard error, not part of the row).
+    problems: Vec<String>,
 }
 
 impl Row {
@@ -104,7 +111,12 @@ impl Row {
 pub fn run(args: Args, out: &mut Out) -> Res<u8> {
     let mut status = Status::OK;
     let mut header = !args.json;
+    let mut problems = false;
     let mut emit = |row: Row| {
+        for p in &row.problems {
+            warn(p);
+            problems = true;
+        }
         if args.json {
             return out.json_line(&row.to_value());
         }
@@ -140,6 +152,9 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
             }
         }
     }
+    if problems {
+        status.raise(Status::PROBLEMS);
+    }
     Ok(status.code())
 }
 
@@ -156,6 +171,47 @@ fn with_json<T>(
     Some(f(doc.root()))
 }
 
+/// Like [`with_json`] for a file that should be there when it exists:
+/// `Ok(None)` when it does not, the reason when it does not read as a JSON
+/// object.
+fn with_json_file<T>(
+    path: &Path,
+    parser: &mut Parser,
+    buf: &mut Vec<u8>,
+    f: impl FnOnce(agentlog::json::Value<'_>) -> T,
+) -> Result<Option<T>, String> {
+    buf.clear();
+    match source::read_into(path, buf) {
+        Ok(_) => {}
+        Err(source::SourceError::Io { source, .. })
+            if source.kind() == std::io::ErrorKind::NotFound =>
+        {
+            return Ok(None);
+        }
+        Err(e) => return Err(e.to_string()),
+    }
+    let doc = parser
+        .parse(buf)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let root = doc.root();
+    if root.as_object().is_none() {
+        return Err(format!(
+            "{}: a JSON {} where an object was expected",
+            path.display(),
+            root.json_type().as_str()
+        ));
+    }
+    Ok(Some(f(root)))
+}
+
+/// What [`with_json_file`] gave, its reason kept in `problems`.
+fn kept<T>(r: Result<Option<T>, String>, problems: &mut Vec<String>) -> Option<T> {
+    r.unwrap_or_else(|e| {
+        problems.push(e);
+        None
+    })
+}
+
 fn str_member(v: agentlog::json::Value<'_>, key: &str) -> Option<String> {
     v.get(key).and_then(|v| v.as_str()).map(str::to_owned)
 }
@@ -164,7 +220,8 @@ fn str_member(v: agentlog::json::Value<'_>, key: &str) -> Option<String> {
 /// `meta.json`, the names in `events/` and the first and last events.
 fn openhands_row(parser: &mut Parser, dir: &Path) -> Row {
     let mut buf = Vec::new();
-    let (state_id, model) = with_json(&dir.join(FILE_BASE_STATE), parser, &mut buf, |root| {
+    let mut problems = Vec::new();
+    let state = with_json_file(&dir.join(FILE_BASE_STATE), parser, &mut buf, |root| {
         let id = str_member(root, "id");
         let model = root
             .get("agent")
@@ -173,20 +230,25 @@ fn openhands_row(parser: &mut Parser, dir: &Path) -> Row {
             .and_then(|m| m.as_str())
             .map(str::to_owned);
         (id, model)
-    })
-    .unwrap_or_default();
-    let (meta_id, title, created, updated) =
-        with_json(&dir.join(FILE_META), parser, &mut buf, |root| {
-            (
-                str_member(root, "id"),
-                str_member(root, "title"),
-                str_member(root, "created_at"),
-                str_member(root, "updated_at"),
-            )
-        })
-        .unwrap_or_default();
+    });
+    let (state_id, model) = kept(state, &mut problems).unwrap_or_default();
+    let meta = with_json_file(&dir.join(FILE_META), parser, &mut buf, |root| {
+        (
+            str_member(root, "id"),
+            str_member(root, "title"),
+            str_member(root, "created_at"),
+            str_member(root, "updated_at"),
+        )
+    });
+    let (meta_id, title, created, updated) = kept(meta, &mut problems).unwrap_or_default();
     let events_dir = dir.join(DIR_EVENTS);
-    let files = EventFiles::scan(&events_dir, NamePattern::default()).ok();
+    let files = match EventFiles::scan(&events_dir, NamePattern::default()) {
+        Ok(f) => Some(f),
+        Err(e) => {
+            problems.push(format!("{}: {e}", events_dir.display()));
+            None
+        }
+    };
     let events = files.as_ref().map(|f| f.len() as u64);
     let mut ts = |name: &str| {
         with_json(&events_dir.join(name), parser, &mut buf, |root| {
@@ -215,6 +277,7 @@ fn openhands_row(parser: &mut Parser, dir: &Path) -> Row {
         created: created.or(first),
         updated: updated.or(last),
         subagents: Some(count_subagents(dir)),
+        problems,
     }
 }
 
@@ -284,6 +347,7 @@ fn occhat_rows(root: &Path) -> Vec<Row> {
                 created,
                 updated: Some(e.last_modified.clone()),
                 subagents: None,
+                problems: Vec::new(),
             }
         })
         .collect()

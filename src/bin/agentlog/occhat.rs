@@ -18,7 +18,7 @@ use std::path::PathBuf;
 
 use agentlog::json::{OwnedValue, Style};
 use agentlog::occhat::{
-    RecoveryChoice, Store, apply_tail_recovery, detect_incomplete_tail, fs_safe_name,
+    LoadError, RecoveryChoice, Store, apply_tail_recovery, detect_incomplete_tail, fs_safe_name,
 };
 
 use crate::ls::text_of;
@@ -174,6 +174,15 @@ fn preview(m: &OwnedValue) -> String {
 pub fn run(args: Args, out: &mut Out) -> Res<u8> {
     let store = Store::locate(args.sessions_dir.as_deref());
     let fatal = |e: &dyn std::fmt::Display| Fail::Fatal(e.to_string());
+    // A session that is not there is what was asked for missing (1); a
+    // store that cannot be read is fatal (2).
+    let load = |e: LoadError| {
+        if e.is_not_found() {
+            Fail::Problem(e.to_string())
+        } else {
+            Fail::Fatal(e.to_string())
+        }
+    };
     match args.cmd {
         Cmd::List { json } => {
             if !store.dir().is_dir() {
@@ -202,10 +211,8 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
             }
         }
         Cmd::Show { name, json } => {
-            let meta = store.load_session_metadata(&name).map_err(|e| fatal(&e))?;
-            let session = store
-                .load_session(&path_str(&meta.path))
-                .map_err(|e| fatal(&e))?;
+            let meta = store.load_session_metadata(&name).map_err(load)?;
+            let session = store.load_session(&path_str(&meta.path)).map_err(load)?;
             if session.load_failed {
                 warn(&format!(
                     "{}: the newest chat log cannot be read",
@@ -257,7 +264,7 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
             }
         }
         Cmd::Tail { name_or_path, json } => {
-            let log = store.load_chat_log(&name_or_path).map_err(|e| fatal(&e))?;
+            let log = store.load_chat_log(&name_or_path).map_err(load)?;
             let report = detect_incomplete_tail(log.messages());
             if json {
                 let v = report.as_ref().map_or(OwnedValue::Null, |r| r.to_value());
@@ -281,7 +288,7 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
             dry_run,
         } => {
             let choice: RecoveryChoice = choice.parse().map_err(|e| fatal(&e))?;
-            let mut session = store.load_session(&name).map_err(|e| fatal(&e))?;
+            let mut session = store.load_session(&name).map_err(load)?;
             if session.load_failed {
                 return Err(Fail::Problem(format!(
                     "{}: the newest chat log cannot be read; nothing recovered",
@@ -323,7 +330,7 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
             }
         }
         Cmd::ExportMd { name, output } => {
-            let session = store.load_session(&name).map_err(|e| fatal(&e))?;
+            let session = store.load_session(&name).map_err(load)?;
             let path = store
                 .export_markdown(&session, output.as_deref())
                 .map_err(|e| fatal(&e))?;

@@ -7,7 +7,7 @@
 //!   "conversations": N,        OpenHands conversations (top-level)
 //!   "subagents": N,            sub-agents' conversations under them
 //!   "sessions": N,             OC Chat sessions
-//!   "unreadable": N,           conversations, sessions and directories that could not be read at all
+//!   "unreadable": N,           conversations, sessions, directories and event files that could not be read
 //!   "events": N,               OpenHands events that read as JSON objects (sub-agents' included)
 //!   "events_by_kind": {KIND: N},           sorted by kind ("(none)" for an event without a kind)
 //!   "messages": N,             OC Chat messages
@@ -377,6 +377,12 @@ fn conversation_totals(conv: &Conversation, t: &mut Totals) {
         match f.status() {
             FileStatus::Event => {}
             FileStatus::Malformed => t.malformed += 1,
+            FileStatus::Unreadable => {
+                if let Some(e) = f.error() {
+                    warn(&e.to_string());
+                }
+                t.unreadable += 1;
+            }
             FileStatus::Gap => t.gap += 1,
             FileStatus::Duplicate => t.duplicate += 1,
             FileStatus::BadName => t.bad_name += 1,
@@ -389,7 +395,10 @@ fn conversation_totals(conv: &Conversation, t: &mut Totals) {
         warn(&e.to_string());
         t.bad_state += 1;
     }
-    if let Some(e) = conv.events_error() {
+    for e in [conv.events_error(), conv.subagents_error()]
+        .into_iter()
+        .flatten()
+    {
         warn(&e.to_string());
         t.unreadable += 1;
     }

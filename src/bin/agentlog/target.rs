@@ -136,12 +136,33 @@ pub fn one_conversation(path: &Path, reader: &mut Reader) -> Res<Conversation> {
 /// The deepest nesting of sub-agents followed.
 pub const MAX_SUBAGENT_DEPTH: usize = 64;
 
+/// Why [`walk`] has no conversation for a directory it met.
+#[derive(Debug)]
+pub enum Unread {
+    /// The reader could not read it.
+    Read(ReadError),
+    /// A sub-agent nested deeper than [`MAX_SUBAGENT_DEPTH`]: not read.
+    TooDeep,
+}
+
+impl std::fmt::Display for Unread {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unread::Read(e) => e.fmt(f),
+            Unread::TooDeep => write!(
+                f,
+                "a sub-agent nested deeper than {MAX_SUBAGENT_DEPTH} levels: not read"
+            ),
+        }
+    }
+}
+
 /// One conversation met by [`walk`].
 pub struct Node<'a> {
     /// The conversation's directory.
     pub dir: &'a Path,
     /// The conversation, or why it could not be read.
-    pub conv: Result<&'a Conversation, ReadError>,
+    pub conv: Result<&'a Conversation, Unread>,
     /// The ID of the conversation it is a sub-agent of.
     pub parent: Option<&'a str>,
     /// Its own ID as 32 hex digits: `base_state.json`'s `id`, else
@@ -166,8 +187,10 @@ pub struct Worker {
 
 /// Reads the conversation at `top` and every sub-agent's conversation under
 /// it (depth first, sub-agents in name order), one at a time into `conv`,
-/// calling `visit` on each. A directory met twice (a link loop) or nested
-/// deeper than [`MAX_SUBAGENT_DEPTH`] is reported and not followed.
+/// calling `visit` on each. A directory met twice (a link loop) is warned
+/// about and not followed; a sub-agent nested deeper than
+/// [`MAX_SUBAGENT_DEPTH`] is not read, and handed to `visit` as
+/// [`Unread::TooDeep`].
 pub fn walk(
     reader: &mut Reader,
     conv: &mut Conversation,
@@ -243,11 +266,14 @@ pub fn walk_with(
                     id: &id,
                 })?;
                 if depth >= MAX_SUBAGENT_DEPTH {
-                    if !subs.is_empty() {
-                        warn(&format!(
-                            "{}: sub-agents nested deeper than {MAX_SUBAGENT_DEPTH}, not followed",
-                            dir.display()
-                        ));
+                    for s in &subs {
+                        let name = s.file_name().map(|n| n.to_string_lossy().into_owned());
+                        visit(Node {
+                            dir: s,
+                            conv: Err(Unread::TooDeep),
+                            parent: Some(&id),
+                            id: name.as_deref().unwrap_or_default(),
+                        })?;
                     }
                     continue;
                 }
@@ -262,7 +288,7 @@ pub fn walk_with(
                     .unwrap_or_default();
                 visit(Node {
                     dir: &dir,
-                    conv: Err(e),
+                    conv: Err(Unread::Read(e)),
                     parent: parent.as_deref(),
                     id: &id,
                 })?;

@@ -15,8 +15,10 @@
 use std::path::PathBuf;
 
 use agentlog::json::{OwnedValue, Style};
-use agentlog::openhands::Reader;
-use agentlog::openhands::view::{Head, SdkVersion, View, ViewIssue, ViewOptions};
+use agentlog::openhands::view::{
+    EventProblem, Head, PathFault, SdkVersion, View, ViewIssue, ViewOptions,
+};
+use agentlog::openhands::{Conversation, Reader};
 
 use crate::out::{Fail, Out, Res, Status, warn};
 use crate::target::one_conversation;
@@ -60,21 +62,68 @@ fn parse_version(s: &str) -> Result<SdkVersion, String> {
     SdkVersion::parse(s).ok_or_else(|| format!("not an SDK version (MAJOR.MINOR.PATCH): {s}"))
 }
 
-fn describe(issue: &ViewIssue) -> String {
+/// One line for what the view noticed, naming the file and the operating
+/// system's error when a file could not be read at all (the view itself
+/// sees only the bytes it was given).
+fn describe(issue: &ViewIssue, conv: &Conversation) -> String {
     match issue {
-        ViewIssue::Event { index, problem } => format!("event {index}: {problem:?}"),
-        ViewIssue::BaseState(e) => format!("base_state.json: {e}"),
-        ViewIssue::Cycle(ix) => format!("the parents form a cycle through events {ix:?}"),
+        ViewIssue::Event { index, problem } => {
+            let read = conv
+                .event(*index)
+                .and_then(|e| e.error().map(|err| (e, err)));
+            match (read, problem) {
+                // The reader's own error: the file, and why it gave no bytes.
+                (Some((_, err)), EventProblem::Malformed { .. } | EventProblem::NotAnObject) => {
+                    format!("event {index}: {err}")
+                }
+                (e, p) => {
+                    let file = e.map(|(e, _)| e.file_name()).unwrap_or_default();
+                    let what = match p {
+                        EventProblem::Malformed { message, .. } => message.clone(),
+                        EventProblem::NotAnObject => {
+                            "a JSON value where an object was expected".to_owned()
+                        }
+                        EventProblem::MissingMember(m) => {
+                            format!("the member {m} is missing or of another type")
+                        }
+                        other => format!("{other:?}"),
+                    };
+                    if file.is_empty() {
+                        format!("event {index}: {what}")
+                    } else {
+                        format!("event {index} ({file}): {what}")
+                    }
+                }
+            }
+        }
+        ViewIssue::BaseState(e) => match conv.state_error() {
+            Some(err) => err.to_string(),
+            None => format!("base_state.json: {e}"),
+        },
+        ViewIssue::Cycle(ix) => format!("the parents form a cycle through events {}", list(ix)),
         ViewIssue::DanglingParent { index, parent_id } => {
             format!("event {index}: its parent_id {parent_id} names no event")
         }
         ViewIssue::DanglingHead(id) => format!("the head {id} names no event"),
-        ViewIssue::BrokenBranch(f) => format!("the active branch stops early: {f:?}"),
+        ViewIssue::BrokenBranch(PathFault::Cycle(i)) => {
+            format!("the active branch stops early: it comes back to event {i}")
+        }
+        ViewIssue::BrokenBranch(PathFault::Dangling(i, id)) => {
+            format!("the active branch stops early: event {i}'s parent_id {id} names no event")
+        }
         ViewIssue::ConflictingEvidence => {
             "the files' version evidence contradicts itself".to_owned()
         }
         other => format!("{other:?}"),
     }
+}
+
+/// Indexes as `1, 2, 3`.
+fn list(ix: &[usize]) -> String {
+    ix.iter()
+        .map(usize::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Runs the command.
@@ -92,7 +141,11 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
         )));
     }
     for issue in view.issues() {
-        warn(&format!("{}: {}", conv.dir().display(), describe(issue)));
+        warn(&crate::out::one_line(&format!(
+            "{}: {}",
+            conv.dir().display(),
+            describe(issue, &conv)
+        )));
     }
     if args.event_ids {
         let ids = view.event_ids();
