@@ -140,7 +140,7 @@ fn bench(c: &mut Criterion) {
                             _ => 0,
                         };
                     }
-                    if let Some(Ok(doc)) = conv.open_state(&mut parser) {
+                    if let Some(Ok(doc)) = conv.state().map(|f| f.open(&mut parser)) {
                         n += doc.state().members.len();
                     }
                 }

@@ -51,7 +51,7 @@ fn run() -> Result<(), Box<dyn Error>> {
             "{:indent$}{}  {} events  {} calls  {} prompt + {} completion tokens  ${:.4}",
             "",
             conv.name(),
-            conv.event_count(),
+            conv.parsed_event_count(),
             sum.calls,
             sum.prompt_tokens,
             sum.completion_tokens,

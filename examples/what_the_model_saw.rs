@@ -32,7 +32,7 @@ fn run() -> Result<(), Box<dyn Error>> {
         "SDK {} ({} of {} events in the view)",
         view.version().version,
         view.entries().len(),
-        conv.event_count()
+        conv.parsed_event_count()
     );
     for m in view.messages() {
         let mut text = String::new();

@@ -587,8 +587,16 @@ fn the_openhands_reader_reads_it() {
     let mut legacy_seen = 0;
     for d in &dirs {
         let conv = read_conversation(d).expect("read");
-        assert!(conv.state_error().is_none(), "{}", d.display());
-        assert!(conv.meta_error().is_none(), "{}", d.display());
+        assert!(
+            conv.state().and_then(|f| f.error()).is_none(),
+            "{}",
+            d.display()
+        );
+        assert!(
+            conv.meta().and_then(|f| f.error()).is_none(),
+            "{}",
+            d.display()
+        );
         assert!(conv.events_error().is_none(), "{}", d.display());
         assert_eq!(conv.len(), conv.event_file_count(), "{}", d.display());
         let on_disk = files
@@ -635,7 +643,7 @@ fn the_openhands_reader_reads_it() {
                     raw,
                 })
                 .collect(),
-            base_state: conv.state_raw(),
+            base_state: conv.state().map(|f| f.raw()),
             sidecars: Some(sidecars),
         };
         let view = View::build(&input, &ViewOptions::default());

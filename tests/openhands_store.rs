@@ -57,7 +57,7 @@ fn seen(conv: &openhands::Conversation, parent: Option<&Path>, depth: usize) -> 
                 )
             })
             .collect(),
-        state: conv.state_raw().map(<[u8]>::to_vec),
+        state: conv.state().map(|f| f.raw()).map(<[u8]>::to_vec),
         subagents: conv.subagents().to_vec(),
     }
 }
@@ -344,10 +344,10 @@ fn the_visitor_sees_every_object_once_while_reading() {
         .unwrap();
     let conv = item.conversation;
     let mut want: Vec<(Parsed, Vec<u8>, Option<String>)> = Vec::new();
-    if let Some(raw) = conv.state_raw() {
+    if let Some(raw) = conv.state().map(|f| f.raw()) {
         want.push((Parsed::State, raw.to_vec(), None));
     }
-    if let Some(raw) = conv.meta_raw() {
+    if let Some(raw) = conv.meta().map(|f| f.raw()) {
         want.push((Parsed::Meta, raw.to_vec(), None));
     }
     for e in conv.events().filter(|e| e.is_ok()) {

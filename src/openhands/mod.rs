@@ -123,9 +123,12 @@
 
 mod conversation;
 mod discover;
-mod event;
-mod events;
+mod envelope;
+mod error;
+mod event_files;
+mod json_file;
 mod kind;
+mod reader;
 mod state;
 pub mod store;
 mod stored;
@@ -133,18 +136,17 @@ mod time;
 mod usage;
 pub mod view;
 
-pub use conversation::{
-    Conversation, DecodeError, Doc, EVENT_BUDGET, FileEntry, FileError, JsonFile, Parsed,
-    ReadError, Reader, parse, read_conversation, read_state,
-};
+pub use conversation::Conversation;
 pub use discover::{
     Discovery, conversation_dir, discover, event_ids, find_sessions, is_conversation_dir,
     is_conversation_file, state_id, subagent_parent,
 };
-pub use event::{Event, Events};
-pub use events::{
+pub use envelope::{Event, Events};
+pub use error::{DecodeError, FileError, ReadError};
+pub use event_files::{
     EventFiles, EventName, File, FileStatus, NameError, NamePattern, Reason, parse_event_name,
 };
+pub use json_file::{Doc, JsonFile, read_state};
 pub use kind::{
     KIND_ACP_TOOL_CALL, KIND_ACTION, KIND_AGENT_ERROR, KIND_COMPLETION_LOG, KIND_CONDENSATION,
     KIND_CONDENSATION_REQUEST, KIND_CONDENSATION_SUMMARY, KIND_CONVERSATION_ERROR,
@@ -152,6 +154,7 @@ pub use kind::{
     KIND_SECURITY_ANALYSIS, KIND_SERVER_ERROR, KIND_STATE_UPDATE, KIND_STREAMING_DELTA,
     KIND_SYSTEM_PROMPT, KIND_TOKEN, KIND_USER_REJECT, KNOWN_KINDS, Kind,
 };
+pub use reader::{EVENT_BUDGET, FileEntry, Parsed, Reader, parse, read_conversation};
 pub use state::{AgentInfo, Cost, Latency, Meta, Metrics, MetricsMap, State, Stats, TokenUsage};
 pub use store::{Listed, Listing, Store, StoreError, StoreItem, Stream, list, list_with};
 pub use stored::{

@@ -50,9 +50,11 @@ use std::path::{Path, PathBuf};
 use crate::json::{Document, Parser};
 use crate::source::dir::ListBuf;
 
-use super::conversation::{Conversation, Parsed, ReadError, Reader};
+use super::conversation::Conversation;
 use super::discover::{entry_is_dir, is_conversation_dir_with, walk_sessions};
-use super::events::{EventFiles, NamePattern, parse_event_name};
+use super::error::ReadError;
+use super::event_files::{EventFiles, NamePattern, parse_event_name};
+use super::reader::{Parsed, Reader};
 use super::{DIR_EVENTS, DIR_SUBAGENTS, find_sessions};
 
 /// How deep sub-agents' conversations are followed under `subagents/`.

@@ -14,7 +14,8 @@ use std::collections::BTreeMap;
 
 use crate::json::{Item, Parser};
 
-use super::conversation::{Conversation, DecodeError};
+use super::conversation::Conversation;
+use super::error::DecodeError;
 use super::state::{Metrics, State};
 use super::{count, float};
 
@@ -188,7 +189,7 @@ impl Conversation {
     /// Empty when the directory has no state; an error when the state does
     /// not read as a JSON object.
     pub fn usage(&self, parser: &mut Parser) -> Result<UsageByModel, DecodeError> {
-        let Some(doc) = self.open_state(parser) else {
+        let Some(doc) = self.state().map(|f| f.open(parser)) else {
             return Ok(UsageByModel::new());
         };
         let doc = doc?;

@@ -412,14 +412,14 @@ pub fn event(data: &[u8]) {
 /// the same JSON value.
 pub fn state(data: &[u8]) {
     let conv = openhands::parse("c", [("base_state.json", data), ("meta.json", data)]);
-    assert!(conv.has_state() && conv.has_meta());
+    assert!(conv.state().is_some() && conv.meta().is_some());
     assert_eq!(conv.len(), 0);
     let object = Parser::new()
         .parse(data)
         .is_ok_and(|d| d.root().json_type() == JsonType::Object);
-    assert_eq!(conv.state_error().is_none(), object);
-    assert_eq!(conv.meta_error().is_none(), object);
-    if let Some(e) = conv.state_error() {
+    assert_eq!(conv.state().and_then(|f| f.error()).is_none(), object);
+    assert_eq!(conv.meta().and_then(|f| f.error()).is_none(), object);
+    if let Some(e) = conv.state().and_then(|f| f.error()) {
         assert!(e.path().ends_with("base_state.json"));
         if let Some(o) = e.offset() {
             assert!(o <= data.len());
@@ -428,10 +428,11 @@ pub fn state(data: &[u8]) {
     if !object {
         return;
     }
-    assert_eq!(conv.state_raw(), Some(data));
+    assert_eq!(conv.state().map(|f| f.raw()), Some(data));
     let mut parser = Parser::new();
     let doc = conv
-        .open_state(&mut parser)
+        .state()
+        .map(|f| f.open(&mut parser))
         .expect("present")
         .expect("an object opens");
     let root = doc.root();
@@ -572,7 +573,7 @@ fn check_alone(conv: &Conversation, given: &BTreeMap<String, Vec<u8>>) {
         }
     }
     assert_eq!(
-        conv.event_count(),
+        conv.parsed_event_count(),
         conv.events().filter(|e| e.is_ok()).count()
     );
     let listed: BTreeSet<&str> = given
@@ -584,8 +585,8 @@ fn check_alone(conv: &Conversation, given: &BTreeMap<String, Vec<u8>>) {
     assert_eq!(conv.files().len(), listed.len());
     assert_eq!(
         conv.units(),
-        usize::from(conv.has_state())
-            + usize::from(conv.has_meta())
+        usize::from(conv.state().is_some())
+            + usize::from(conv.meta().is_some())
             + conv.files().len()
             + conv.others().len()
     );
@@ -607,7 +608,7 @@ pub fn view_input(conv: &Conversation) -> ViewInput<'_> {
                 raw: e.raw(),
             })
             .collect(),
-        base_state: conv.state_raw(),
+        base_state: conv.state().map(|f| f.raw()),
         sidecars: Some(Sidecars {
             eventlog_lock: conv.sidecars().iter().any(|s| s == ".eventlog.lock"),
             length_marker: conv
@@ -661,7 +662,7 @@ pub fn parse(case: &ParseCase) {
     match Reader::with_pattern(pattern).read(&dir) {
         Ok(disk) => same::assert_same(&conv, &disk, "parse vs read"),
         Err(ReadError::NoConversation { .. }) => {
-            assert!(!conv.has_state() && !conv.has_meta());
+            assert!(conv.state().is_none() && conv.meta().is_none());
             assert!(conv.files().all(|f| f.id().is_none()));
         }
         Err(e) => panic!("reading the directory failed: {e}"),

@@ -261,13 +261,13 @@ fn check_conversation(
         let reason = f.reason().map(|r| r.to_string()).unwrap_or_default();
         problems.push(Problem::new(&events_dir.join(f.name()), problem, reason));
     }
-    if let Some(e) = conv.state_error() {
+    if let Some(e) = conv.state().and_then(|f| f.error()) {
         problems.push(Problem::new(
             &dir.join(openhands::FILE_BASE_STATE),
             "bad-state",
             e.to_string(),
         ));
-    } else if let Some(Ok(doc)) = conv.open_state(first)
+    } else if let Some(Ok(doc)) = conv.state().map(|f| f.open(first))
         && let Err(why) =
             same_after_round_trip(doc.root(), second, State::decode, |d, out| d.write_to(out))
     {
@@ -277,13 +277,13 @@ fn check_conversation(
             format!("as State: {why}"),
         ));
     }
-    if let Some(e) = conv.meta_error() {
+    if let Some(e) = conv.meta().and_then(|f| f.error()) {
         problems.push(Problem::new(
             &dir.join(openhands::FILE_META),
             "bad-meta",
             e.to_string(),
         ));
-    } else if let Some(Ok(doc)) = conv.open_meta(first)
+    } else if let Some(Ok(doc)) = conv.meta().map(|f| f.open(first))
         && let Err(why) =
             same_after_round_trip(doc.root(), second, Meta::decode, |d, out| d.write_to(out))
     {

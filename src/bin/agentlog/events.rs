@@ -105,9 +105,12 @@ fn read(path: &std::path::Path) -> Res<(Conversation, Status)> {
         return Err(Fail::Fatal(e.to_string()));
     }
     let mut status = Status::OK;
-    for e in [conv.state_error(), conv.meta_error()]
-        .into_iter()
-        .flatten()
+    for e in [
+        conv.state().and_then(|f| f.error()),
+        conv.meta().and_then(|f| f.error()),
+    ]
+    .into_iter()
+    .flatten()
     {
         warn(&e.to_string());
         status.raise(Status::PROBLEMS);

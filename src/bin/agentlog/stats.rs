@@ -388,9 +388,12 @@ fn conversation_totals(conv: &Conversation, t: &mut Totals) {
             FileStatus::BadName => t.bad_name += 1,
         }
     }
-    for e in [conv.state_error(), conv.meta_error()]
-        .into_iter()
-        .flatten()
+    for e in [
+        conv.state().and_then(|f| f.error()),
+        conv.meta().and_then(|f| f.error()),
+    ]
+    .into_iter()
+    .flatten()
     {
         warn(&e.to_string());
         t.bad_state += 1;

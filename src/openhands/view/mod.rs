@@ -176,7 +176,7 @@ impl<'a> ViewInput<'a> {
                     raw: e.raw(),
                 })
                 .collect(),
-            base_state: conv.state_raw(),
+            base_state: conv.state().map(|f| f.raw()),
             sidecars,
         }
     }

@@ -15,8 +15,10 @@ use std::fmt;
 
 use crate::json::{Document, JsonError, Parser};
 
-use super::conversation::{Conversation, DecodeError, Doc, FileError};
-use super::events::File;
+use super::conversation::Conversation;
+use super::error::{DecodeError, FileError};
+use super::event_files::File;
+use super::json_file::Doc;
 use super::kind::Kind;
 
 /// A string range in the conversation's string buffer.
