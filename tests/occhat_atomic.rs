@@ -45,16 +45,14 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 /// Files of the store that are records (temporary files left by a crash
-/// are not: no glob of the store matches them).
+/// are not, nor the journal of a save in progress: no glob of the store
+/// matches them).
 fn records(root: &Path) -> Vec<(String, Vec<u8>)> {
     tree(root)
         .into_iter()
         .filter(|(p, _)| {
-            !Path::new(p)
-                .file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with(".occhat-tmp-")
+            let name = Path::new(p).file_name().unwrap().to_string_lossy();
+            !name.starts_with(".occhat-tmp-") && name != agentlog::occhat::PENDING_NAME
         })
         .collect()
 }

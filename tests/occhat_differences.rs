@@ -159,15 +159,17 @@ fn d3_no_torn_file_when_a_write_fails_midway() {
 }
 
 #[test]
-fn d3_archive_happens_after_the_new_file_is_in_place() {
+fn d3_a_crash_at_the_archive_step_leaves_the_old_file_live() {
     use agentlog::occhat::{HookAction, WriteStep};
     use std::sync::Arc;
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("sessions");
     saved_session(&root, "s");
-    // Crash right before the first archive link: the seed has by then moved
-    // the old file away without writing a new one (no live record). Here the
-    // new file is already live.
+    // Crash right before the first archive link. OC Chat's `persistence.py`
+    // has by then moved the old file away without writing a new one (no
+    // live record). Here the archive copy comes before the publish (so an
+    // archive on another file system fails before anything is replaced):
+    // the old file is still live and complete.
     let hook: agentlog::occhat::WriteHook = Arc::new(|step, _p: &Path| {
         if step == WriteStep::ArchiveLink {
             HookAction::Crash
@@ -185,7 +187,9 @@ fn d3_archive_happens_after_the_new_file_is_in_place() {
         list.sessions[0]
             .filepath
             .to_string_lossy()
-            .contains("08-56-43")
+            .contains("08-55-43"),
+        "{}",
+        list.sessions[0].filepath.display()
     );
 }
 

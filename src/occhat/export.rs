@@ -32,6 +32,7 @@ use crate::output::{OutputError, OutputPath};
 
 use super::fsops::{self, WriteStep};
 use super::highlight::{escape_into, highlight};
+use super::layout::SessionTarget;
 use super::save::SaveError;
 use super::session::ChatSession;
 use super::store::RecordKind;
@@ -349,24 +350,31 @@ impl Store {
         session: &ChatSession,
         filepath: Option<&Path>,
     ) -> Result<PathBuf, SaveError> {
-        let name = &session.name;
-        let sdir = self.session_dir(name);
+        let t = self.target_of(session)?;
         let now = self.now_local();
         let text = export_markdown_text(session, &now.compact_stamp());
         match filepath {
-            Some(p) => self.export_to_path(session, p, text.as_bytes()),
+            Some(p) => self.export_to_path(&t, session, p, text.as_bytes()),
             None => {
-                self.io().ensure_dir(&sdir)?;
-                let fname = Self::stamped_name(name, &now.file_stamp(), "export", "md");
-                self.save_file(
-                    &sdir,
-                    &self.archive_dir(name),
-                    &fname,
-                    text.as_bytes(),
-                    &fsops::kind_any_ext("export"),
-                )
+                self.io().ensure_dir(&t.dir)?;
+                let fname = Self::stamped_name(&t.name, &now.file_stamp(), "export", "md");
+                self.export_into(&t, &fname, text.as_bytes(), &fsops::kind_any_ext("export"))
             }
         }
+    }
+
+    /// Writes an export into the session directory `t` under its lock,
+    /// archiving the earlier exports `archived` matches.
+    fn export_into(
+        &self,
+        t: &SessionTarget,
+        fname: &str,
+        bytes: &[u8],
+        archived: &dyn Fn(&[u8]) -> bool,
+    ) -> Result<PathBuf, SaveError> {
+        self.recheck(t)?;
+        let _lock = self.io().lock_dir(&t.dir)?;
+        self.save_file_locked(t, fname, bytes, archived, None)
     }
 
     /// Exports the conversation as one self-contained HTML file (see the
@@ -381,19 +389,17 @@ impl Store {
         session: &ChatSession,
         filepath: Option<&Path>,
     ) -> Result<PathBuf, SaveError> {
-        let name = &session.name;
-        let sdir = self.session_dir(name);
+        let t = self.target_of(session)?;
         let io = self.io();
         let html = render_html(session);
         match filepath {
-            Some(p) => self.export_to_path(session, p, html.as_bytes()),
+            Some(p) => self.export_to_path(&t, session, p, html.as_bytes()),
             None => {
-                io.ensure_dir(&sdir)?;
+                io.ensure_dir(&t.dir)?;
                 let now = self.now_local();
-                let fname = Self::stamped_name(name, &now.file_stamp(), "export", "html");
-                self.save_file(
-                    &sdir,
-                    &self.archive_dir(name),
+                let fname = Self::stamped_name(&t.name, &now.file_stamp(), "export", "html");
+                self.export_into(
+                    &t,
                     &fname,
                     html.as_bytes(),
                     &fsops::ends_with("_export.html"),
@@ -408,14 +414,15 @@ impl Store {
     /// writes every output path: a regular file (or nothing yet) replaced
     /// atomically, through a symbolic link to its target, a device, FIFO
     /// or socket in place, `-` to standard output; a directory or a missing
-    /// parent is an error. The session directory is created (as the seed
-    /// does) once the path is known to be writable. Refused
+    /// parent is an error. The session directory (the one resolved) is created (as
+    /// OC Chat's `persistence.py` does) once the path is known to be writable. Refused
     /// ([`OutputError::Refused`], nothing changed) when the path is a
     /// record of this store or of the session's own directory (see
     /// [`is_store_record`]) or the session's meta file itself, however it
     /// is reached (links, other names for the same directories).
     fn export_to_path(
         &self,
+        t: &SessionTarget,
         session: &ChatSession,
         path: &Path,
         bytes: &[u8],
@@ -423,7 +430,7 @@ impl Store {
         let target = OutputPath::classify(path)?;
         self.refuse_record(session, &target)?;
         let io = self.io();
-        io.ensure_dir(&self.session_dir(&session.name))?;
+        io.ensure_dir(&t.dir)?;
         io.step(WriteStep::CreateTemp, target.dest())?;
         let mut out = target.open()?;
         out.write_all(bytes)

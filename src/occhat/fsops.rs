@@ -1,6 +1,9 @@
-//! File-system steps: scanning a directory the way the seed's globs do,
-//! atomic no-clobber writes, archive moves, directory locks, and the write
-//! hook that lets tests fail or crash at every step.
+//! File-system steps: scanning a directory the way the globs of OC Chat's
+//! `persistence.py` do, atomic no-clobber writes, archive copies (links, or
+//! flushed copies across file systems) with identity-first deduplication,
+//! directory locks, and the write hook: every step that changes the store
+//! goes through [`Io::sys`], so a test can fail it with any error (taking
+//! the same path a real one takes) or stop there as a crash would.
 
 use std::ffi::{OsStr, OsString};
 use std::fs::{self, File, OpenOptions};
@@ -29,8 +32,14 @@ pub enum WriteStep {
     SyncTemp,
     /// Taking the session directory's lock.
     Lock,
-    /// Linking (or copying) an old file into the archive.
+    /// Checking that the files a session was loaded from are still the
+    /// newest (see [`SaveError::Changed`]).
+    Verify,
+    /// Linking an old file into the archive (or a copy of it, when the
+    /// archive is on another file system).
     ArchiveLink,
+    /// Copying an old file into the archive where it cannot be linked.
+    ArchiveCopy,
     /// Removing an old file that is now in the archive.
     ArchiveRemove,
     /// Putting the new file in place under its final name.
@@ -43,6 +52,9 @@ pub enum WriteStep {
     Move,
     /// Removing a file (migration).
     Remove,
+    /// Writing or removing the record of a multi-file save in progress
+    /// (`.occhat-pending` in the session directory).
+    Journal,
 }
 
 /// What the write hook wants done at a step.
@@ -50,8 +62,10 @@ pub enum WriteStep {
 pub enum HookAction {
     /// Take the step.
     Continue,
-    /// Fail the step with this error; the write cleans up as after any
-    /// error (its temporary file is removed).
+    /// Fail the step with this error, as if its system call had returned
+    /// it: an injected `EXDEV` on [`WriteStep::ArchiveLink`] takes the same
+    /// fallback (a copy) a real one takes, an `ENOSPC` or `EACCES` stops the
+    /// write, which cleans up as after any error.
     Fail(io::Error),
     /// Stop right here as a crash would: no clean-up at all. The operation
     /// returns [`SaveError::Crashed`].
@@ -67,12 +81,58 @@ pub(crate) struct Io<'a> {
     pub(crate) hook: Option<&'a WriteHook>,
 }
 
+/// The payload of the `io::Error` a simulated crash travels as, so that no
+/// fallback mistakes it for a real error kind.
+#[derive(Debug)]
+struct CrashAt {
+    step: WriteStep,
+    path: PathBuf,
+}
+
+impl std::fmt::Display for CrashAt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "simulated crash at {:?}", self.step)
+    }
+}
+
+impl std::error::Error for CrashAt {}
+
+/// Whether `e` is a simulated crash (never to be handled, only passed up).
+pub(crate) fn is_crash(e: &io::Error) -> bool {
+    e.get_ref().is_some_and(|inner| inner.is::<CrashAt>())
+}
+
+/// The error for `op` on `path`; a simulated crash becomes
+/// [`SaveError::Crashed`].
 pub(crate) fn io_err(op: &'static str, path: &Path, source: io::Error) -> SaveError {
+    if let Some(c) = source.get_ref().and_then(|i| i.downcast_ref::<CrashAt>()) {
+        // Named by the file the operation was for, as a real error is.
+        let _ = &c.path;
+        return SaveError::Crashed {
+            step: c.step,
+            path: path.to_path_buf(),
+        };
+    }
     SaveError::Io {
         op,
         path: path.to_path_buf(),
         source,
     }
+}
+
+/// A file's identity: device and inode.
+pub(crate) type FileId = (u64, u64);
+
+/// The identity of what `path` names, links not followed.
+pub(crate) fn lstat_id(path: &Path) -> Option<FileId> {
+    use std::os::unix::fs::MetadataExt;
+    fs::symlink_metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
+
+/// The identity of what `path` leads to, links followed.
+pub(crate) fn stat_id(path: &Path) -> Option<FileId> {
+    use std::os::unix::fs::MetadataExt;
+    fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
 
 /// A directory entry found by a scan.
@@ -83,11 +143,52 @@ pub(crate) struct Found {
     pub(crate) mtime: SystemTime,
     pub(crate) len: u64,
     pub(crate) is_file: bool,
+    /// What the name itself was (links not followed) when found.
+    pub(crate) entry: Option<EntryStamp>,
+}
+
+/// A directory entry's identity, size and modification time (links not
+/// followed): what tells a name still holds the file it held.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct EntryStamp {
+    pub(crate) id: FileId,
+    pub(crate) len: u64,
+    pub(crate) mtime_ns: i128,
+}
+
+/// The [`EntryStamp`] of `path` now.
+pub(crate) fn entry_stamp(path: &Path) -> Option<EntryStamp> {
+    use std::os::unix::fs::MetadataExt;
+    let m = fs::symlink_metadata(path).ok()?;
+    Some(EntryStamp {
+        id: (m.dev(), m.ino()),
+        len: m.len(),
+        mtime_ns: i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec()),
+    })
 }
 
 impl Found {
     pub(crate) fn py_mtime(&self) -> f64 {
         py_mtime(self.mtime)
+    }
+
+    /// The entry for `path` as it is now (links followed for the type,
+    /// size and time, as a scan sees it), or `None` when nothing is there.
+    pub(crate) fn of(path: &Path) -> Option<Found> {
+        let m = fs::metadata(path).ok()?;
+        Some(Found {
+            path: path.to_path_buf(),
+            name: file_name(path).to_os_string(),
+            mtime: m.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+            len: m.len(),
+            is_file: m.is_file(),
+            entry: entry_stamp(path),
+        })
+    }
+
+    /// Whether the name still holds the file it held when found.
+    pub(crate) fn same_as_now(&self) -> bool {
+        self.entry.is_some() && entry_stamp(&self.path) == self.entry
     }
 }
 
@@ -109,11 +210,12 @@ pub(crate) fn scan(dir: &Path, pred: impl Fn(&[u8]) -> bool) -> (Vec<Found>, usi
         let path = py::join(dir, &name);
         match fs::metadata(&path) {
             Ok(m) => out.push(Found {
-                path,
                 name,
                 mtime: m.modified().unwrap_or(SystemTime::UNIX_EPOCH),
                 len: m.len(),
                 is_file: m.is_file(),
+                entry: entry_stamp(&path),
+                path,
             }),
             Err(_) => vanished += 1,
         }
@@ -141,7 +243,7 @@ pub(crate) fn ends_with(suffix: &str) -> impl Fn(&[u8]) -> bool + '_ {
 }
 
 /// The newest entry by Python's float mtime; ties go to the last in name
-/// order (the seed's `sorted(..., key=mtime)[-1]`, whose tie order is the
+/// order (`persistence.py`'s `sorted(..., key=mtime)[-1]`, whose tie order is the
 /// directory's). Retries when every candidate vanished mid-scan (a save
 /// archiving them at that moment).
 pub(crate) fn latest(dir: &Path, suffix: &str) -> Option<Found> {
@@ -182,7 +284,7 @@ pub(crate) fn latest_meta_and_log(dir: &Path) -> (Option<Found>, Option<Found>) 
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// A temporary name in `dir`. It holds no `_` and ends in no extension the
-/// store looks for, so no glob of the seed's (`*_meta.*`, `*.json`,
+/// store looks for, so no glob of OC Chat's `persistence.py` (`*_meta.*`, `*.json`,
 /// `*.txt`) can see it.
 fn temp_name(dir: &Path) -> PathBuf {
     let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
@@ -208,23 +310,34 @@ pub(crate) struct DirLock {
 }
 
 impl Io<'_> {
-    /// Calls the hook for `step`.
+    /// Calls the hook for `step` (a step that is a check, not a system
+    /// call): a failure or crash it asks for is returned as the error.
     pub(crate) fn step(&self, step: WriteStep, path: &Path) -> Result<(), SaveError> {
-        let Some(hook) = self.hook else {
-            return Ok(());
-        };
-        match hook(step, path) {
-            HookAction::Continue => Ok(()),
-            HookAction::Fail(e) => Err(SaveError::Io {
-                op: "injected failure",
-                path: path.to_path_buf(),
-                source: e,
-            }),
-            HookAction::Crash => Err(SaveError::Crashed {
-                step,
-                path: path.to_path_buf(),
-            }),
+        self.sys(step, path, || Ok(()))
+            .map_err(|e| io_err("injected failure", path, e))
+    }
+
+    /// Takes `step` on `path`: asks the hook, then runs `call` (the step's
+    /// system call) unless the hook fails or crashes it instead.
+    pub(crate) fn sys<T>(
+        &self,
+        step: WriteStep,
+        path: &Path,
+        call: impl FnOnce() -> io::Result<T>,
+    ) -> io::Result<T> {
+        if let Some(hook) = self.hook {
+            match hook(step, path) {
+                HookAction::Continue => {}
+                HookAction::Fail(e) => return Err(e),
+                HookAction::Crash => {
+                    return Err(io::Error::other(CrashAt {
+                        step,
+                        path: path.to_path_buf(),
+                    }));
+                }
+            }
         }
+        call()
     }
 
     /// Creates `dir` and its parents if missing.
@@ -232,28 +345,30 @@ impl Io<'_> {
         if dir.is_dir() {
             return Ok(());
         }
-        self.step(WriteStep::CreateDir, dir)?;
-        fs::create_dir_all(dir).map_err(|e| io_err("create directory", dir, e))
+        self.sys(WriteStep::CreateDir, dir, || fs::create_dir_all(dir))
+            .map_err(|e| io_err("create directory", dir, e))
     }
 
-    /// Writes `bytes` to a new temporary file in `dir` and flushes it.
-    /// On error the temporary file is removed (unless the hook crashed).
-    pub(crate) fn write_temp(&self, dir: &Path, bytes: &[u8]) -> Result<PathBuf, SaveError> {
-        let tmp = temp_name(dir);
-        self.step(WriteStep::CreateTemp, &tmp)?;
-        let mut f = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)
-            .map_err(|e| io_err("create temporary file", &tmp, e))?;
+    /// Writes `bytes` to a new temporary file in `target`'s directory and
+    /// flushes it. Errors name `target` (the temporary name means nothing
+    /// to the user and is gone after the clean-up). On error the temporary
+    /// file is removed (unless the hook crashed).
+    pub(crate) fn write_temp(&self, target: &Path, bytes: &[u8]) -> Result<PathBuf, SaveError> {
+        let dir = parent_of(target);
+        let tmp = temp_name(&dir);
+        let mut f = self
+            .sys(WriteStep::CreateTemp, &tmp, || {
+                OpenOptions::new().write(true).create_new(true).open(&tmp)
+            })
+            .map_err(|e| io_err("create a temporary file to write", target, e))?;
         let r = (|| {
             let half = bytes.len() / 2;
             let (a, b) = bytes.split_at(half);
-            f.write_all(a).map_err(|e| io_err("write", &tmp, e))?;
-            self.step(WriteStep::WriteTemp, &tmp)?;
-            f.write_all(b).map_err(|e| io_err("write", &tmp, e))?;
-            self.step(WriteStep::SyncTemp, &tmp)?;
-            f.sync_all().map_err(|e| io_err("fsync", &tmp, e))
+            f.write_all(a).map_err(|e| io_err("write", target, e))?;
+            self.sys(WriteStep::WriteTemp, &tmp, || f.write_all(b))
+                .map_err(|e| io_err("write", target, e))?;
+            self.sys(WriteStep::SyncTemp, &tmp, || f.sync_all())
+                .map_err(|e| io_err("fsync", target, e))
         })();
         match r {
             Ok(()) => Ok(tmp),
@@ -271,13 +386,15 @@ impl Io<'_> {
 
     /// Flushes a directory so the names in it are durable.
     pub(crate) fn sync_dir(&self, dir: &Path) -> Result<(), SaveError> {
-        self.step(WriteStep::SyncDir, dir)?;
-        let f = File::open(dir).map_err(|e| io_err("open directory", dir, e))?;
-        match f.sync_all() {
+        let r = self.sys(WriteStep::SyncDir, dir, || File::open(dir)?.sync_all());
+        match r {
             Ok(()) => Ok(()),
             // Some file systems cannot fsync a directory; the rename is
             // still atomic there.
-            Err(e) if matches!(e.kind(), ErrorKind::InvalidInput | ErrorKind::Unsupported) => {
+            Err(e)
+                if !is_crash(&e)
+                    && matches!(e.kind(), ErrorKind::InvalidInput | ErrorKind::Unsupported) =>
+            {
                 Ok(())
             }
             Err(e) => Err(io_err("fsync directory", dir, e)),
@@ -288,8 +405,9 @@ impl Io<'_> {
     /// no lock file). Saves of one session serialise on it; readers never
     /// lock. Where the file system has no locks, no lock is taken.
     pub(crate) fn lock_dir(&self, dir: &Path) -> Result<DirLock, SaveError> {
-        self.step(WriteStep::Lock, dir)?;
-        let f = File::open(dir).map_err(|e| io_err("open directory", dir, e))?;
+        let f = self
+            .sys(WriteStep::Lock, dir, || File::open(dir))
+            .map_err(|e| io_err("open directory", dir, e))?;
         match f.lock() {
             Ok(()) => Ok(DirLock { _file: Some(f) }),
             Err(e) if e.kind() == ErrorKind::Unsupported => Ok(DirLock { _file: None }),
@@ -302,34 +420,35 @@ impl Io<'_> {
     /// temporary name is removed. Where hard links are not supported, a
     /// rename after an existence check. `Ok(false)` when `target` exists.
     pub(crate) fn publish_new(&self, tmp: &Path, target: &Path) -> Result<bool, SaveError> {
-        self.step(WriteStep::Publish, target)?;
-        match fs::hard_link(tmp, target) {
+        match self.sys(WriteStep::Publish, target, || fs::hard_link(tmp, target)) {
             Ok(()) => {
-                self.step(WriteStep::RemoveTemp, tmp)?;
-                fs::remove_file(tmp).map_err(|e| io_err("remove temporary file", tmp, e))?;
+                self.sys(WriteStep::RemoveTemp, tmp, || fs::remove_file(tmp))
+                    .map_err(|e| io_err("remove the temporary name of", target, e))?;
                 Ok(true)
             }
             Err(e) if e.kind() == ErrorKind::AlreadyExists => Ok(false),
-            Err(_) => {
+            Err(e) if is_crash(&e) => Err(io_err("link", target, e)),
+            Err(e) if is_no_link(&e) => {
                 if fs::symlink_metadata(target).is_ok() {
                     return Ok(false);
                 }
                 fs::rename(tmp, target).map_err(|e| io_err("rename", target, e))?;
                 Ok(true)
             }
+            Err(e) => Err(io_err("link", target, e)),
         }
     }
 
     /// Atomically replaces `target` with `tmp` (rename).
     pub(crate) fn replace(&self, tmp: &Path, target: &Path) -> Result<(), SaveError> {
-        self.step(WriteStep::Publish, target)?;
-        fs::rename(tmp, target).map_err(|e| io_err("rename", target, e))
+        self.sys(WriteStep::Publish, target, || fs::rename(tmp, target))
+            .map_err(|e| io_err("rename", target, e))
     }
 
     /// Writes `bytes` as `target`, atomically, replacing what is there.
     pub(crate) fn write_replace(&self, target: &Path, bytes: &[u8]) -> Result<(), SaveError> {
         let dir = parent_of(target);
-        let tmp = self.write_temp(&dir, bytes)?;
+        let tmp = self.write_temp(target, bytes)?;
         if let Err(e) = self.replace(&tmp, target) {
             return Err(self.cleanup(e, &tmp));
         }
@@ -340,7 +459,7 @@ impl Io<'_> {
     /// `Ok(false)` (and nothing written) when `target` exists.
     pub(crate) fn write_new(&self, target: &Path, bytes: &[u8]) -> Result<bool, SaveError> {
         let dir = parent_of(target);
-        let tmp = self.write_temp(&dir, bytes)?;
+        let tmp = self.write_temp(target, bytes)?;
         match self.publish_new(&tmp, target) {
             Ok(true) => {
                 self.sync_dir(&dir)?;
@@ -354,21 +473,24 @@ impl Io<'_> {
         }
     }
 
-    /// Puts a copy of `old` into `archive` under its own name, as the
-    /// seed's archive step does: when a file of that name is already there
+    /// Puts a copy of `old` into `archive` under its own name, as OC Chat's
+    /// `persistence.py` archives: when a file of that name is already there
     /// with the same bytes, nothing is added ([`Archived::Duplicate`]);
     /// when one with other bytes is, the copy gets `{stem}__{N}{suffix}`
-    /// with the first free N. The copy is a hard link (or a rename when
-    /// `keep_source` is false and links are not supported, or a byte copy
-    /// when it is true); it never replaces anything in the archive.
-    pub(crate) fn archive_link(
-        &self,
-        old: &Found,
-        archive: &Path,
-        keep_source: bool,
-    ) -> Result<Archived, SaveError> {
+    /// with the first free N. The copy is a hard link, or, where the link
+    /// cannot be made (another file system: `EXDEV`; no hard links), a byte
+    /// copy written to a temporary file in the archive, flushed and put in
+    /// place without replacing anything. The original is never touched.
+    ///
+    /// Identity comes before contents: an archive entry that is a symlink
+    /// is never a copy of anything; one that is the same directory entry as
+    /// `old` (the archive leading back to the session directory) is refused
+    /// ([`SaveError::UnsafeLayout`]); one that is another hard link to the
+    /// same file is a real copy (the bytes stay reachable through it).
+    pub(crate) fn archive_copy(&self, old: &Found, archive: &Path) -> Result<Archived, SaveError> {
         let target = py::join(archive, &old.name);
         let (stem, suffix) = py::stem_suffix(&old.name);
+        let old_id = lstat_id(&old.path);
         let mut counter: u64 = 0;
         loop {
             let candidate = if counter == 0 {
@@ -379,21 +501,48 @@ impl Io<'_> {
                 n.push(suffix);
                 py::join(archive, n)
             };
-            if fs::symlink_metadata(&candidate).is_ok() {
-                if counter == 0 && old.is_file && files_equal(&candidate, &old.path) {
-                    return Ok(Archived::Duplicate);
+            if let Ok(cm) = fs::symlink_metadata(&candidate) {
+                if cm.file_type().is_file() && old.is_file {
+                    use std::os::unix::fs::MetadataExt;
+                    let cid = (cm.dev(), cm.ino());
+                    if Some(cid) == old_id {
+                        if stat_id(archive) == stat_id(&parent_of(&old.path)) {
+                            return Err(SaveError::UnsafeLayout {
+                                path: candidate,
+                                problem: super::layout::LayoutProblem::LeadsBack {
+                                    other: old.path.clone(),
+                                },
+                            });
+                        }
+                        // Another name of the same file, in the archive.
+                        return Ok(Archived::Duplicate);
+                    }
+                    if counter == 0 && files_equal(&candidate, &old.path) {
+                        return Ok(Archived::Duplicate);
+                    }
                 }
                 counter += 1;
                 continue;
             }
-            self.step(WriteStep::ArchiveLink, &candidate)?;
-            let linked = if old.is_file {
+            if !old.is_file {
+                // A directory under a record's name: moved, as the
+                // archive step of OC Chat's `persistence.py` moves it.
+                return match self.sys(WriteStep::ArchiveLink, &candidate, || {
+                    fs::rename(&old.path, &candidate)
+                }) {
+                    Ok(()) => Ok(Archived::Moved),
+                    Err(e) if !is_crash(&e) && e.kind() == ErrorKind::NotFound => {
+                        Ok(Archived::Vanished)
+                    }
+                    Err(e) => Err(io_err("move into archive", &candidate, e)),
+                };
+            }
+            let linked = self.sys(WriteStep::ArchiveLink, &candidate, || {
                 fs::hard_link(&old.path, &candidate)
-            } else {
-                Err(io::Error::from(ErrorKind::Unsupported))
-            };
+            });
             match linked {
                 Ok(()) => return Ok(Archived::Linked),
+                Err(e) if is_crash(&e) => return Err(io_err("link into archive", &candidate, e)),
                 Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
                 Err(e)
                     if e.kind() == ErrorKind::NotFound
@@ -401,62 +550,119 @@ impl Io<'_> {
                 {
                     return Ok(Archived::Vanished);
                 }
-                Err(_) => {
-                    // No hard links here (or a directory): move or copy.
-                    if keep_source {
-                        copy_new(&old.path, &candidate)
-                            .map_err(|e| io_err("copy into archive", &candidate, e))?;
-                        return Ok(Archived::Linked);
+                Err(e) if is_no_link(&e) => match self.copy_new(&old.path, &candidate)? {
+                    Some(()) => return Ok(Archived::Linked),
+                    None if fs::symlink_metadata(&old.path).is_err() => {
+                        return Ok(Archived::Vanished);
                     }
-                    match fs::rename(&old.path, &candidate) {
-                        Ok(()) => return Ok(Archived::Moved),
-                        Err(e) if e.kind() == ErrorKind::NotFound => {
-                            return Ok(Archived::Vanished);
-                        }
-                        Err(e) => return Err(io_err("move into archive", &candidate, e)),
-                    }
-                }
+                    None => continue,
+                },
+                Err(e) => return Err(io_err("link into archive", &candidate, e)),
             }
         }
     }
 
-    /// Removes `path` (a file now safe in the archive). A file already gone
-    /// is fine.
-    pub(crate) fn remove_archived(&self, path: &Path) -> Result<(), SaveError> {
-        self.step(WriteStep::ArchiveRemove, path)?;
-        match fs::remove_file(path) {
-            Ok(()) => Ok(()),
-            Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(io_err("remove archived file", path, e)),
+    /// Copies `from` to the new name `to` (never replacing): the bytes go
+    /// to a temporary file in `to`'s directory, keep `from`'s modification
+    /// time, are flushed, then put in place with [`Io::publish_new`].
+    /// `Ok(None)` when `to` exists by then, or `from` vanished.
+    fn copy_new(&self, from: &Path, to: &Path) -> Result<Option<()>, SaveError> {
+        let mut src = match File::open(from) {
+            Ok(f) => f,
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io_err("open to copy into the archive", from, e)),
+        };
+        let mtime = src
+            .metadata()
+            .and_then(|m| m.modified())
+            .map_err(|e| io_err("stat", from, e))?;
+        let mut bytes = Vec::new();
+        src.read_to_end(&mut bytes)
+            .map_err(|e| io_err("read to copy into the archive", from, e))?;
+        let tmp = self
+            .sys(WriteStep::ArchiveCopy, to, || Ok(()))
+            .map_err(|e| io_err("copy into archive", to, e))
+            .and_then(|()| self.write_temp(to, &bytes))?;
+        let r = File::options()
+            .write(true)
+            .open(&tmp)
+            .and_then(|f| {
+                f.set_modified(mtime)?;
+                f.sync_all()
+            })
+            .map_err(|e| io_err("copy into archive", to, e));
+        if let Err(e) = r {
+            return Err(self.cleanup(e, &tmp));
+        }
+        match self.publish_new(&tmp, to) {
+            Ok(true) => Ok(Some(())),
+            Ok(false) => {
+                let _ = fs::remove_file(&tmp);
+                Ok(None)
+            }
+            Err(e) => Err(self.cleanup(e, &tmp)),
         }
     }
 
-    /// Moves every file in `olds` into `archive` (see [`Io::archive_link`]),
-    /// then removes the originals, flushing the archive directory between
-    /// the two so no crash can lose a file.
-    pub(crate) fn archive_all(
-        &self,
-        olds: &[Found],
-        archive: &Path,
-        session_dir: &Path,
-    ) -> Result<(), SaveError> {
-        if olds.is_empty() {
+    /// Removes `old` (a file now safe in the archive), but only while it is
+    /// still the file that was archived (same identity, size and
+    /// modification time): a file another writer put under that name since
+    /// is left alone. A file already gone is fine.
+    pub(crate) fn remove_archived(&self, old: &Found) -> Result<(), SaveError> {
+        if !old.same_as_now() {
             return Ok(());
         }
+        match self.sys(WriteStep::ArchiveRemove, &old.path, || {
+            fs::remove_file(&old.path)
+        }) {
+            Ok(()) => Ok(()),
+            Err(e) if !is_crash(&e) && e.kind() == ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(io_err("remove archived file", &old.path, e)),
+        }
+    }
+
+    /// Copies every file in `olds` into `archive` (see
+    /// [`Io::archive_copy`]) and flushes the archive directory. Returns the
+    /// files that are now safe there (to be removed once the new file is
+    /// live); directories are moved.
+    pub(crate) fn archive_all<'f>(
+        &self,
+        olds: &'f [Found],
+        archive: &Path,
+    ) -> Result<Vec<&'f Found>, SaveError> {
+        if olds.is_empty() {
+            return Ok(Vec::new());
+        }
         self.ensure_dir(archive)?;
-        let mut to_remove = Vec::new();
+        let mut safe = Vec::new();
         for old in olds {
-            match self.archive_link(old, archive, false)? {
-                Archived::Linked | Archived::Duplicate => to_remove.push(&old.path),
+            match self.archive_copy(old, archive)? {
+                Archived::Linked | Archived::Duplicate => safe.push(old),
                 Archived::Moved | Archived::Vanished => {}
             }
         }
         self.sync_dir(archive)?;
-        for p in to_remove {
-            self.remove_archived(p)?;
-        }
-        self.sync_dir(session_dir)
+        Ok(safe)
     }
+}
+
+/// Whether a link failed because none can be made here (another file
+/// system, or one without hard links), so a copy must do.
+fn is_no_link(e: &io::Error) -> bool {
+    !is_crash(e)
+        && (e.raw_os_error() == Some(libc_exdev())
+            || matches!(e.kind(), ErrorKind::CrossesDevices | ErrorKind::Unsupported)
+            || matches!(e.raw_os_error(), Some(EPERM | EMLINK)))
+}
+
+/// `EXDEV`, `EPERM` (Linux's answer from a file system without hard
+/// links) and `EMLINK` (too many links), the same on Linux and the BSDs.
+const EXDEV: i32 = 18;
+const EPERM: i32 = 1;
+const EMLINK: i32 = 31;
+
+fn libc_exdev() -> i32 {
+    EXDEV
 }
 
 /// What archiving one file did.
@@ -470,17 +676,6 @@ pub(crate) enum Archived {
     Duplicate,
     /// The file was gone before it could be archived (another save took it).
     Vanished,
-}
-
-/// Copies `from` to a new file `to` (never replacing), keeping the
-/// modification time, flushed.
-fn copy_new(from: &Path, to: &Path) -> io::Result<()> {
-    let mut src = File::open(from)?;
-    let mtime = src.metadata()?.modified()?;
-    let mut dst = OpenOptions::new().write(true).create_new(true).open(to)?;
-    io::copy(&mut src, &mut dst)?;
-    dst.set_modified(mtime)?;
-    dst.sync_all()
 }
 
 /// Whether two files hold the same bytes (what equal SHA-256 digests mean,

@@ -3,13 +3,14 @@
 use std::ffi::OsStr;
 use std::fs;
 use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
 
 use crate::json::{Map, OwnedValue};
 
 use super::fsops::{self, Archived, Found, WriteStep};
 use super::save::SaveError;
 use super::store::read_owned;
-use super::{LEGACY_DIR_NAME, Store, py};
+use super::{LEGACY_DIR_NAME, Store, fs_safe_name, py};
 
 /// What [`Store::migrate_legacy_layout`] did (the seed's summary dict).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -74,78 +75,44 @@ impl Store {
     /// in `orphans_moved`. In the same spirit, a flat meta whose migrated
     /// name already exists with other content is left in place and reported
     /// in `errors` (the seed would delete it).
+    ///
+    /// Names and paths: a flat file's stem goes through [`fs_safe_name`]
+    /// (`..json`, `...json` become `unnamed-session`), and every directory
+    /// written is checked to be a real directory directly under the root and
+    /// not a reserved one; a file that cannot be migrated (a reserved or
+    /// unusable name, a name too long for the file system, an I/O error) is
+    /// an error in the summary and the rest still migrates. A `Chat_logs` or
+    /// `legacy` that is a symlink (or not a directory) is refused
+    /// ([`SaveError::UnsafeLayout`]) before anything is changed: no file is
+    /// moved from outside the store.
     pub fn migrate_legacy_layout(&self) -> Result<MigrationSummary, SaveError> {
         let io = self.io();
         let base = &self.dir;
+        let chat_dir = self.checked_child(OsStr::new("Chat_logs"), true)?;
+        let legacy = self.checked_child(OsStr::new(LEGACY_DIR_NAME), true)?;
         io.ensure_dir(base)?;
         let _lock = io.lock_dir(base)?;
         let mut summary = MigrationSummary::default();
-        let chat_dir = py::join(base, "Chat_logs");
 
         let (flat, _) = fsops::scan(base, fsops::ends_with(".json"));
         for flat_meta in flat.into_iter().filter(|f| f.is_file) {
-            let (stem, _) = py::stem_suffix(&flat_meta.name);
-            let name = lossy(stem);
-            let data = match read_owned(&flat_meta.path) {
-                Ok(v) => v,
-                Err(e) => {
-                    summary
-                        .errors
-                        .push(format!("{}: {e}", lossy(&flat_meta.name)));
-                    continue;
-                }
-            };
-            let sdir = py::join(base, stem);
-            io.ensure_dir(&sdir)?;
-            let meta_stamp = self.tz.local_of_file_time(flat_meta.mtime).file_stamp();
-            let new_meta = py::join(
-                &sdir,
-                Self::stamped_name(&name, &meta_stamp, "meta", "json"),
-            );
-            let bytes = py::dump(&data);
-            if !io.write_new(&new_meta, &bytes)? {
-                let same = fs::read(&new_meta).is_ok_and(|b| b == bytes);
-                if !same {
-                    summary.errors.push(format!(
-                        "{}: kept: {} already exists with other content",
-                        lossy(&flat_meta.name),
-                        new_meta.display()
-                    ));
-                    continue;
-                }
+            match self.migrate_one(&flat_meta, &chat_dir, &mut summary.errors) {
+                Ok(true) => summary.migrated += 1,
+                Ok(false) => {}
+                Err(e @ SaveError::Crashed { .. }) => return Err(e),
+                Err(e) => summary
+                    .errors
+                    .push(format!("{}: {e}", lossy(&flat_meta.name))),
             }
-            let mut log_name = stem.to_os_string();
-            log_name.push("_log.json");
-            let old_log = py::join(&chat_dir, &log_name);
-            if let Ok(m) = fs::metadata(&old_log) {
-                let mtime = m.modified().unwrap_or(std::time::SystemTime::UNIX_EPOCH);
-                let log_stamp = self.tz.local_of_file_time(mtime).file_stamp();
-                let new_log = py::join(
-                    &sdir,
-                    Self::stamped_name(&name, &log_stamp, "chat_log", "json"),
-                );
-                if !new_log.exists() {
-                    match read_owned(&old_log) {
-                        Err(e) => summary.errors.push(format!("{}: {e}", lossy(&log_name))),
-                        Ok(v) => {
-                            if io.write_new(&new_log, &py::dump(&v))? {
-                                io.step(WriteStep::Remove, &old_log)?;
-                                fs::remove_file(&old_log)
-                                    .map_err(|e| fsops::io_err("remove", &old_log, e))?;
-                            }
-                        }
-                    }
-                }
-            }
-            io.step(WriteStep::Remove, &flat_meta.path)?;
-            fs::remove_file(&flat_meta.path)
-                .map_err(|e| fsops::io_err("remove", &flat_meta.path, e))?;
-            summary.migrated += 1;
         }
 
         if chat_dir.is_dir() {
-            let legacy = py::join(base, LEGACY_DIR_NAME);
+            // Checked again under the lock: a directory swapped for a
+            // symlink since is refused before anything in it moves.
+            self.checked_child(OsStr::new("Chat_logs"), true)?;
+            self.checked_child(OsStr::new(LEGACY_DIR_NAME), true)?;
             io.ensure_dir(&legacy)?;
+            self.checked_child(OsStr::new(LEGACY_DIR_NAME), true)?;
             let (orphans, _) = fsops::scan(&chat_dir, |_| true);
             let mut to_remove: Vec<Found> = Vec::new();
             for orphan in orphans {
@@ -153,21 +120,23 @@ impl Store {
                     continue;
                 }
                 io.step(WriteStep::Move, &orphan.path)?;
-                match io.archive_link(&orphan, &legacy, false)? {
-                    Archived::Linked => {
+                match io.archive_copy(&orphan, &legacy) {
+                    Ok(Archived::Linked) => {
                         summary.orphans_moved += 1;
                         to_remove.push(orphan);
                     }
-                    Archived::Moved => summary.orphans_moved += 1,
+                    Ok(Archived::Moved) => summary.orphans_moved += 1,
                     // Byte-identical copy already in legacy/: only then may
                     // the orphan go.
-                    Archived::Duplicate => to_remove.push(orphan),
-                    Archived::Vanished => {}
+                    Ok(Archived::Duplicate) => to_remove.push(orphan),
+                    Ok(Archived::Vanished) => {}
+                    Err(e @ SaveError::Crashed { .. }) => return Err(e),
+                    Err(e) => summary.errors.push(format!("{}: {e}", lossy(&orphan.name))),
                 }
             }
             io.sync_dir(&legacy)?;
             for orphan in &to_remove {
-                io.remove_archived(&orphan.path)?;
+                io.remove_archived(orphan)?;
             }
             let gitkeep = py::join(&chat_dir, ".gitkeep");
             let others = fs::read_dir(&chat_dir)
@@ -185,4 +154,75 @@ impl Store {
         }
         Ok(summary)
     }
+
+    /// Migrates one flat meta (and its chat log): `Ok(true)` when it was
+    /// moved, `Ok(false)` when it was kept (the reason in `errors`).
+    fn migrate_one(
+        &self,
+        flat_meta: &Found,
+        chat_dir: &Path,
+        errors: &mut Vec<String>,
+    ) -> Result<bool, SaveError> {
+        let io = self.io();
+        let (stem, _) = py::stem_suffix(&flat_meta.name);
+        let data = match read_owned(&flat_meta.path) {
+            Ok(v) => v,
+            Err(e) => {
+                errors.push(format!("{}: {e}", lossy(&flat_meta.name)));
+                return Ok(false);
+            }
+        };
+        let name = fs_safe_name(&lossy(stem));
+        let sdir = self.checked_child(OsStr::new(&name), false)?;
+        io.ensure_dir(&sdir)?;
+        self.checked_child(OsStr::new(&name), false)?;
+        let meta_stamp = self.tz.local_of_file_time(flat_meta.mtime).file_stamp();
+        let new_meta = py::join(
+            &sdir,
+            Self::stamped_name(&name, &meta_stamp, "meta", "json"),
+        );
+        let bytes = py::dump(&data);
+        if !io.write_new(&new_meta, &bytes)? {
+            let same = fs::read(&new_meta).is_ok_and(|b| b == bytes);
+            if !same {
+                errors.push(format!(
+                    "{}: kept: {} already exists with other content",
+                    lossy(&flat_meta.name),
+                    new_meta.display()
+                ));
+                return Ok(false);
+            }
+        }
+        let mut log_name = stem.to_os_string();
+        log_name.push("_log.json");
+        let old_log = py::join(chat_dir, &log_name);
+        if fs::symlink_metadata(chat_dir).is_ok_and(|m| m.is_dir())
+            && let Ok(m) = fs::metadata(&old_log)
+        {
+            let mtime = m.modified().unwrap_or(std::time::SystemTime::UNIX_EPOCH);
+            let log_stamp = self.tz.local_of_file_time(mtime).file_stamp();
+            let new_log = py::join(
+                &sdir,
+                Self::stamped_name(&name, &log_stamp, "chat_log", "json"),
+            );
+            if !new_log.exists() {
+                match read_owned(&old_log) {
+                    Err(e) => errors.push(format!("{}: {e}", lossy(&log_name))),
+                    Ok(v) => {
+                        if io.write_new(&new_log, &py::dump(&v))? {
+                            remove(&io, &old_log)?;
+                        }
+                    }
+                }
+            }
+        }
+        remove(&io, &flat_meta.path)?;
+        Ok(true)
+    }
+}
+
+/// Removes a migrated file.
+fn remove(io: &fsops::Io<'_>, path: &Path) -> Result<(), SaveError> {
+    io.sys(WriteStep::Remove, path, || fs::remove_file(path))
+        .map_err(|e| fsops::io_err("remove", path, e))
 }

@@ -3,9 +3,13 @@
 mod export;
 mod fsops;
 mod highlight;
+mod journal;
+mod layout;
 mod migrate;
 mod names;
+mod origin;
 mod py;
+mod recover;
 mod save;
 mod schema;
 mod session;
@@ -19,9 +23,13 @@ use std::sync::Arc;
 
 pub use export::{export_markdown_text, render_html};
 pub use fsops::{HookAction, WriteHook, WriteStep};
+pub use journal::PENDING_NAME;
+pub use layout::LayoutProblem;
 pub use migrate::MigrationSummary;
 pub use names::fs_safe_name;
-pub use save::{SaveAll, SaveError};
+pub use origin::{FileStamp, Origin};
+pub use recover::Recovery;
+pub use save::{SaveAll, SaveError, SaveNote};
 pub use session::{ChatSession, TokenStats};
 pub use store::{
     CrashSignal, LoadError, LoadedChatLog, LoadedSessionMetadata, RecordKind, SessionEntry,

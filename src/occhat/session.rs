@@ -252,6 +252,13 @@ pub struct ChatSession {
     pub filepath: Option<PathBuf>,
     /// Whether there are unsaved changes (cleared by the saves).
     pub dirty: bool,
+    /// Where the session was loaded from ([`Store::load_session`] sets it):
+    /// the saves write that directory, and first check that the files it
+    /// records are still the newest. `None` (a session made in memory, or
+    /// one being renamed) saves to `{root}/{fs_safe_name(name)}`.
+    ///
+    /// [`Store::load_session`]: super::Store::load_session
+    pub origin: Option<super::Origin>,
 }
 
 impl Default for ChatSession {
@@ -283,6 +290,7 @@ impl Default for ChatSession {
             load_failed: false,
             filepath: None,
             dirty: false,
+            origin: None,
         }
     }
 }

@@ -174,6 +174,23 @@ pub(crate) fn read_owned(path: &Path) -> Result<OwnedValue, LoadError> {
     })
 }
 
+/// [`read_owned`], with the file's stamp; `Ok(None)` when the file changed
+/// while it was read (identity, size or time differ before and after).
+fn read_stamped(path: &Path) -> Result<Option<(OwnedValue, Option<super::FileStamp>)>, LoadError> {
+    let before = fsops::entry_stamp(path);
+    let v = read_owned(path)?;
+    let stamp = super::FileStamp::of(path);
+    let after = stamp.as_ref().map(|s| fsops::EntryStamp {
+        id: s.id,
+        len: s.len,
+        mtime_ns: s.mtime_ns,
+    });
+    if before.is_none() || before != after {
+        return Ok(None);
+    }
+    Ok(Some((v, stamp)))
+}
+
 /// Collapses duplicate member names in place, as a Python dict would
 /// (first position, last value). Cheap when there are none.
 pub(crate) fn collapse_duplicates(v: &mut OwnedValue) {
@@ -543,24 +560,74 @@ impl Store {
     /// [`load_failed`](super::ChatSession::load_failed), so a later save
     /// will not overwrite it with a near-empty buffer; no chat log at all is
     /// an empty conversation.
+    ///
+    /// The session's [`origin`](super::ChatSession::origin) records the
+    /// directory and the two files read (identity, size, time, hash), so
+    /// its saves write that directory and refuse to publish over files
+    /// changed since.
     pub fn load_session(&self, name_or_path: &str) -> Result<super::ChatSession, LoadError> {
-        let meta = self.load_session_metadata(name_or_path)?;
-        let dir = fsops::parent_of(&meta.path);
+        let mut attempts = 0;
+        let (meta_path, meta_raw, meta_stamp) = loop {
+            let resolved = self.resolve_inner(name_or_path, RecordKind::Meta)?;
+            let named = matches!(resolved, Resolved::Named(_));
+            let path = resolved.into_path();
+            match read_stamped(&path) {
+                Ok(Some((v, stamp))) => break (path, v, stamp),
+                Ok(None) if attempts < 3 => attempts += 1,
+                Ok(None) => {
+                    return Err(LoadError::Read(SourceError::Io {
+                        path: path.clone(),
+                        source: std::io::Error::other("the file kept changing while read"),
+                    }));
+                }
+                Err(e) if named && e.is_not_found() && attempts < 3 => attempts += 1,
+                Err(e) => return Err(e),
+            }
+        };
+        let dir = fsops::parent_of(&meta_path);
+        // An interrupted save whose chat log is live: its meta is the
+        // session's (the next save publishes it before its own).
+        let (meta_path, meta_raw, meta_stamp) = match super::journal::read_pending(&dir) {
+            Ok(Some((p, true))) => match OwnedValue::parse(&p.meta_bytes) {
+                Ok(mut v) => {
+                    collapse_duplicates(&mut v);
+                    (py::join(&dir, &p.meta), v, None)
+                }
+                Err(_) => (meta_path, meta_raw, meta_stamp),
+            },
+            _ => (meta_path, meta_raw, meta_stamp),
+        };
+        let recorded_name = meta_raw
+            .as_object()
+            .and_then(|m| m.get("session_name"))
+            .cloned();
+        let (metadata, _) = schema::validate(meta_raw, Model::SessionMetadata);
+        let mut origin = super::Origin::new(dir.clone());
+        origin.meta = meta_stamp;
+        origin.recorded_name = recorded_name;
         let mut attempts = 0;
         let (chat_log, failed) = loop {
             match fsops::latest(&dir, RecordKind::ChatLog.file_suffix()) {
                 None => break (None, false),
-                Some(found) => match read_owned(&found.path) {
-                    Ok(v) => break (Some(schema::validate(v, Model::ChatLog).0), false),
+                Some(found) => match read_stamped(&found.path) {
+                    Ok(Some((v, stamp))) => {
+                        origin.chat_log = stamp;
+                        break (Some(schema::validate(v, Model::ChatLog).0), false);
+                    }
+                    Ok(None) if attempts < 3 => attempts += 1,
                     // Archived by a concurrent save meanwhile: look again.
                     Err(e) if e.is_not_found() && attempts < 3 => attempts += 1,
-                    Err(_) => break (None, true),
+                    Ok(None) | Err(_) => {
+                        origin.chat_log = super::FileStamp::of(&found.path);
+                        break (None, true);
+                    }
                 },
             }
         };
-        let mut s = super::ChatSession::from_records_owned(&meta.metadata, chat_log);
+        let mut s = super::ChatSession::from_records_owned(&metadata, chat_log);
         s.load_failed = failed;
-        s.filepath = Some(meta.path);
+        s.filepath = Some(meta_path);
+        s.origin = Some(origin);
         Ok(s)
     }
 

@@ -18,7 +18,7 @@ use std::path::PathBuf;
 
 use agentlog::json::{OwnedValue, Style};
 use agentlog::occhat::{
-    LoadError, RecoveryChoice, Store, apply_tail_recovery, detect_incomplete_tail, fs_safe_name,
+    LoadError, RecoveryChoice, SaveError, Store, detect_incomplete_tail, fs_safe_name,
 };
 
 use crate::ls::text_of;
@@ -288,40 +288,51 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
             dry_run,
         } => {
             let choice: RecoveryChoice = choice.parse().map_err(|e| fatal(&e))?;
-            let mut session = store.load_session(&name).map_err(load)?;
-            if session.load_failed {
+            let r = store
+                .recover_session(&name, choice, dry_run)
+                .map_err(|e| match e {
+                    SaveError::Load(e) => load(e),
+                    e => fatal(&e),
+                })?;
+            if let Some(meta) = &r.completed {
+                warn(&format!(
+                    "{}: completed an interrupted save (the meta was not published)",
+                    meta.display()
+                ));
+            }
+            if r.load_failed {
                 return Err(Fail::Problem(format!(
                     "{}: the newest chat log cannot be read; nothing recovered",
-                    session
-                        .filepath
-                        .as_deref()
-                        .map_or_else(|| name.clone(), path_str)
+                    r.dir.display()
                 )));
             }
-            let before = session.messages.len();
-            let recovered = apply_tail_recovery(&session.messages, choice);
-            if recovered == session.messages {
-                out.line(&format!(
-                    "{}: nothing to change ({} messages kept)",
-                    session.name, before
-                ))?;
+            let Some(saved) = &r.saved else {
+                if r.after == r.before {
+                    out.line(&format!(
+                        "{}: nothing to change ({} messages kept)",
+                        r.name, r.before
+                    ))?;
+                } else {
+                    out.line(&format!(
+                        "{}: {} keeps {} of {} messages (dry run: nothing written)",
+                        r.name,
+                        choice.as_str(),
+                        r.after,
+                        r.before
+                    ))?;
+                }
                 return Ok(Status::OK.code());
+            };
+            for n in &r.notes {
+                warn(&n.to_string());
             }
-            let line = format!(
+            out.line(&format!(
                 "{}: {} keeps {} of {} messages",
-                session.name,
+                r.name,
                 choice.as_str(),
-                recovered.len(),
-                before
-            );
-            if dry_run {
-                out.line(&format!("{line} (dry run: nothing written)"))?;
-                return Ok(Status::OK.code());
-            }
-            session.messages = recovered;
-            session.dirty = true;
-            let saved = store.save_all(&mut session).map_err(|e| fatal(&e))?;
-            out.line(&line)?;
+                r.after,
+                r.before
+            ))?;
             for l in saved.report_lines() {
                 out.line(&l)?;
             }
@@ -334,6 +345,22 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
             let path = store
                 .export_markdown(&session, output.as_deref())
                 .map_err(|e| fatal(&e))?;
+            if let Some(o) = &session.origin
+                && o.recorded_name
+                    .as_ref()
+                    .and_then(OwnedValue::as_str)
+                    .is_none_or(|n| {
+                        Some(fs_safe_name(n).as_str()) != o.dir.file_name().and_then(|d| d.to_str())
+                    })
+            {
+                warn(&format!(
+                    "{}: the meta names the session {}; exported from this directory",
+                    o.dir.display(),
+                    o.recorded_name
+                        .as_ref()
+                        .map_or_else(|| "null".to_owned(), OwnedValue::to_string)
+                ));
+            }
             // With `-o -` the export itself is the standard output.
             if path.as_os_str() != "-" {
                 out.line(&format!("[Exported to {}]", path.display()))?;
