@@ -4,7 +4,7 @@
 //! JavaScript/TypeScript, C-family, Go, Java, shell, SQL, JSON, TOML, YAML);
 //! anything else gets strings and numbers only. Output is escaped HTML with
 //! `<span class="..">` around tokens; the classes are styled by the export's
-//! inline stylesheet (a Monokai palette, the seed's default code theme).
+//! inline stylesheet (a Monokai palette, `persistence.py`'s default code theme).
 
 /// One language's lexical conventions.
 struct Lang {

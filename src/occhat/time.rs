@@ -1,6 +1,6 @@
 //! Clocks and local time, as OC Chat's stamps need them.
 //!
-//! The seed formats local time (`datetime.now()`, `datetime.fromtimestamp`),
+//! `persistence.py` formats local time (`datetime.now()`, `datetime.fromtimestamp`),
 //! which C's `localtime` computes from the `TZ` environment variable or
 //! `/etc/localtime`. [`TimeZone::local`] does the same by itself, without a
 //! date crate: it reads `TZ` as glibc does (unset: `/etc/localtime`; empty:
