@@ -37,7 +37,7 @@ pub struct Conversation {
 }
 
 impl Conversation {
-    /// An empty conversation, to read into ([`Reader::read_into`]).
+    /// An empty conversation, to read into ([`Reader::read_into`](super::Reader::read_into)).
     pub fn new() -> Self {
         Self::default()
     }
@@ -60,7 +60,7 @@ impl Conversation {
         self.events_error = None;
     }
 
-    /// The directory (for [`parse`], the name it was given).
+    /// The directory (for [`parse`](super::parse), the name it was given).
     pub fn dir(&self) -> &Path {
         &self.dir
     }
@@ -73,14 +73,14 @@ impl Conversation {
     /// `base_state.json`, when the directory has one: its bytes
     /// ([`JsonFile::raw`]), why it did not read as a JSON object
     /// ([`JsonFile::error`]), and its decoding ([`JsonFile::open`], then
-    /// [`Doc::state`]).
+    /// [`Doc::state`](super::Doc::state)).
     pub fn state(&self) -> Option<&JsonFile> {
         self.state.present.then_some(&self.state)
     }
 
     /// `meta.json` (agent server), when the directory has one, as
     /// [`state`](Self::state) gives `base_state.json` (decoded with
-    /// [`Doc::meta`]).
+    /// [`Doc::meta`](super::Doc::meta)).
     pub fn meta(&self) -> Option<&JsonFile> {
         self.meta.present.then_some(&self.meta)
     }

@@ -53,7 +53,7 @@ impl FileError {
 
     /// Whether the file's bytes could not be had: the operating system
     /// refused to open or read it, or it is over what was left of the
-    /// reader's budget ([`Reader::set_event_budget`]). Such a file is not
+    /// reader's budget ([`Reader::set_event_budget`](super::Reader::set_event_budget)). Such a file is not
     /// known to be malformed.
     pub fn is_unreadable(&self) -> bool {
         matches!(

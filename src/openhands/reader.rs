@@ -244,7 +244,7 @@ impl Reader {
     /// `conv` is left empty.
     ///
     /// Files are opened relative to their open directory and directories
-    /// listed into the reader's reused buffer (see [`source`]), so that
+    /// listed into the reader's reused buffer (see [`source`](crate::source)), so that
     /// reading one more conversation of the same shape costs no heap
     /// allocation (sub-agents aside: finding one allocates its paths).
     pub fn read_into(
@@ -259,7 +259,7 @@ impl Reader {
     /// parses as a JSON object while its parsed document is at hand:
     /// `base_state.json`, `meta.json`, then each event in index order. An
     /// indexer that needs a few members beyond the envelope takes them
-    /// here instead of parsing the file a second time ([`Event::open`]).
+    /// here instead of parsing the file a second time ([`Event::open`](super::Event::open)).
     pub fn read_into_with(
         &mut self,
         path: impl AsRef<Path>,
