@@ -21,7 +21,7 @@
 //! Exit status 0 when clean, 1 when problems were found, 2 when a PATH
 //! could not be read at all.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use agentlog::json::{OwnedValue, Parser, Value};
 use agentlog::occhat::{Store, detect_incomplete_tail};
@@ -33,7 +33,7 @@ use rayon::prelude::*;
 
 use crate::out::{Obj, Out, Res, Status, one_line, path_str};
 use crate::progress::Progress;
-use crate::target::{Target, Unread, Worker, par_ordered, resolve, walk};
+use crate::target::{Paths, Target, Unread, Worker, for_each_target, par_ordered, walk};
 
 const HELP: &str = "\
 Examples:
@@ -50,9 +50,8 @@ Exit status: 0 clean, 1 problems found, 2 a PATH that cannot be read.";
 #[derive(clap::Args, Debug)]
 #[command(after_help = HELP)]
 pub struct Args {
-    /// Stores, conversation directories or OC Chat sessions directories.
-    #[arg(required = true, value_name = "PATH")]
-    paths: Vec<PathBuf>,
+    #[command(flatten)]
+    paths: Paths,
     /// One JSON object a line.
     #[arg(long)]
     json: bool,
@@ -109,16 +108,9 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
         }
         Ok(())
     };
-    let mut any = false;
-    for path in &args.paths {
-        let target = resolve(path);
-        any |= target.is_ok();
+    let resolved = for_each_target(&args.paths.paths, &mut status, |path, target, _| {
         match target {
-            Err(e) => {
-                crate::out::error(&e);
-                status.raise(Status::FATAL);
-            }
-            Ok(Target::OpenHands { dirs, unreadable }) => {
+            Target::OpenHands { dirs, unreadable } => {
                 let f = Found {
                     problems: unreadable
                         .iter()
@@ -131,13 +123,15 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
                 par_ordered(&dirs, Some(&progress), check_tree, |f| emit(f, out))?;
                 progress.finish();
             }
-            Ok(Target::OcChat { root }) => {
+            Target::OcChat { root } => {
                 for f in check_occhat(&root) {
                     emit(f, out)?;
                 }
             }
         }
-    }
+        Ok(())
+    })?;
+    let any = resolved > 0;
     if problems > 0 {
         status.raise(Status::PROBLEMS);
     }

@@ -42,7 +42,7 @@
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use agentlog::json::{Document, OwnedValue};
 use agentlog::occhat::Store;
@@ -51,7 +51,7 @@ use rayon::prelude::*;
 
 use crate::out::{Obj, Out, Res, Status, float as json_float, uint, warn};
 use crate::progress::Progress;
-use crate::target::{Target, Worker, par_ordered, resolve, walk_with};
+use crate::target::{Paths, Target, Worker, for_each_target, par_ordered, walk_with};
 
 const HELP: &str = "\
 Examples:
@@ -69,9 +69,8 @@ errors, usage, files.";
 #[derive(clap::Args, Debug)]
 #[command(after_help = HELP)]
 pub struct Args {
-    /// Stores, conversation directories or OC Chat sessions directories.
-    #[arg(required = true, value_name = "PATH")]
-    paths: Vec<PathBuf>,
+    #[command(flatten)]
+    paths: Paths,
     /// One JSON object.
     #[arg(long)]
     json: bool,
@@ -259,16 +258,9 @@ impl Totals {
 pub fn run(args: Args, out: &mut Out) -> Res<u8> {
     let mut status = Status::OK;
     let mut totals = Totals::default();
-    let mut any = false;
-    for path in &args.paths {
-        let target = resolve(path);
-        any |= target.is_ok();
+    let resolved = for_each_target(&args.paths.paths, &mut status, |_, target, _| {
         match target {
-            Err(e) => {
-                crate::out::error(&e);
-                status.raise(Status::FATAL);
-            }
-            Ok(Target::OpenHands { dirs, unreadable }) => {
+            Target::OpenHands { dirs, unreadable } => {
                 for e in &unreadable {
                     warn(&format!("{e} (skipped)"));
                 }
@@ -280,9 +272,11 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
                 })?;
                 progress.finish();
             }
-            Ok(Target::OcChat { root }) => totals.add(&occhat_totals(&root)),
+            Target::OcChat { root } => totals.add(&occhat_totals(&root)),
         }
-    }
+        Ok(())
+    })?;
+    let any = resolved > 0;
     if !any {
         // Nothing could be read: no totals to print.
         return Ok(status.code());

@@ -26,7 +26,7 @@ use agentlog::openhands::{
     is_conversation_dir,
 };
 
-use crate::out::{Fail, Res, warn};
+use crate::out::{Fail, Res, Status, warn};
 use crate::progress::Progress;
 
 /// What a PATH holds.
@@ -77,6 +77,40 @@ pub fn is_occhat_root(dir: &Path) -> bool {
         }
     }
     false
+}
+
+/// The PATH arguments of the commands that take any number of stores.
+#[derive(clap::Args, Debug)]
+pub struct Paths {
+    /// Stores, conversation directories or OC Chat sessions directories.
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+}
+
+/// The loop every multi-PATH command runs: for each PATH in order,
+/// [`resolve`] it and hand it to `each`; a PATH that cannot be read at all
+/// is reported (one line on standard error), raises `status` to
+/// [`Status::FATAL`], and the loop goes on. Returns how many PATHs
+/// resolved; an error of `each` (a closed pipe) ends the loop.
+pub fn for_each_target(
+    paths: &[PathBuf],
+    status: &mut Status,
+    mut each: impl FnMut(&Path, Target, &mut Status) -> Res<()>,
+) -> Res<usize> {
+    let mut resolved = 0;
+    for path in paths {
+        match resolve(path) {
+            Err(e) => {
+                crate::out::error(&e);
+                status.raise(Status::FATAL);
+            }
+            Ok(target) => {
+                resolved += 1;
+                each(path, target, status)?;
+            }
+        }
+    }
+    Ok(resolved)
 }
 
 /// Resolves a PATH argument (see the module docs). The error, one line
