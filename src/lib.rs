@@ -2,6 +2,11 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_op_in_unsafe_fn)]
 
+pub mod asf;
+pub mod convert;
+#[cfg(feature = "follow")]
+pub mod follow;
+mod hash;
 pub mod json;
 pub mod occhat;
 pub mod openhands;

@@ -51,6 +51,8 @@ use std::path::{Path, PathBuf};
 use memmap2::Mmap;
 
 pub(crate) mod dir;
+#[doc(hidden)]
+pub mod opens;
 
 /// The largest file any reader here reads: 1 GiB. A larger file is refused
 /// rather than read into memory.
@@ -176,6 +178,7 @@ fn open_checked(path: &Path) -> Result<(File, u64), SourceError> {
             path: path.to_path_buf(),
         });
     }
+    opens::file();
     let file = File::open(path).map_err(|e| SourceError::io(path, e))?;
     let meta = file.metadata().map_err(|e| SourceError::io(path, e))?;
     if !meta.is_file() {

@@ -12,9 +12,10 @@
 //! `System`, `You`, or `Assistant` / `Assistant — N tok`, in `persistence.py`'s
 //! colours (dim, blue, green). System and user text is shown as written
 //! (pre-wrapped); assistant Markdown is rendered with `pulldown-cmark`
-//! (tables, strikethrough, task lists) and fenced code is highlighted by
-//! the crate's own small lexer ([`super::highlight`]). Tool messages are
-//! not shown, as in `persistence.py`.
+//! (tables, strikethrough, task lists) and fenced code is highlighted with
+//! syntect's grammars in Monokai colours (`highlight.rs`). Tool messages
+//! are not shown, as in `persistence.py`. The HTML export needs the `html`
+//! feature.
 //!
 //! Message content that is not a string (`persistence.py` would raise) is shown as
 //! its JSON text; a falsy content is empty.
@@ -22,6 +23,7 @@
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
+#[cfg(feature = "html")]
 use pulldown_cmark::{CodeBlockKind, CowStr, Event, Options, Tag, TagEnd};
 
 use crate::json::{OwnedValue, Style};
@@ -31,6 +33,7 @@ use std::io::Write;
 use crate::output::{OutputError, OutputPath};
 
 use super::fsops::{self, WriteStep};
+#[cfg(feature = "html")]
 use super::highlight::{escape_into, highlight};
 use super::layout::SessionTarget;
 use super::save::SaveError;
@@ -118,6 +121,7 @@ pub fn export_markdown_text(session: &ChatSession, exported: &str) -> String {
     lines.join("\n")
 }
 
+#[cfg(feature = "html")]
 /// `f"{n:,}"`.
 fn thousands(n: i64) -> String {
     let digits = n.unsigned_abs().to_string();
@@ -134,6 +138,7 @@ fn thousands(n: i64) -> String {
     out
 }
 
+#[cfg(feature = "html")]
 const CSS: &str = r#"
 :root { color-scheme: dark; }
 body { margin: 0; background: #1e1f1c; color: #e6e6e0; font: 15px/1.55 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
@@ -163,6 +168,7 @@ pre .c { color: #75715e; font-style: italic; } pre .f { color: #a6e22e; } pre .t
 pre .v { color: #fd971f; }
 "#;
 
+#[cfg(feature = "html")]
 /// Whether a link target is safe to keep (no `javascript:` and the like).
 fn safe_url(url: &str) -> bool {
     let lower = url.trim_start().to_ascii_lowercase();
@@ -183,6 +189,7 @@ fn safe_url(url: &str) -> bool {
     }
 }
 
+#[cfg(feature = "html")]
 /// Renders assistant Markdown to HTML: raw HTML shown as text, images as
 /// links, unsafe link targets dropped, fenced code highlighted.
 fn render_markdown(md: &str, out: &mut String) {
@@ -262,6 +269,7 @@ fn render_markdown(md: &str, out: &mut String) {
     pulldown_cmark::html::push_html(out, events.into_iter());
 }
 
+#[cfg(feature = "html")]
 /// The HTML export of `session` (see the module docs).
 pub fn render_html(session: &ChatSession) -> String {
     let s = &session.stats;
@@ -377,6 +385,7 @@ impl Store {
         self.save_file_locked(t, fname, bytes, archived, None)
     }
 
+    #[cfg(feature = "html")]
     /// Exports the conversation as one self-contained HTML file (see the
     /// module docs): to `filepath` when given (as
     /// [`export_markdown`](Self::export_markdown) writes it; its directory
@@ -490,6 +499,7 @@ fn is_store_record(rel: &Path) -> bool {
 }
 
 #[cfg(test)]
+#[cfg(all(test, feature = "html"))]
 mod tests {
     use super::*;
 

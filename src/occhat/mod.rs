@@ -2,6 +2,8 @@
 
 mod export;
 mod fsops;
+mod glibc_tz;
+#[cfg(feature = "html")]
 mod highlight;
 mod journal;
 mod layout;
@@ -21,7 +23,9 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-pub use export::{export_markdown_text, render_html};
+pub use export::export_markdown_text;
+#[cfg(feature = "html")]
+pub use export::render_html;
 pub use fsops::{HookAction, WriteHook, WriteStep};
 pub use journal::PENDING_NAME;
 pub use layout::LayoutProblem;

@@ -28,8 +28,8 @@ pub struct FileStamp {
     pub len: u64,
     /// Modification time, nanoseconds since the Unix epoch.
     pub mtime_ns: i128,
-    /// A hash of the bytes (files up to 16 MiB), for an in-place rewrite
-    /// that keeps size and time.
+    /// A hash of the bytes (files up to 16 MiB that could be read), for an
+    /// in-place rewrite that keeps size and time.
     pub hash: Option<u64>,
 }
 
@@ -37,8 +37,12 @@ impl FileStamp {
     /// The stamp of `path` now (links not followed for identity).
     pub(crate) fn of(path: &Path) -> Option<FileStamp> {
         let EntryStamp { id, len, mtime_ns } = fsops::entry_stamp(path)?;
+        // An entry that cannot be read (a directory where a record should
+        // be, a file without permission) is still stamped by identity, size
+        // and time, so a session whose chat log failed to load can be saved
+        // again while that entry stays as it was.
         let hash = if len <= HASH_UP_TO {
-            Some(hash_bytes(&fs::read(path).ok()?))
+            fs::read(path).ok().map(|b| hash_bytes(&b))
         } else {
             None
         };

@@ -29,7 +29,7 @@ use super::{DIR_EVENTS, DIR_SUBAGENTS, FILE_BASE_STATE, FILE_META};
 /// Directories [`find_sessions`] never walks into: the parts of a
 /// conversation, what the agent server and ACP agents keep beside them, and
 /// version control.
-const SKIPPED_DIRS: [&str; 13] = [
+pub(crate) const SKIPPED_DIRS: [&str; 13] = [
     "events",
     "subagents",
     "observations",
@@ -211,14 +211,14 @@ pub fn event_ids(dir: impl AsRef<Path>) -> Result<HashSet<String>, ReadError> {
 
 /// The identity of a directory, to walk each once whatever links lead to it.
 #[cfg(unix)]
-fn dir_key(path: &Path) -> Option<(u64, u64)> {
+pub(crate) fn dir_key(path: &Path) -> Option<(u64, u64)> {
     use std::os::unix::fs::MetadataExt;
     let m = fs::metadata(path).ok()?;
     Some((m.dev(), m.ino()))
 }
 
 #[cfg(not(unix))]
-fn dir_key(path: &Path) -> Option<PathBuf> {
+pub(crate) fn dir_key(path: &Path) -> Option<PathBuf> {
     fs::canonicalize(path).ok()
 }
 

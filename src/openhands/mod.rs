@@ -121,6 +121,8 @@
 //!   nesting is capped at
 //!   [`MAX_DEPTH`](crate::json::MAX_DEPTH).
 
+pub mod changes;
+pub mod checkpoint;
 mod conversation;
 mod discover;
 mod envelope;
@@ -136,6 +138,8 @@ mod time;
 mod usage;
 pub mod view;
 
+pub use changes::{Change, ChangeKind, Changes, ChangesError, ScanOptions};
+pub use checkpoint::{Checkpoint, CheckpointError};
 pub use conversation::Conversation;
 pub use discover::{
     Discovery, conversation_dir, discover, event_ids, find_sessions, is_conversation_dir,

@@ -163,6 +163,9 @@ pub struct Reader {
     scratch: Vec<u8>,
     hint: usize,
     listing: ListBuf,
+    /// Events below this index are not read (left out of the
+    /// conversation): the changes-since scan reads only what is new.
+    pub(crate) skip_below: u64,
     budget: u64,
 }
 
@@ -176,6 +179,7 @@ impl Default for Reader {
             hint: 0,
             listing: ListBuf::default(),
             budget: EVENT_BUDGET,
+            skip_below: 0,
         }
     }
 }
@@ -369,6 +373,9 @@ impl Reader {
             let Some(&pos) = conv.files.sequence_positions().get(i) else {
                 break;
             };
+            if (i as u64) < self.skip_below {
+                continue;
+            }
             let start = conv.blob.len();
             let mut rec = new_rec(pos, i as u64, start);
             let name = conv.files.name_of(pos);

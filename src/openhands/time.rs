@@ -3,8 +3,15 @@
 //! An event's `timestamp` is `datetime.now().isoformat()`: the writing
 //! process's local time with no zone (`2026-05-04T16:30:28.123456`, the
 //! fraction left out when the microsecond is 0). `meta.json`'s
-//! `created_at`/`updated_at` are UTC with a `Z`. [`parse_time`] reads both,
-//! the date arithmetic done here (no date library).
+//! `created_at`/`updated_at` are UTC with a `Z`. [`parse_time`] reads both.
+//!
+//! The grammar is the reference package's (a subset of Python's
+//! `datetime.fromisoformat`), read here; the calendar (which dates exist,
+//! seconds since the epoch) is the `jiff` crate's. jiff's own ISO 8601
+//! parser is not used: it accepts what this contract refuses (the basic
+//! format without dashes and colons, bracketed zone annotations) and limits
+//! fractions to nine digits, where this contract keeps the first nine of
+//! any number.
 
 use std::fmt;
 
@@ -84,17 +91,20 @@ impl Timestamp {
         nanosecond: u32,
         offset: UtcOffset,
     ) -> Option<Timestamp> {
-        if !(1..=9999).contains(&year)
-            || !(1..=12).contains(&month)
-            || day == 0
-            || day > days_in_month(year, month)
-            || hour > 23
-            || minute > 59
-            || second > 59
-            || nanosecond >= 1_000_000_000
-        {
+        if !(1..=9999).contains(&year) {
             return None;
         }
+        // jiff checks the rest: a real day of the month, the time of day.
+        jiff::civil::DateTime::new(
+            i16::try_from(year).ok()?,
+            i8::try_from(month).ok()?,
+            i8::try_from(day).ok()?,
+            i8::try_from(hour).ok()?,
+            i8::try_from(minute).ok()?,
+            i8::try_from(second).ok()?,
+            i32::try_from(nanosecond).ok()?,
+        )
+        .ok()?;
         Some(Timestamp {
             year,
             month,
@@ -142,12 +152,17 @@ impl Timestamp {
 
     /// Whole seconds since 1970-01-01T00:00:00Z (negative before).
     pub fn unix_seconds(&self) -> i64 {
-        let days = days_from_civil(i64::from(self.year), self.month, self.day);
-        days * 86_400
-            + i64::from(self.hour) * 3600
-            + i64::from(self.minute) * 60
-            + i64::from(self.second)
-            - i64::from(self.offset.0)
+        // Civil arithmetic (jiff's `Timestamp` stops short of 9999-12-31
+        // in some offsets; its civil range holds every year here).
+        const EPOCH: jiff::civil::DateTime = jiff::civil::date(1970, 1, 1).at(0, 0, 0, 0);
+        // The fields were checked by `new`.
+        let civil = jiff::civil::date(self.year as i16, self.month as i8, self.day as i8).at(
+            self.hour as i8,
+            self.minute as i8,
+            self.second as i8,
+            0,
+        );
+        civil.duration_since(EPOCH).as_secs() - i64::from(self.offset.0)
     }
 
     /// Nanoseconds since 1970-01-01T00:00:00Z.
@@ -341,44 +356,43 @@ impl Cursor<'_> {
     }
 }
 
-fn is_leap(year: u16) -> bool {
-    year.is_multiple_of(4) && (!year.is_multiple_of(100) || year.is_multiple_of(400))
-}
-
-fn days_in_month(year: u16, month: u8) -> u8 {
-    match month {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        2 if is_leap(year) => 29,
-        2 => 28,
-        _ => 0,
-    }
-}
-
-/// Days from 1970-01-01 to the given proleptic Gregorian date (the
-/// era-based algorithm: 400-year eras of 146 097 days, years starting in
-/// March so the leap day comes last).
-fn days_from_civil(year: i64, month: u8, day: u8) -> i64 {
-    let m = i64::from(month);
-    let y = if m <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y.rem_euclid(400);
-    let mp = (m + 9) % 12; // March = 0
-    let doy = (153 * mp + 2) / 5 + i64::from(day) - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn civil_days() {
-        assert_eq!(days_from_civil(1970, 1, 1), 0);
-        assert_eq!(days_from_civil(2000, 3, 1), 11_017);
-        assert_eq!(days_from_civil(1, 1, 1), -719_162);
-        assert_eq!(days_from_civil(9999, 12, 31), 2_932_896);
-        assert_eq!(days_from_civil(1969, 12, 31), -1);
+        let days = |y, m, d| {
+            Timestamp::new(y, m, d, 0, 0, 0, 0, UtcOffset::UTC)
+                .unwrap()
+                .unix_seconds()
+                / 86_400
+        };
+        assert_eq!(days(1970, 1, 1), 0);
+        assert_eq!(days(2000, 3, 1), 11_017);
+        assert_eq!(days(1, 1, 1), -719_162);
+        assert_eq!(days(9999, 12, 31), 2_932_896);
+        let t = Timestamp::new(1969, 12, 31, 23, 59, 59, 0, UtcOffset::UTC).unwrap();
+        assert_eq!(t.unix_seconds(), -1);
+        let t = Timestamp::new(
+            9999,
+            12,
+            31,
+            23,
+            59,
+            59,
+            0,
+            UtcOffset::from_hm(-23, -59).unwrap(),
+        );
+        assert_eq!(
+            t.unwrap().unix_seconds(),
+            253_402_300_799 + 23 * 3600 + 59 * 60
+        );
+        assert!(Timestamp::new(2023, 2, 29, 0, 0, 0, 0, UtcOffset::UTC).is_none());
+        assert!(Timestamp::new(2024, 2, 29, 0, 0, 0, 0, UtcOffset::UTC).is_some());
+        assert!(Timestamp::new(0, 1, 1, 0, 0, 0, 0, UtcOffset::UTC).is_none());
+        assert!(Timestamp::new(2024, 1, 1, 24, 0, 0, 0, UtcOffset::UTC).is_none());
+        assert!(Timestamp::new(2024, 1, 1, 0, 0, 60, 0, UtcOffset::UTC).is_none());
+        assert!(Timestamp::new(2024, 1, 1, 0, 0, 0, 1_000_000_000, UtcOffset::UTC).is_none());
     }
 }

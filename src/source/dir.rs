@@ -152,6 +152,7 @@ mod imp {
     impl Dir {
         /// Opens the directory at `path`.
         pub(crate) fn open(path: &Path) -> io::Result<Dir> {
+            super::super::opens::dir();
             let f = std::fs::OpenOptions::new()
                 .read(true)
                 .custom_flags(libc::O_DIRECTORY)
@@ -187,6 +188,7 @@ mod imp {
 
         /// Opens the directory `name` in this one.
         pub(crate) fn open_dir(&self, name: &OsStr) -> io::Result<Dir> {
+            super::super::opens::dir();
             let fd = self.open_at(name.as_bytes(), libc::O_RDONLY | libc::O_DIRECTORY)?;
             Ok(Dir { fd })
         }
@@ -199,6 +201,7 @@ mod imp {
             buf: &mut Vec<u8>,
             left: u64,
         ) -> Result<usize, FileFault> {
+            super::super::opens::file();
             let fd = self
                 .open_at(name.as_bytes(), libc::O_RDONLY | libc::O_NONBLOCK)
                 .map_err(FileFault::Io)?;
@@ -297,6 +300,7 @@ mod imp {
     impl Dir {
         /// Opens the directory at `path`.
         pub(crate) fn open(path: &Path) -> io::Result<Dir> {
+            super::super::opens::dir();
             if !std::fs::metadata(path)?.is_dir() {
                 return Err(io::Error::new(io::ErrorKind::Other, "not a directory"));
             }
@@ -324,6 +328,7 @@ mod imp {
             if !std::fs::metadata(&path).map_err(FileFault::Io)?.is_file() {
                 return Err(FileFault::NotAFile);
             }
+            super::super::opens::file();
             let mut f = File::open(&path).map_err(FileFault::Io)?;
             read_whole(&mut f, buf, left)
         }

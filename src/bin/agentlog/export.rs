@@ -33,6 +33,7 @@
 use std::path::PathBuf;
 
 use agentlog::json::{OwnedValue, Style, write::write_str};
+use agentlog::openhands::Event;
 use agentlog::openhands::{DIR_EVENTS, FILE_BASE_STATE, FILE_META};
 
 use crate::out::{Out, Res, Status, one_line, warn};
@@ -45,7 +46,17 @@ Examples:
 
 Each line: {\"conversation\": ID, \"parent\": ID|null, \"index\": N, \"file\": NAME,
 \"error\": null|REASON, \"event\": <the event file's JSON, verbatim>|null}.
-Sub-agents' conversations are included, with their parent's ID.";
+Sub-agents' conversations are included, with their parent's ID.
+
+With --checkpoint FILE (one PATH): only what changed since FILE, then FILE
+is replaced by the new checkpoint after the output is flushed and synced.
+Besides event lines (new events, and a malformed one that now reads, again
+under its index), two records: {\"conversation\": ID, \"parent\": ID|null,
+\"record\": \"rewrite\"} (its history changed: drop what you hold of it; all
+its events follow) and {..., \"record\": \"removed\"}. Exactly once: a run
+killed before it saves FILE is repeated by the next one, so a consumer
+commits the output of a run only once it exited with status 0, or keys
+events by (conversation, index), a later line replacing an earlier one.";
 
 /// Export every event of every conversation as JSON lines.
 #[derive(clap::Args, Debug)]
@@ -62,10 +73,18 @@ pub struct Args {
     /// standard output; one of the inputs is refused.
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
+    /// Export only what changed since the checkpoint FILE (everything when
+    /// there is none yet), then save the new checkpoint there once the
+    /// output is written and synced. One PATH. See `--help`.
+    #[arg(long, value_name = "FILE")]
+    checkpoint: Option<PathBuf>,
 }
 
 /// Runs the command.
 pub fn run(args: Args, stdout: &mut Out) -> Res<u8> {
+    if let Some(cp) = &args.checkpoint {
+        return crate::since::export(&args.paths, args.output.as_deref(), cp, stdout);
+    }
     let mut status = Status::OK;
     let mut targets = Vec::new();
     for_each_target(&args.paths, &mut status, |_, target, status| {
@@ -124,31 +143,10 @@ pub fn run(args: Args, stdout: &mut Out) -> Res<u8> {
                     }
                 }
                 for e in c.events() {
-                    line.clear();
-                    line.extend_from_slice(b"{\"conversation\":");
-                    write_str(&mut line, node.id, false);
-                    line.extend_from_slice(b",\"parent\":");
-                    match node.parent {
-                        Some(p) => write_str(&mut line, p, false),
-                        None => line.extend_from_slice(b"null"),
+                    if let Some(err) = e.error() {
+                        warn(&err.to_string());
                     }
-                    line.extend_from_slice(b",\"index\":");
-                    line.extend_from_slice(e.index().to_string().as_bytes());
-                    line.extend_from_slice(b",\"file\":");
-                    write_str(&mut line, e.file_name(), false);
-                    match e.error() {
-                        Some(err) => {
-                            warn(&err.to_string());
-                            line.extend_from_slice(b",\"error\":");
-                            write_str(&mut line, &one_line(&err.to_string()), false);
-                            line.extend_from_slice(b",\"event\":null}\n");
-                        }
-                        None => {
-                            line.extend_from_slice(b",\"error\":null,\"event\":");
-                            push_one_line(&mut line, e.raw());
-                            line.extend_from_slice(b"}\n");
-                        }
-                    }
+                    push_event_line(&mut line, node.id, node.parent, &e);
                     out.bytes(&line)?;
                 }
                 Ok(())
@@ -159,6 +157,35 @@ pub fn run(args: Args, stdout: &mut Out) -> Res<u8> {
         o.finish()?;
     }
     Ok(status.code())
+}
+
+/// The export line of one event (see the module docs), in `line`
+/// (cleared first).
+pub fn push_event_line(line: &mut Vec<u8>, id: &str, parent: Option<&str>, e: &Event<'_>) {
+    line.clear();
+    line.extend_from_slice(b"{\"conversation\":");
+    write_str(line, id, false);
+    line.extend_from_slice(b",\"parent\":");
+    match parent {
+        Some(p) => write_str(line, p, false),
+        None => line.extend_from_slice(b"null"),
+    }
+    line.extend_from_slice(b",\"index\":");
+    line.extend_from_slice(e.index().to_string().as_bytes());
+    line.extend_from_slice(b",\"file\":");
+    write_str(line, e.file_name(), false);
+    match e.error() {
+        Some(err) => {
+            line.extend_from_slice(b",\"error\":");
+            write_str(line, &one_line(&err.to_string()), false);
+            line.extend_from_slice(b",\"event\":null}\n");
+        }
+        None => {
+            line.extend_from_slice(b",\"error\":null,\"event\":");
+            push_one_line(line, e.raw());
+            line.extend_from_slice(b"}\n");
+        }
+    }
 }
 
 /// Appends a JSON document that read as an object: its bytes verbatim when

@@ -10,13 +10,17 @@
 //! The JSON shapes each command prints are documented on its `--help` and
 //! in the module of the command; they are a stable contract.
 
+mod asf;
+mod asf_convert;
 mod check;
 mod events;
 mod export;
+mod follow;
 mod ls;
 mod occhat;
 mod out;
 mod progress;
+mod since;
 mod stats;
 mod target;
 mod view;
@@ -34,8 +38,10 @@ Examples:
   agentlog events ~/.openhands/conversations/<id> --json | head
   agentlog check ~/.openhands/conversations oc_chat/sessions
   agentlog export ~/.openhands/conversations --jsonl -o events.jsonl
+  agentlog follow ~/.openhands/conversations --checkpoint follow.cp
   agentlog view ~/.openhands/conversations/<id> --json
   agentlog occhat --sessions-dir oc_chat/sessions list
+  agentlog asf check session.jsonl
 
 PATH is told apart by itself: an OpenHands store, conversation directory or
 file of one (base_state.json, meta.json, events/event-*.json), or an OC Chat
@@ -61,8 +67,10 @@ enum Cmd {
     Stats(stats::Args),
     Check(check::Args),
     Export(export::Args),
+    Follow(follow::Args),
     View(view::Args),
     Occhat(occhat::Args),
+    Asf(asf::Args),
 }
 
 fn main() -> ExitCode {
@@ -84,8 +92,10 @@ fn main() -> ExitCode {
         Cmd::Stats(a) => stats::run(a, &mut out),
         Cmd::Check(a) => check::run(a, &mut out),
         Cmd::Export(a) => export::run(a, &mut out),
+        Cmd::Follow(a) => follow::run(a, &mut out),
         Cmd::View(a) => view::run(a, &mut out),
         Cmd::Occhat(a) => occhat::run(a, &mut out),
+        Cmd::Asf(a) => asf::run(a, &mut out),
     };
     let result = result.and_then(|code| out.flush().map(|()| code));
     match result {

@@ -7,8 +7,9 @@ use std::borrow::Cow;
 
 use super::event::{ActionData, Body, ObservationData, Special};
 use super::message::{Content, ImageContent, Message, Role, TextContent};
-use super::text::{Persist, join_path, maybe_truncate, sha256_hex};
+use super::text::{Persist, join_path, maybe_truncate};
 use super::version::SdkVersion;
+use crate::hash::sha256_hex;
 
 /// `Observation.ERROR_MESSAGE_HEADER`.
 pub const ERROR_HEADER: &str = "[An error occurred during execution.]\n";

@@ -1,0 +1,395 @@
+//! Canonical JSON (RFC 8785, the JSON Canonicalization Scheme) and the
+//! I-JSON test the ASF entry hash requires, on the crate's JSON layer.
+//!
+//! - Members are sorted by their names' UTF-16 code units; no whitespace.
+//! - Strings are written as ECMAScript's `JSON.stringify` writes them: `"`,
+//!   `\` and the control characters escaped (`\b \t \n \f \r` short, the
+//!   others `\u00xx`), everything else as UTF-8.
+//! - Numbers are written as ECMAScript writes the nearest binary64 value
+//!   (`ryu-js`), after the test of RFC 0001 "Entry hash": finite, and a
+//!   whole number either exact in binary64 or equal to the canonical
+//!   rendering of its nearest double.
+//! - A repeated member name, a lone surrogate escape and a number failing
+//!   the test are [`CanonError`]s: no canonical form exists.
+//!
+//! [`canonical_value`] reads a parsed line in place (the tape and the raw
+//! spans, nothing decoded into owned values); [`canonical_owned`] writes an
+//! [`OwnedValue`].
+
+use std::cmp::Ordering;
+
+use crate::json::write::write_str;
+use crate::json::{JsonType, OwnedValue, Value};
+
+/// Why a value has no canonical form (it is not I-JSON).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CanonError {
+    /// An object repeats a member name.
+    DuplicateName(String),
+    /// A string (or a member name) holds a lone surrogate escape.
+    LoneSurrogate,
+    /// A number is not finite in binary64 (or not a number literal).
+    NotFinite(String),
+    /// A whole number that binary64 does not hold and that is not the
+    /// canonical rendering of its nearest double (`9007199254740993`).
+    InexactInteger(String),
+}
+
+impl std::fmt::Display for CanonError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CanonError::DuplicateName(n) => write!(f, "member name {n:?} repeated in one object"),
+            CanonError::LoneSurrogate => f.write_str("a string holds a lone surrogate"),
+            CanonError::NotFinite(t) => write!(f, "number {t} is not finite in binary64"),
+            CanonError::InexactInteger(t) => write!(
+                f,
+                "whole number {t} is neither exact in binary64 nor the canonical rendering of its nearest double"
+            ),
+        }
+    }
+}
+
+/// Compares two names by UTF-16 code units, as RFC 8785 sorts members.
+pub fn cmp_utf16(a: &str, b: &str) -> Ordering {
+    // Byte order equals code-point order, which equals UTF-16 order unless a
+    // supplementary character meets a BMP character at or above U+E000.
+    if a.is_ascii() || b.is_ascii() {
+        return a.cmp(b);
+    }
+    a.encode_utf16().cmp(b.encode_utf16())
+}
+
+/// Appends the canonical form of `v`.
+pub fn canonical_value(v: Value<'_>, out: &mut Vec<u8>) -> Result<(), CanonError> {
+    canonical_value_skipping(v, &[], out)
+}
+
+/// Appends the canonical form of the object `v` without its top-level
+/// members named in `skip` (the ASF envelope). `v` must be an object when
+/// `skip` is not empty; other values ignore `skip`.
+pub fn canonical_value_skipping(
+    v: Value<'_>,
+    skip: &[&str],
+    out: &mut Vec<u8>,
+) -> Result<(), CanonError> {
+    match v.json_type() {
+        JsonType::Null => out.extend_from_slice(b"null"),
+        JsonType::Bool => out.extend_from_slice(if v.as_bool() == Some(true) {
+            b"true"
+        } else {
+            b"false"
+        }),
+        JsonType::Number => canonical_number(v.raw_str(), out)?,
+        JsonType::String => {
+            check_surrogates(v.raw())?;
+            write_str(out, v.as_str().unwrap_or(""), false);
+        }
+        JsonType::Array => {
+            out.push(b'[');
+            if let Some(a) = v.as_array() {
+                for (i, e) in a.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    canonical_value(e, out)?;
+                }
+            }
+            out.push(b']');
+        }
+        JsonType::Object => {
+            let Some(o) = v.as_object() else {
+                out.extend_from_slice(b"{}");
+                return Ok(());
+            };
+            let mut members: Vec<_> = o.iter().filter(|m| !skip.contains(&m.key)).collect();
+            for m in &members {
+                check_surrogates(m.raw_key())?;
+            }
+            members.sort_by(|a, b| cmp_utf16(a.key, b.key));
+            out.push(b'{');
+            for (i, m) in members.iter().enumerate() {
+                if i > 0 {
+                    if members[i - 1].key == m.key {
+                        return Err(CanonError::DuplicateName(m.key.to_owned()));
+                    }
+                    out.push(b',');
+                }
+                write_str(out, m.key, false);
+                out.push(b':');
+                canonical_value(m.value, out)?;
+            }
+            out.push(b'}');
+        }
+    }
+    Ok(())
+}
+
+/// Appends the canonical form of an owned value.
+pub fn canonical_owned(v: &OwnedValue, out: &mut Vec<u8>) -> Result<(), CanonError> {
+    match v {
+        OwnedValue::Null => out.extend_from_slice(b"null"),
+        OwnedValue::Bool(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
+        OwnedValue::Number(n) => canonical_number(n.as_str(), out)?,
+        OwnedValue::String(s) => write_str(out, s, false),
+        OwnedValue::Array(a) => {
+            out.push(b'[');
+            for (i, e) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                canonical_owned(e, out)?;
+            }
+            out.push(b']');
+        }
+        OwnedValue::Object(m) => {
+            let mut members: Vec<_> = m.entries().iter().collect();
+            members.sort_by(|a, b| cmp_utf16(&a.0, &b.0));
+            out.push(b'{');
+            for (i, (k, v)) in members.iter().enumerate() {
+                if i > 0 {
+                    if members[i - 1].0 == *k {
+                        return Err(CanonError::DuplicateName(k.clone()));
+                    }
+                    out.push(b',');
+                }
+                write_str(out, k, false);
+                out.push(b':');
+                canonical_owned(v, out)?;
+            }
+            out.push(b'}');
+        }
+    }
+    Ok(())
+}
+
+/// The canonical bytes of an owned value.
+pub fn to_canonical(v: &OwnedValue) -> Result<Vec<u8>, CanonError> {
+    let mut out = Vec::new();
+    canonical_owned(v, &mut out)?;
+    Ok(out)
+}
+
+/// Fails on a `\uD800`–`\uDFFF` escape that is not half of a pair, in the
+/// raw text of a string literal.
+fn check_surrogates(raw: &[u8]) -> Result<(), CanonError> {
+    if !raw.contains(&b'\\') {
+        return Ok(());
+    }
+    let mut i = 0;
+    let mut pending_high = false;
+    while i < raw.len() {
+        if raw[i] != b'\\' {
+            if pending_high {
+                return Err(CanonError::LoneSurrogate);
+            }
+            i += 1;
+            continue;
+        }
+        let esc = raw.get(i + 1).copied();
+        if esc == Some(b'u') {
+            let unit = raw
+                .get(i + 2..i + 6)
+                .and_then(|h| std::str::from_utf8(h).ok())
+                .and_then(|h| u16::from_str_radix(h, 16).ok())
+                .unwrap_or(0);
+            match unit {
+                0xD800..=0xDBFF => {
+                    if pending_high {
+                        return Err(CanonError::LoneSurrogate);
+                    }
+                    pending_high = true;
+                }
+                0xDC00..=0xDFFF => {
+                    if !pending_high {
+                        return Err(CanonError::LoneSurrogate);
+                    }
+                    pending_high = false;
+                }
+                _ => {
+                    if pending_high {
+                        return Err(CanonError::LoneSurrogate);
+                    }
+                }
+            }
+            i += 6;
+        } else {
+            if pending_high {
+                return Err(CanonError::LoneSurrogate);
+            }
+            i += 2;
+        }
+    }
+    if pending_high {
+        return Err(CanonError::LoneSurrogate);
+    }
+    Ok(())
+}
+
+/// Appends the canonical spelling of the number literal `text`, after the
+/// I-JSON test.
+pub fn canonical_number(text: &str, out: &mut Vec<u8>) -> Result<(), CanonError> {
+    let f = check_number(text)?;
+    let mut buf = ryu_js::Buffer::new();
+    out.extend_from_slice(buf.format_finite(f).as_bytes());
+    Ok(())
+}
+
+/// The I-JSON test of RFC 0001 on a number literal; the nearest binary64
+/// value when it passes.
+pub fn check_number(text: &str) -> Result<f64, CanonError> {
+    let f: f64 = match parse_literal(text) {
+        Some(_) => text
+            .parse()
+            .map_err(|_| CanonError::NotFinite(text.to_owned()))?,
+        None => return Err(CanonError::NotFinite(text.to_owned())),
+    };
+    if !f.is_finite() {
+        return Err(CanonError::NotFinite(text.to_owned()));
+    }
+    let Some(exact) = whole_digits(text) else {
+        return Ok(f);
+    };
+    // The exact integer value of the double (every finite double at or
+    // beyond 2^53 is whole; below it a whole literal rounds to a whole one).
+    let held = format!("{:.0}", f.abs());
+    if held == exact {
+        return Ok(f);
+    }
+    let mut buf = ryu_js::Buffer::new();
+    let canonical = buf.format_finite(f).to_owned();
+    if whole_digits(canonical.trim_start_matches('-')).as_deref() == Some(exact.as_str()) {
+        return Ok(f);
+    }
+    Err(CanonError::InexactInteger(text.to_owned()))
+}
+
+/// A JSON number literal split: digits before and after the point, and the
+/// exponent (saturating). `None` for anything that is not one.
+fn parse_literal(text: &str) -> Option<(&str, &str, i64)> {
+    let t = text.strip_prefix('-').unwrap_or(text);
+    let (mant, exp) = match t.find(['e', 'E']) {
+        Some(i) => (&t[..i], Some(&t[i + 1..])),
+        None => (t, None),
+    };
+    let (int, frac) = match mant.find('.') {
+        Some(i) => (&mant[..i], &mant[i + 1..]),
+        None => (mant, ""),
+    };
+    if int.is_empty() || !int.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    if mant.contains('.') && (frac.is_empty() || !frac.bytes().all(|b| b.is_ascii_digit())) {
+        return None;
+    }
+    let e = match exp {
+        None => 0,
+        Some(e) => {
+            let digits = e.strip_prefix(['+', '-']).unwrap_or(e);
+            if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            let mut v: i64 = 0;
+            for b in digits.bytes() {
+                v = v.saturating_mul(10).saturating_add(i64::from(b - b'0'));
+            }
+            if e.starts_with('-') { -v } else { v }
+        }
+    };
+    Some((int, frac, e))
+}
+
+/// The decimal digits of the literal's exact value when it is a whole
+/// number (no sign, no leading zeros, `"0"` for zero); `None` when it has a
+/// fraction. Called only on finite literals, so the digits stay short.
+fn whole_digits(text: &str) -> Option<String> {
+    let (int, frac, e) = parse_literal(text.strip_prefix('-').unwrap_or(text))?;
+    let mut digits: String = int.chars().chain(frac.chars()).collect();
+    let mut exp = e.saturating_sub(frac.len() as i64);
+    let trimmed = digits.trim_start_matches('0').len();
+    if trimmed == 0 {
+        return Some("0".to_owned());
+    }
+    digits.drain(..digits.len() - trimmed);
+    while digits.ends_with('0') {
+        digits.pop();
+        exp = exp.saturating_add(1);
+    }
+    if exp < 0 {
+        return None;
+    }
+    // A finite double is below 1e309: a longer whole number cannot pass.
+    if digits.len() as i64 + exp > 400 {
+        return Some(String::new());
+    }
+    digits.extend(std::iter::repeat_n('0', exp as usize));
+    Some(digits)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::Parser;
+
+    fn canon(input: &str) -> Result<String, CanonError> {
+        let mut p = Parser::new();
+        let doc = p.parse(input.as_bytes()).expect("parses");
+        let mut out = Vec::new();
+        canonical_value(doc.root(), &mut out)?;
+        Ok(String::from_utf8(out).unwrap())
+    }
+
+    #[test]
+    fn numbers_follow_the_rfc_examples() {
+        for (lit, want) in [
+            ("9007199254740992", "9007199254740992"),
+            ("1e20", "100000000000000000000"),
+            ("0.1", "0.1"),
+            ("1152921504606847000", "1152921504606847000"),
+            ("1152921504606846976", "1152921504606847000"),
+            ("-0", "0"),
+            ("1E21", "1e+21"),
+            ("1.5e-7", "1.5e-7"),
+            ("100.0", "100"),
+            ("0.000001", "0.000001"),
+            ("1e-7", "1e-7"),
+        ] {
+            assert_eq!(canon(lit).as_deref(), Ok(want), "{lit}");
+        }
+        for lit in [
+            "9007199254740993",
+            "9.007199254740993e15",
+            "90071992547409930e-1",
+        ] {
+            assert!(
+                matches!(canon(lit), Err(CanonError::InexactInteger(_))),
+                "{lit}"
+            );
+        }
+        assert!(matches!(canon("1e400"), Err(CanonError::NotFinite(_))));
+        assert!(matches!(canon("NaN"), Err(CanonError::NotFinite(_))));
+    }
+
+    #[test]
+    fn members_sort_by_utf16_and_strings_escape_as_ecmascript() {
+        // U+1F600 (surrogates D83D DE00) sorts before U+FB01 in UTF-16.
+        let got =
+            canon("{\"\u{fb01}\":1,\"\u{1f600}\":2,\"b\":[true,null],\"a\":\"\\u0001\\u2028\\/\"}")
+                .unwrap();
+        assert_eq!(
+            got,
+            "{\"a\":\"\\u0001\u{2028}/\",\"b\":[true,null],\"\u{1f600}\":2,\"\u{fb01}\":1}"
+        );
+    }
+
+    #[test]
+    fn not_i_json_is_refused() {
+        assert_eq!(
+            canon("{\"a\":1,\"a\":2}"),
+            Err(CanonError::DuplicateName("a".into()))
+        );
+        assert_eq!(canon("\"\\ud83d\""), Err(CanonError::LoneSurrogate));
+        assert_eq!(canon("\"\\ude00x\""), Err(CanonError::LoneSurrogate));
+        assert_eq!(canon("\"\\ud83d\\ude00\"").unwrap(), "\"\u{1f600}\"");
+        assert_eq!(canon("{\"\\ud800\":1}"), Err(CanonError::LoneSurrogate));
+    }
+}

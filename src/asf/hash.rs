@@ -1,0 +1,74 @@
+//! The format's hashes: `sha256:` followed by the lowercase hexadecimal
+//! SHA-256 of some bytes (an entry's content, its envelope, a request, an
+//! instruction part's text).
+//!
+//! The digest itself is the crate's one SHA-256 (`crate::hash`).
+
+/// The prefix of every hash the format writes; the only one a reader accepts.
+pub const PREFIX: &str = "sha256:";
+
+/// `sha256:` and the lowercase hexadecimal SHA-256 of `bytes`.
+pub fn sha256_ref(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(PREFIX.len() + 64);
+    out.push_str(PREFIX);
+    out.push_str(&crate::hash::sha256_hex(bytes));
+    out
+}
+
+/// Whether `s` has the shape of a hash: `sha256:` and 64 lowercase
+/// hexadecimal digits.
+pub fn is_hash(s: &str) -> bool {
+    s.strip_prefix(PREFIX).is_some_and(|h| {
+        h.len() == 64
+            && h.bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    })
+}
+
+/// Appends the canonical envelope object of an entry: `content`, `parent`,
+/// `parents` (only when `parents_canonical` is given: the canonical bytes of
+/// a non-empty array), `ts` and `type`, in that (UTF-16) order.
+pub fn envelope_bytes(
+    out: &mut Vec<u8>,
+    entry_type: &str,
+    parent: Option<&str>,
+    parents_canonical: Option<&[u8]>,
+    ts: &str,
+    content_hash: &str,
+) {
+    use crate::json::write::write_str;
+    out.extend_from_slice(b"{\"content\":");
+    write_str(out, content_hash, false);
+    out.extend_from_slice(b",\"parent\":");
+    match parent {
+        Some(p) => write_str(out, p, false),
+        None => out.extend_from_slice(b"null"),
+    }
+    if let Some(p) = parents_canonical {
+        out.extend_from_slice(b",\"parents\":");
+        out.extend_from_slice(p);
+    }
+    out.extend_from_slice(b",\"ts\":");
+    write_str(out, ts, false);
+    out.extend_from_slice(b",\"type\":");
+    write_str(out, entry_type, false);
+    out.push(b'}');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_digest() {
+        assert_eq!(
+            sha256_ref(b"abc"),
+            "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        assert!(is_hash(&sha256_ref(b"")));
+        assert!(!is_hash("sha256:ABC"));
+        assert!(!is_hash(
+            "sha512:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        ));
+    }
+}

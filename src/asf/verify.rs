@@ -1,0 +1,224 @@
+//! The rules that need more than one line: parents before children, unique
+//! call ids, the prefix a `base` promises, references on the path, and each
+//! `response`'s `request_hash` against the request its path rebuilds.
+
+use std::collections::HashMap;
+
+use super::problem::{Problem, ProblemKind};
+use super::read::Session;
+
+impl Session<'_> {
+    /// Every problem a reader can find: the line-local ones found while
+    /// reading ([`Session::read_problems`]) and the ones across lines, in
+    /// line order. An empty list means the file verifies.
+    pub fn verify(&self) -> Vec<Problem> {
+        let mut out = self.read_problems().to_vec();
+        let entries = self.entries();
+        let mut report = |line: usize, kind: ProblemKind| out.push(Problem { line, kind });
+
+        // Parents first; `parents` references.
+        for (i, e) in entries.iter().enumerate() {
+            if let Some(p) = e.parent.as_deref()
+                && self.index_of(p).is_none_or(|pi| pi >= i)
+            {
+                report(e.line, ProblemKind::UnknownParent(p.to_owned()));
+            }
+            let mut seen: Vec<(&Option<String>, &str)> = Vec::new();
+            for r in &e.parents {
+                if Some(r.entry.as_str()) == e.parent.as_deref() {
+                    report(
+                        e.line,
+                        ProblemKind::Parents(format!("`parents` repeats the parent {}", r.entry)),
+                    );
+                }
+                if seen.contains(&(&r.session, r.entry.as_str())) {
+                    report(
+                        e.line,
+                        ProblemKind::Parents(format!("`parents` names {} twice", r.entry)),
+                    );
+                }
+                seen.push((&r.session, r.entry.as_str()));
+                let local = r.session.as_deref().is_none_or(|s| s == self.header().id);
+                if local && self.index_of(&r.entry).is_none_or(|pi| pi >= i) {
+                    report(
+                        e.line,
+                        ProblemKind::Parents(format!(
+                            "`parents` names {}, no earlier entry of this file",
+                            r.entry
+                        )),
+                    );
+                }
+            }
+            let sorted = e.parents.windows(2).all(|w| {
+                let key = |r: &super::read::ParentRef| {
+                    (r.session.is_some(), r.session.clone(), r.entry.clone())
+                };
+                key(&w[0]) <= key(&w[1])
+            });
+            if !sorted {
+                report(
+                    e.line,
+                    ProblemKind::Parents("`parents` is not sorted by session, then entry".into()),
+                );
+            }
+        }
+
+        // The prefix a base promises.
+        if let Some(base) = self.header().base.clone() {
+            match self.index_of(&base) {
+                None => report(
+                    1,
+                    ProblemKind::Prefix(format!("the base {base} is not in the file")),
+                ),
+                Some(bi) => {
+                    let path = self.path_indexes(bi);
+                    if entries[bi].is_leaf_label() {
+                        report(1, ProblemKind::Prefix("the base is a `leaf` label".into()));
+                    }
+                    if path.iter().copied().ne(0..path.len()) || entries[path[0]].parent.is_some() {
+                        report(
+                            entries[bi].line,
+                            ProblemKind::Prefix(
+                                "the file does not open with the path from the root to the base"
+                                    .into(),
+                            ),
+                        );
+                    }
+                    // Whether each entry descends from the base, in one pass
+                    // (a parent always comes first once its own rule holds).
+                    let mut under = vec![false; entries.len()];
+                    under[bi] = true;
+                    for (i, e) in entries.iter().enumerate() {
+                        if let Some(pi) = e.parent.as_deref().and_then(|p| self.index_of(p))
+                            && pi < i
+                            && under[pi]
+                        {
+                            under[i] = true;
+                        }
+                    }
+                    for (i, e) in entries.iter().enumerate().skip(path.len()) {
+                        if !under[i] {
+                            report(
+                                e.line,
+                                ProblemKind::Prefix(
+                                    "an entry after the prefix does not descend from the base"
+                                        .into(),
+                                ),
+                            );
+                        }
+                    }
+                }
+            }
+        }
+
+        // Call ids are unique across the session.
+        let mut calls: HashMap<&str, usize> = HashMap::new();
+        for e in entries {
+            if e.entry_type == "item"
+                && e.item_type.as_deref() == Some("function_call")
+                && let Some(c) = e.call_id.as_deref()
+                && let Some(first) = calls.insert(c, e.line)
+            {
+                report(
+                    e.line,
+                    ProblemKind::CallId(format!(
+                        "call_id {c:?} repeats the function_call on line {first}"
+                    )),
+                );
+            }
+        }
+
+        // References.
+        for (i, e) in entries.iter().enumerate() {
+            match e.entry_type.as_str() {
+                "compaction" => {
+                    if let Some(f) = e.reference("first_kept") {
+                        let path = self.path_indexes(i);
+                        if !path[..path.len() - 1].iter().any(|&k| entries[k].id == f) {
+                            report(
+                                e.line,
+                                ProblemKind::Reference(format!(
+                                    "first_kept {f} is not on the path before the compaction"
+                                )),
+                            );
+                        }
+                    }
+                }
+                "dispatch" | "decision" => {
+                    if let Some(t) = e.reference("target") {
+                        let path = self.path_indexes(i);
+                        match path[..path.len() - 1].iter().find(|&&k| entries[k].id == t) {
+                            None => report(
+                                e.line,
+                                ProblemKind::Reference(format!(
+                                    "target {t} is not on the path before the {}",
+                                    e.entry_type
+                                )),
+                            ),
+                            Some(&k) => {
+                                let call = &entries[k];
+                                if call.item_type.as_deref() != Some("function_call") {
+                                    report(
+                                        e.line,
+                                        ProblemKind::Reference(format!(
+                                            "target {t} is not a function_call item"
+                                        )),
+                                    );
+                                } else if call.call_id != e.call_id {
+                                    report(
+                                        e.line,
+                                        ProblemKind::CallId(format!(
+                                            "call_id {:?} is not the call_id of its target",
+                                            e.call_id.as_deref().unwrap_or("")
+                                        )),
+                                    );
+                                }
+                            }
+                        }
+                    }
+                }
+                "outcome" => {
+                    if let Some(t) = e.reference("target")
+                        && self.index_of(t).is_none()
+                    {
+                        report(
+                            e.line,
+                            ProblemKind::Reference(format!(
+                                "target {t} names no entry of this file"
+                            )),
+                        );
+                    }
+                }
+                _ => {}
+            }
+        }
+
+        // Request hashes (a redacted file's no longer match, by design).
+        if !self.header().redacted {
+            for e in entries {
+                let Some(recorded) = e.request_hash.as_deref() else {
+                    continue;
+                };
+                match self.request_context(&e.id).and_then(|c| c.request_hash()) {
+                    Ok(rebuilt) if rebuilt == recorded => {}
+                    Ok(rebuilt) => report(
+                        e.line,
+                        ProblemKind::RequestHash {
+                            recorded: recorded.to_owned(),
+                            rebuilt,
+                        },
+                    ),
+                    Err(err) => report(
+                        e.line,
+                        ProblemKind::RequestHash {
+                            recorded: recorded.to_owned(),
+                            rebuilt: err.to_string(),
+                        },
+                    ),
+                }
+            }
+        }
+        out.sort_by_key(|p| p.line);
+        out
+    }
+}

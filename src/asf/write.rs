@@ -1,0 +1,430 @@
+//! Writing ASF: the [`Appender`], which canonicalises, hashes and links
+//! each entry so that whatever it writes verifies, and
+//! [`Session::write_canonical`], which writes a read file back.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::json::{Map, Number, OwnedValue};
+
+use super::canon::{self, CanonError, cmp_utf16};
+use super::hash::{envelope_bytes, sha256_ref};
+use super::problem::Problem;
+use super::read::{ENVELOPE, FORMAT, LineReaderPub, PAYLOAD, ParentRef, Session, is_rfc3339};
+use super::ts::is_canonical_ts;
+
+/// Why the appender refused an entry (nothing was written for it).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum WriteError {
+    /// The header lacks a member the format requires, or has a bad one.
+    #[error("header: {0}")]
+    Header(String),
+    /// The body carries a member by a reserved envelope name (or its own
+    /// `normalised` where the appender must record a normalisation).
+    #[error("the body carries the reserved member {0:?}")]
+    Reserved(String),
+    /// The entry has no canonical form (a repeated name, a non-finite
+    /// number), which no normalisation repairs.
+    #[error("not I-JSON: {0}")]
+    NotIJson(CanonError),
+    /// `ts` is not in the one accepted spelling.
+    #[error("ts {0:?} is not in the one accepted spelling")]
+    Ts(String),
+    /// The parent (or a `parents` entry) is not an entry written before.
+    #[error("{0} names no entry written before")]
+    UnknownEntry(String),
+    /// The entry breaks a rule of its type; the problem says which.
+    #[error("{0}")]
+    Rule(Problem),
+    /// The entry is already in the file (same type, body, parent and `ts`).
+    #[error("entry {0} is already written")]
+    Duplicate(String),
+}
+
+/// Writes one session file: the header, then entries, each canonical,
+/// hashed and linked. Entries go under the leaf unless a parent is given
+/// ([`Appender::append_at`]), which branches.
+#[derive(Debug)]
+pub struct Appender {
+    out: Vec<u8>,
+    session_id: String,
+    parent_of: HashMap<String, Option<String>>,
+    function_calls: HashMap<String, String>,
+    call_ids: HashSet<String>,
+    leaf: Option<String>,
+    reader: LineReaderPub,
+    lines: usize,
+}
+
+impl Appender {
+    /// Starts a file with this header. `type` and `format` are set when
+    /// absent (`session`, [`FORMAT`]), as is `payload` ([`PAYLOAD`]); `id`
+    /// and `created_at` (RFC 3339) are required.
+    pub fn new(mut header: Map) -> Result<Self, WriteError> {
+        if !header.contains_key("type") {
+            header.insert("type", OwnedValue::string("session"));
+        }
+        if !header.contains_key("format") {
+            header.insert("format", OwnedValue::string(FORMAT));
+        }
+        if !header.contains_key("payload") {
+            header.insert("payload", OwnedValue::string(PAYLOAD));
+        }
+        if header.get("type").and_then(OwnedValue::as_str) != Some("session") {
+            return Err(WriteError::Header("`type` must be \"session\"".into()));
+        }
+        if header.get("format").and_then(OwnedValue::as_str) != Some(FORMAT) {
+            return Err(WriteError::Header(format!("`format` must be {FORMAT:?}")));
+        }
+        let id = header
+            .get("id")
+            .and_then(OwnedValue::as_str)
+            .filter(|s| !s.is_empty())
+            .ok_or_else(|| WriteError::Header("`id` must be a non-empty string".into()))?
+            .to_owned();
+        if !header
+            .get("created_at")
+            .and_then(OwnedValue::as_str)
+            .is_some_and(is_rfc3339)
+        {
+            return Err(WriteError::Header(
+                "`created_at` must be an RFC 3339 date-time".into(),
+            ));
+        }
+        let mut out =
+            canon::to_canonical(&OwnedValue::Object(header)).map_err(WriteError::NotIJson)?;
+        out.push(b'\n');
+        Ok(Appender {
+            out,
+            session_id: id,
+            parent_of: HashMap::new(),
+            function_calls: HashMap::new(),
+            call_ids: HashSet::new(),
+            leaf: None,
+            reader: LineReaderPub::new(),
+            lines: 1,
+        })
+    }
+
+    /// The session id.
+    pub fn session_id(&self) -> &str {
+        &self.session_id
+    }
+
+    /// The entry the next [`Appender::append`] hangs from.
+    pub fn leaf(&self) -> Option<&str> {
+        self.leaf.as_deref()
+    }
+
+    /// Moves the leaf to an entry already written (as a `leaf` label does
+    /// for a reader; write one too if the file must say so).
+    pub fn set_leaf(&mut self, id: &str) -> Result<(), WriteError> {
+        if !self.parent_of.contains_key(id) {
+            return Err(WriteError::UnknownEntry(id.to_owned()));
+        }
+        self.leaf = Some(id.to_owned());
+        Ok(())
+    }
+
+    /// Whether an entry with this id was written.
+    pub fn contains(&self, id: &str) -> bool {
+        self.parent_of.contains_key(id)
+    }
+
+    /// The bytes written so far.
+    pub fn bytes(&self) -> &[u8] {
+        &self.out
+    }
+
+    /// The file.
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.out
+    }
+
+    /// Appends an entry under the leaf, which it becomes; returns its id.
+    pub fn append(&mut self, entry_type: &str, ts: &str, body: Map) -> Result<String, WriteError> {
+        let parent = self.leaf.clone();
+        self.append_at(parent.as_deref(), &[], entry_type, ts, body)
+    }
+
+    /// Appends an entry under `parent` (a root when `None`), converging
+    /// `parents`; the leaf moves to it when `parent` is the leaf.
+    pub fn append_at(
+        &mut self,
+        parent: Option<&str>,
+        parents: &[ParentRef],
+        entry_type: &str,
+        ts: &str,
+        mut body: Map,
+    ) -> Result<String, WriteError> {
+        for name in ENVELOPE.iter().chain(&["content"]) {
+            if body.contains_key(name) {
+                return Err(WriteError::Reserved((*name).to_owned()));
+            }
+        }
+        if !is_canonical_ts(ts) {
+            return Err(WriteError::Ts(ts.to_owned()));
+        }
+        if let Some(p) = parent
+            && !self.parent_of.contains_key(p)
+        {
+            return Err(WriteError::UnknownEntry(p.to_owned()));
+        }
+        let mut refs: Vec<ParentRef> = parents.to_vec();
+        refs.sort_by(|a, b| {
+            (a.session.is_some(), &a.session, &a.entry).cmp(&(
+                b.session.is_some(),
+                &b.session,
+                &b.entry,
+            ))
+        });
+        for r in &refs {
+            let local = r.session.as_deref().is_none_or(|s| s == self.session_id);
+            if local && !self.parent_of.contains_key(&r.entry) {
+                return Err(WriteError::UnknownEntry(r.entry.clone()));
+            }
+        }
+        // Normalise what the I-JSON test rejects and a rewrite can fix.
+        let mut normalised = Vec::new();
+        let mut value = OwnedValue::Object(std::mem::take(&mut body));
+        normalise(&mut value, &mut String::new(), &mut normalised)?;
+        let OwnedValue::Object(mut body) = value else {
+            unreachable!()
+        };
+        if !normalised.is_empty() {
+            if body.contains_key("normalised") {
+                return Err(WriteError::Reserved("normalised".into()));
+            }
+            normalised.sort_by(|a: &(String, String), b| cmp_utf16(&a.0, &b.0));
+            let list = normalised
+                .into_iter()
+                .map(|(at, was)| {
+                    let mut m = Map::new();
+                    m.insert("at", OwnedValue::string(at));
+                    m.insert("was", OwnedValue::string(was));
+                    OwnedValue::Object(m)
+                })
+                .collect();
+            body.insert("normalised", OwnedValue::Array(list));
+        }
+        // Hash: content, then envelope.
+        let content =
+            canon::to_canonical(&OwnedValue::Object(body.clone())).map_err(WriteError::NotIJson)?;
+        let content_hash = sha256_ref(&content);
+        let parents_value = (!refs.is_empty()).then(|| {
+            OwnedValue::Array(
+                refs.iter()
+                    .map(|r| {
+                        let mut m = Map::new();
+                        m.insert("entry", OwnedValue::string(r.entry.clone()));
+                        if let Some(s) = &r.session {
+                            m.insert("session", OwnedValue::string(s.clone()));
+                        }
+                        OwnedValue::Object(m)
+                    })
+                    .collect(),
+            )
+        });
+        let parents_canon = match &parents_value {
+            Some(v) => Some(canon::to_canonical(v).map_err(WriteError::NotIJson)?),
+            None => None,
+        };
+        let mut env = Vec::new();
+        envelope_bytes(
+            &mut env,
+            entry_type,
+            parent,
+            parents_canon.as_deref(),
+            ts,
+            &content_hash,
+        );
+        let id = sha256_ref(&env);
+        if self.parent_of.contains_key(&id) {
+            return Err(WriteError::Duplicate(id));
+        }
+        let mut line = body;
+        line.insert("type", OwnedValue::string(entry_type));
+        line.insert("id", OwnedValue::string(id.clone()));
+        line.insert(
+            "parent",
+            parent.map_or(OwnedValue::Null, OwnedValue::string),
+        );
+        if let Some(p) = parents_value {
+            line.insert("parents", p);
+        }
+        line.insert("ts", OwnedValue::string(ts));
+        let bytes = canon::to_canonical(&OwnedValue::Object(line)).map_err(WriteError::NotIJson)?;
+        // The checks a reader makes on the line alone, then across lines.
+        let problems = self.reader.check(&bytes, self.lines + 1);
+        let entry = match problems {
+            Ok(e) => e,
+            Err(p) => return Err(WriteError::Rule(p)),
+        };
+        self.check_links(&entry, parent)?;
+        if entry.entry_type == "response"
+            && let Some(recorded) = entry.request_hash.clone()
+        {
+            self.check_request_hash(&bytes, &id, &recorded)?;
+        }
+        // Commit.
+        self.out.extend_from_slice(&bytes);
+        self.out.push(b'\n');
+        self.lines += 1;
+        self.parent_of.insert(id.clone(), parent.map(str::to_owned));
+        if entry.item_type.as_deref() == Some("function_call")
+            && let Some(c) = entry.call_id
+        {
+            self.call_ids.insert(c.clone());
+            self.function_calls.insert(id.clone(), c);
+        }
+        if parent == self.leaf.as_deref() {
+            self.leaf = Some(id.clone());
+        }
+        Ok(id)
+    }
+
+    fn on_path(&self, from: Option<&str>, id: &str) -> bool {
+        let mut cur = from.map(str::to_owned);
+        while let Some(c) = cur {
+            if c == id {
+                return true;
+            }
+            cur = self.parent_of.get(&c).cloned().flatten();
+        }
+        false
+    }
+
+    fn check_links(
+        &self,
+        e: &super::read::Entry<'_>,
+        parent: Option<&str>,
+    ) -> Result<(), WriteError> {
+        let rule = |m: String| {
+            Err(WriteError::Rule(Problem {
+                line: self.lines + 1,
+                kind: super::problem::ProblemKind::Reference(m),
+            }))
+        };
+        if e.item_type.as_deref() == Some("function_call")
+            && let Some(c) = &e.call_id
+            && self.call_ids.contains(c)
+        {
+            return Err(WriteError::Rule(Problem {
+                line: self.lines + 1,
+                kind: super::problem::ProblemKind::CallId(format!(
+                    "call_id {c:?} is already taken"
+                )),
+            }));
+        }
+        match e.entry_type.as_str() {
+            "compaction" => {
+                let f = e.reference("first_kept").unwrap_or("");
+                if !self.on_path(parent, f) {
+                    return rule(format!("first_kept {f} is not on the path"));
+                }
+            }
+            "dispatch" | "decision" => {
+                let t = e.reference("target").unwrap_or("");
+                if !self.on_path(parent, t) {
+                    return rule(format!("target {t} is not on the path"));
+                }
+                if self.function_calls.get(t) != e.call_id.as_ref() {
+                    return rule(format!(
+                        "target {t} is not the function_call of this call_id"
+                    ));
+                }
+            }
+            "outcome" => {
+                let t = e.reference("target").unwrap_or("");
+                if !self.parent_of.contains_key(t) {
+                    return rule(format!("target {t} names no entry"));
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn check_request_hash(&self, line: &[u8], id: &str, recorded: &str) -> Result<(), WriteError> {
+        let mut all = self.out.clone();
+        all.extend_from_slice(line);
+        all.push(b'\n');
+        let rebuilt = Session::read(&all)
+            .ok()
+            .and_then(|s| s.request_context(id).ok()?.request_hash().ok());
+        if rebuilt.as_deref() == Some(recorded) {
+            return Ok(());
+        }
+        Err(WriteError::Rule(Problem {
+            line: self.lines + 1,
+            kind: super::problem::ProblemKind::RequestHash {
+                recorded: recorded.to_owned(),
+                rebuilt: rebuilt.unwrap_or_default(),
+            },
+        }))
+    }
+}
+
+/// Rounds whole numbers the I-JSON test rejects to binary64 (recording
+/// each as `{at, was}`); refuses what no rewrite reaches.
+fn normalise(
+    v: &mut OwnedValue,
+    at: &mut String,
+    out: &mut Vec<(String, String)>,
+) -> Result<(), WriteError> {
+    match v {
+        OwnedValue::Number(n) => match canon::check_number(n.as_str()) {
+            Ok(_) => {}
+            Err(CanonError::InexactInteger(t)) => {
+                let f: f64 = t.parse().unwrap_or(f64::NAN);
+                let mut buf = ryu_js::Buffer::new();
+                *n = Number::from_text(buf.format_finite(f));
+                out.push((at.clone(), t));
+            }
+            Err(e) => return Err(WriteError::NotIJson(e)),
+        },
+        OwnedValue::Array(a) => {
+            for (i, e) in a.iter_mut().enumerate() {
+                let len = at.len();
+                at.push('/');
+                at.push_str(&i.to_string());
+                normalise(e, at, out)?;
+                at.truncate(len);
+            }
+        }
+        OwnedValue::Object(m) => {
+            for (k, e) in m.entries_mut().iter_mut() {
+                let len = at.len();
+                at.push('/');
+                at.push_str(&k.replace('~', "~0").replace('/', "~1"));
+                normalise(e, at, out)?;
+                at.truncate(len);
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+impl Session<'_> {
+    /// Writes the file back: the header and each entry (in file order, each
+    /// id once) as its line's canonical form, every member kept. A file
+    /// whose lines are canonical, as every writer of the format writes
+    /// them, comes back byte for byte. Fails on a line with no canonical
+    /// form (one [`Session::verify`] reports).
+    pub fn write_canonical(&self, out: &mut Vec<u8>) -> Result<(), CanonError> {
+        let mut parser = crate::json::Parser::new();
+        let mut line = |raw: &[u8], out: &mut Vec<u8>| -> Result<(), CanonError> {
+            let doc = parser
+                .parse(raw)
+                .map_err(|_| CanonError::NotFinite(String::from_utf8_lossy(raw).into_owned()))?;
+            canon::canonical_value(doc.root(), out)?;
+            out.push(b'\n');
+            Ok(())
+        };
+        line(self.header_raw(), out)?;
+        for e in self.entries() {
+            line(e.raw(), out)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,207 @@
+//! `agentlog asf`: Agent Session Format files (RFC 0001 draft 0.10).
+//!
+//! - `asf check FILE...`: every problem the reader finds, one line each
+//!   (`FILE:LINE: CODE: DETAIL`), or with `--json` one object a line with
+//!   the keys `path`, `line`, `problem`, `detail`. `problem` is the stable
+//!   code of `agentlog::asf::ProblemKind::code`, or `refused` for a file the
+//!   reader does not read (not a session, a format it does not name).
+//!   Exit status 0 clean, 1 problems, 2 a FILE that cannot be read.
+//! - `asf context FILE [--leaf ID] [--json | --chat]`: the request at the
+//!   leaf the resume rule gives (or at ID). Plain: a readable listing.
+//!   `--json`: one object, `{"leaf", "request_hash", "settings", "items",
+//!   "entries", "item_entries"}` (the reference fixtures' context shape with
+//!   the leaf and the request hash). `--chat`: the request as a JSON array
+//!   of chat-completions messages.
+//! - `asf convert PATH... -o OUT_DIR [--report]`: see `asf_convert.rs`.
+
+use std::path::PathBuf;
+
+use agentlog::asf::{Context, Session};
+use agentlog::json::OwnedValue;
+
+use crate::out::{Fail, Obj, Out, Res, Status, path_str};
+
+const HELP: &str = "\
+Examples:
+  agentlog asf check session.jsonl
+  agentlog asf context session.jsonl --chat
+  agentlog asf context session.jsonl --leaf sha256:... --json
+  agentlog asf convert ~/.openhands/conversations -o sessions/ --report
+
+Exit status: 0 success; 1 problems found (check) or an entry/file that does
+not read; 2 usage error or a FILE that cannot be read.";
+
+/// Agent Session Format files: check them, rebuild their requests.
+#[derive(clap::Args, Debug)]
+#[command(after_help = HELP)]
+pub struct Args {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum Cmd {
+    /// Verify files: every rule the reader checks, each failure on its line.
+    Check(CheckArgs),
+    /// The request at the leaf (or at an entry), as the context algorithm builds it.
+    Context(ContextArgs),
+    /// OpenHands conversations and OC Chat sessions as ASF session files.
+    Convert(crate::asf_convert::ConvertArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct CheckArgs {
+    /// ASF session files.
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<PathBuf>,
+    /// One JSON object a line (`path`, `line`, `problem`, `detail`).
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(clap::Args, Debug)]
+struct ContextArgs {
+    /// An ASF session file.
+    #[arg(value_name = "FILE")]
+    file: PathBuf,
+    /// The entry to build the context at (default: the leaf by the resume rule).
+    #[arg(long, value_name = "ID")]
+    leaf: Option<String>,
+    /// The context as one JSON object.
+    #[arg(long, conflicts_with = "chat")]
+    json: bool,
+    /// The request as chat-completions messages (a JSON array).
+    #[arg(long)]
+    chat: bool,
+}
+
+/// Runs `agentlog asf`.
+pub fn run(a: Args, out: &mut Out) -> Res<u8> {
+    match a.cmd {
+        Cmd::Check(c) => check(c, out),
+        Cmd::Context(c) => context(c, out),
+        Cmd::Convert(c) => crate::asf_convert::run(c, out),
+    }
+}
+
+fn read(path: &PathBuf) -> Res<Vec<u8>> {
+    std::fs::read(path).map_err(|e| Fail::Fatal(format!("{}: {e}", path.display())))
+}
+
+fn check(a: CheckArgs, out: &mut Out) -> Res<u8> {
+    let mut status = Status::OK;
+    for path in &a.files {
+        let bytes = match std::fs::read(path) {
+            Ok(b) => b,
+            Err(e) => {
+                crate::out::error(&format!("{}: {e}", path.display()));
+                status.raise(Status::FATAL);
+                continue;
+            }
+        };
+        let rows: Vec<(usize, &str, String)> = match Session::read(&bytes) {
+            Err(e) => vec![(1, "refused", e.to_string())],
+            Ok(s) => s
+                .verify()
+                .into_iter()
+                .map(|p| (p.line, p.kind.code(), p.kind.to_string()))
+                .collect(),
+        };
+        if !rows.is_empty() {
+            status.raise(Status::PROBLEMS);
+        }
+        for (line, code, detail) in rows {
+            if a.json {
+                out.json_line(
+                    &Obj::new()
+                        .put("path", path_str(path))
+                        .put("line", OwnedValue::int(line as i64))
+                        .put("problem", code)
+                        .put("detail", detail)
+                        .done(),
+                )?;
+            } else {
+                out.line(&format!(
+                    "{}:{line}: {code}: {}",
+                    path.display(),
+                    crate::out::one_line(&detail)
+                ))?;
+            }
+        }
+    }
+    Ok(status.code())
+}
+
+fn context(a: ContextArgs, out: &mut Out) -> Res<u8> {
+    let bytes = read(&a.file)?;
+    let s =
+        Session::read(&bytes).map_err(|e| Fail::Problem(format!("{}: {e}", a.file.display())))?;
+    let leaf = match &a.leaf {
+        Some(id) => id.clone(),
+        None => s
+            .leaf()
+            .map(|e| e.id.clone())
+            .ok_or_else(|| Fail::Problem(format!("{}: the file has no entry", a.file.display())))?,
+    };
+    let ctx = s
+        .context(Some(&leaf))
+        .map_err(|e| Fail::Problem(format!("{}: {e}", a.file.display())))?;
+    if a.chat {
+        out.json_pretty(&OwnedValue::Array(ctx.chat_messages()))?;
+    } else if a.json {
+        let hash = ctx
+            .request_hash()
+            .map_err(|e| Fail::Problem(format!("{}: {e}", a.file.display())))?;
+        let mut v = Obj::new()
+            .put("leaf", leaf.as_str())
+            .put("request_hash", hash)
+            .done();
+        if let (Some(m), OwnedValue::Object(c)) = (v.as_object_mut(), ctx.to_json()) {
+            m.entries_mut().extend(c.entries().iter().cloned());
+        }
+        out.json_line(&v)?;
+    } else {
+        plain(&ctx, &leaf, out)?;
+    }
+    Ok(0)
+}
+
+fn plain(ctx: &Context, leaf: &str, out: &mut Out) -> Res<()> {
+    let st = &ctx.settings;
+    out.line(&format!("leaf          {leaf}"))?;
+    if let Ok(h) = ctx.request_hash() {
+        out.line(&format!("request_hash  {h}"))?;
+    }
+    out.line(&format!(
+        "model         {}",
+        st.model.as_deref().unwrap_or("-")
+    ))?;
+    let instr = st.instructions.as_deref().unwrap_or("");
+    out.line(&format!("instructions  {} chars", instr.chars().count()))?;
+    let tools: Vec<&str> = st
+        .tools
+        .iter()
+        .map(|t| t.get("name").and_then(OwnedValue::as_str).unwrap_or("?"))
+        .collect();
+    out.line(&format!(
+        "tools         {}",
+        if tools.is_empty() {
+            "-".into()
+        } else {
+            tools.join(", ")
+        }
+    ))?;
+    out.line(&format!("items         {}", ctx.items.len()))?;
+    for (item, entry) in ctx.items.iter().zip(&ctx.item_entries) {
+        let ty = item.get("type").and_then(OwnedValue::as_str).unwrap_or("?");
+        let role = item.get("role").and_then(OwnedValue::as_str).unwrap_or("");
+        let label = if role.is_empty() {
+            ty.to_owned()
+        } else {
+            format!("{ty}/{role}")
+        };
+        let short = entry.get(7..19).unwrap_or(entry);
+        out.line(&format!("  {short}  {label}"))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,138 @@
+//! `agentlog asf convert PATH... -o OUT_DIR [--report]`: OpenHands
+//! conversations (a store, a conversation directory or a file of one; every
+//! sub-agent's conversation too) and OC Chat sessions (a sessions
+//! directory: every session it lists) as ASF session files, one
+//! `<session id>.jsonl` per conversation in OUT_DIR (sub-agents beside
+//! their parent, naming it in `parent_session`), each written to a
+//! temporary file and renamed into place.
+//!
+//! Standard output: the path of each file written, one a line; with
+//! `--report`, instead, one JSON object per source event with the keys
+//! `session`, `event`, `kind`, `outcome` (`mapped`, `kept-extension`,
+//! `dropped`) and `detail`. Exit status 0 when everything converted, 1 when
+//! a conversation could not be read or converted (the others are), 2 on a
+//! PATH or OUT_DIR that cannot be used.
+
+use std::path::{Path, PathBuf};
+
+use agentlog::convert::Converted;
+use agentlog::convert::openhands::{Options, convert_with, session_id};
+use agentlog::occhat::Store;
+use agentlog::openhands::Reader;
+
+use crate::out::{Fail, Obj, Out, Res, Status, error};
+use crate::target::{Target, resolve, walk};
+
+/// Arguments of `asf convert`.
+#[derive(clap::Args, Debug)]
+pub struct ConvertArgs {
+    /// OpenHands stores, conversation directories or files of one, or OC Chat sessions directories.
+    #[arg(required = true, value_name = "PATH")]
+    paths: Vec<PathBuf>,
+    /// The directory the session files go to (created if missing).
+    #[arg(short = 'o', long = "out", value_name = "OUT_DIR")]
+    out_dir: PathBuf,
+    /// Print what each source event became (JSON lines) instead of the files.
+    #[arg(long)]
+    report: bool,
+}
+
+/// Runs `asf convert`.
+pub fn run(a: ConvertArgs, out: &mut Out) -> Res<u8> {
+    std::fs::create_dir_all(&a.out_dir)
+        .map_err(|e| Fail::Fatal(format!("{}: {e}", a.out_dir.display())))?;
+    let mut status = Status::OK;
+    let mut reader = Reader::new();
+    let mut conv = agentlog::openhands::Conversation::default();
+    let mut parser = agentlog::json::Parser::new();
+    for path in &a.paths {
+        let dirs = match resolve(path) {
+            Ok(Target::OpenHands { dirs, .. }) => dirs,
+            Ok(Target::OcChat { root }) => {
+                occhat(&root, &a, out, &mut status)?;
+                continue;
+            }
+            Err(e) => return Err(Fail::Fatal(e)),
+        };
+        for top in dirs {
+            walk(&mut reader, &mut conv, &mut parser, &top, |node| {
+                let c = match node.conv {
+                    Ok(c) => c,
+                    Err(e) => {
+                        error(&format!("{}: {e}", node.dir.display()));
+                        status.raise(Status::PROBLEMS);
+                        return Ok(());
+                    }
+                };
+                let options = Options {
+                    parent_session: node.parent.map(session_id),
+                    subsessions: c.subagents().iter().map(|n| session_id(n)).collect(),
+                };
+                match convert_with(c, &options) {
+                    Ok(done) => emit(&a.out_dir, a.report, &done, out)?,
+                    Err(e) => {
+                        error(&format!("{}: {e}", node.dir.display()));
+                        status.raise(Status::PROBLEMS);
+                    }
+                }
+                Ok(())
+            })?;
+        }
+    }
+    Ok(status.code())
+}
+
+/// Converts every session of an OC Chat sessions directory.
+fn occhat(root: &Path, a: &ConvertArgs, out: &mut Out, status: &mut Status) -> Res<()> {
+    let store = Store::new(root);
+    let list = store.list_sessions();
+    for skipped in &list.skipped {
+        error(&format!("{skipped:?}"));
+        status.raise(Status::PROBLEMS);
+    }
+    for entry in &list.sessions {
+        let path = entry.filepath.display().to_string();
+        let done = match store
+            .load_session(&path)
+            .map_err(|e| e.to_string())
+            .and_then(|s| agentlog::convert::occhat::convert(&s).map_err(|e| e.to_string()))
+        {
+            Ok(d) => d,
+            Err(e) => {
+                error(&format!("{path}: {e}"));
+                status.raise(Status::PROBLEMS);
+                continue;
+            }
+        };
+        emit(&a.out_dir, a.report, &done, out)?;
+    }
+    Ok(())
+}
+
+/// Writes one converted session and prints its path (or its report).
+fn emit(out_dir: &Path, report: bool, done: &Converted, out: &mut Out) -> Res<()> {
+    let file = out_dir.join(format!("{}.jsonl", done.session_id));
+    write(&file, &done.bytes)?;
+    if report {
+        for row in &done.report {
+            out.json_line(
+                &Obj::new()
+                    .put("session", done.session_id.as_str())
+                    .put("event", row.event.as_str())
+                    .put("kind", row.kind.as_str())
+                    .put("outcome", row.outcome.code())
+                    .put("detail", row.outcome.to_string())
+                    .done(),
+            )?;
+        }
+    } else {
+        out.line(&file.display().to_string())?;
+    }
+    Ok(())
+}
+
+fn write(path: &Path, bytes: &[u8]) -> Res<()> {
+    let mut f = Out::file(path)?;
+    f.bytes(bytes)?;
+    f.finish()
+}

@@ -1,0 +1,162 @@
+//! `--checkpoint FILE`: what changed in a store since a checkpoint
+//! (`agentlog::openhands::Store::changes_since`), and the records besides
+//! events that incremental output carries.
+//!
+//! Records other than events are objects with the `conversation` and
+//! `parent` members of an event line and a `record` member:
+//!
+//! ```text
+//! {"conversation": ID, "parent": ID | null, "record": "rewrite"}   its history changed: drop it, all its events follow
+//! {"conversation": ID, "parent": ID | null, "record": "removed"}   gone from the store
+//! ```
+//!
+//! The checkpoint is saved only after the output is flushed and synced,
+//! so it is never ahead of what was written: a run killed before it saves
+//! is repeated by the next (at least once). A consumer gets exactly once by
+//! committing a run's output only when the command exits with status 0, or
+//! by keying events by (conversation, index), a later line replacing an
+//! earlier one (a repaired event comes again under its index).
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use agentlog::json::write::write_str;
+use agentlog::openhands::{Change, ChangeKind, Checkpoint, ScanOptions, Store};
+
+use crate::export::push_event_line;
+use crate::out::{Fail, Out, Res, Status, warn};
+use crate::target::{Target, resolve};
+
+/// Appends the record line `{"conversation":…,"parent":…,"record":WHAT`
+/// and the members of `rest` (already JSON, starting with `,`), then `}`.
+pub fn push_record(line: &mut Vec<u8>, id: &str, parent: Option<&str>, what: &str, rest: &[u8]) {
+    line.clear();
+    line.extend_from_slice(b"{\"conversation\":");
+    write_str(line, id, false);
+    line.extend_from_slice(b",\"parent\":");
+    match parent {
+        Some(p) => write_str(line, p, false),
+        None => line.extend_from_slice(b"null"),
+    }
+    line.extend_from_slice(b",\"record\":");
+    write_str(line, what, false);
+    line.extend_from_slice(rest);
+    line.extend_from_slice(b"}\n");
+}
+
+/// Writes the lines of one change: a `rewrite` or `removed` record when
+/// it is one, then its events.
+pub fn write_change(out: &mut Out, line: &mut Vec<u8>, c: &Change<'_>) -> Res<()> {
+    match c.kind {
+        ChangeKind::Removed => {
+            push_record(line, c.id, c.parent, "removed", b"");
+            return out.bytes(line);
+        }
+        ChangeKind::Rewrite => {
+            push_record(line, c.id, c.parent, "rewrite", b"");
+            out.bytes(line)?;
+        }
+        ChangeKind::New | ChangeKind::Updated => {}
+    }
+    if let Some(conv) = c.conversation
+        && let Some(e) = conv.events_error()
+    {
+        warn(&e.to_string());
+    }
+    for e in c.events() {
+        if let Some(err) = e.error() {
+            warn(&err.to_string());
+        }
+        push_event_line(line, c.id, c.parent, &e);
+        out.bytes(line)?;
+    }
+    Ok(())
+}
+
+/// Loads the checkpoint at `path` (none yet is a first run).
+pub fn load(path: &Path) -> Res<Option<Checkpoint>> {
+    Checkpoint::load_or_none(path).map_err(|e| Fail::Fatal(e.to_string()))
+}
+
+/// The one OpenHands store PATH of a `--checkpoint` run.
+pub fn one_store(paths: &[PathBuf]) -> Res<&Path> {
+    let [path] = paths else {
+        return Err(Fail::Fatal(format!(
+            "--checkpoint takes one PATH ({} given): a checkpoint is of one store",
+            paths.len()
+        )));
+    };
+    match resolve(path) {
+        Err(e) => Err(Fail::Fatal(e)),
+        Ok(Target::OcChat { root }) => Err(Fail::Fatal(format!(
+            "{}: an OC Chat sessions directory; --checkpoint reads OpenHands stores",
+            root.display()
+        ))),
+        Ok(Target::OpenHands { .. }) => Ok(path),
+    }
+}
+
+/// Syncs standard output when it is a file (a pipe or terminal cannot be
+/// synced, and need not be).
+pub fn sync_stdout() -> Res<()> {
+    use std::os::fd::AsFd;
+    let fd = io::stdout()
+        .as_fd()
+        .try_clone_to_owned()
+        .map_err(|e| Fail::Fatal(format!("standard output: {e}")))?;
+    let f = std::fs::File::from(fd);
+    if f.metadata().is_ok_and(|m| m.is_file()) {
+        f.sync_all()
+            .map_err(|e| Fail::Fatal(format!("standard output: {e}")))?;
+    }
+    Ok(())
+}
+
+/// `export --checkpoint FILE`.
+pub fn export(
+    paths: &[PathBuf],
+    output: Option<&Path>,
+    cp_path: &Path,
+    stdout: &mut Out,
+) -> Res<u8> {
+    let root = one_store(paths)?;
+    let since = load(cp_path)?;
+    let mut changes = Store::changes_since(root, since.as_ref(), ScanOptions::default())
+        .map_err(|e| Fail::Fatal(e.to_string()))?;
+    for e in changes.unreadable() {
+        warn(&format!("{e} (skipped)"));
+    }
+    let status = Status::OK;
+    let mut file_out = match output {
+        Some(p) => Some(Out::file(p)?),
+        None => None,
+    };
+    let out = match file_out.as_mut() {
+        Some(o) => o,
+        None => &mut *stdout,
+    };
+    let mut line = Vec::with_capacity(1 << 16);
+    while let Some(item) = changes.next() {
+        match item {
+            Ok(c) => write_change(out, &mut line, &c)?,
+            Err(e) => {
+                // Kept in the checkpoint as it was: tried again next run
+                // (a warning, as `export` warns of what it cannot read).
+                warn(&e.to_string());
+            }
+        }
+    }
+    match file_out {
+        Some(o) => o.finish()?,
+        None => {
+            stdout.flush()?;
+            sync_stdout()?;
+        }
+    }
+    let _ = io::stderr().flush();
+    changes
+        .into_checkpoint()
+        .save(cp_path)
+        .map_err(|e| Fail::Fatal(e.to_string()))?;
+    Ok(status.code())
+}

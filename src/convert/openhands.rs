@@ -1,0 +1,631 @@
+//! An OpenHands SDK conversation as an ASF session, built from the
+//! conversation's view ([`crate::openhands::view`]).
+//!
+//! - The header: the session id is the conversation's own id (its directory
+//!   name, a UUID) written as a UUID (a UUIDv5 under the nil namespace over
+//!   `openhands/<name>` when the name is not one), `created_at` the first
+//!   event's time, `openhands:conversation` the directory name; `records`
+//!   promises nothing (an OpenHands store does not record every dispatch,
+//!   decision or run boundary).
+//! - A `config` first: the system message the SDK sends, one instruction
+//!   part per text part (`instructions` their join), the tools of the
+//!   `SystemPromptEvent` as function tools (the SDK's own definition kept in
+//!   `openhands:tool`), the model of the state's `agent.llm`.
+//! - The messages the SDK sends next ([`View::wire_messages`]) as Open
+//!   Responses items, in order: user messages as `message` items
+//!   (`input_text`, `input_image`), each assistant message as its thinking
+//!   blocks (`reasoning` items: the thinking as `reasoning_text` and its
+//!   signature as `encrypted_content`, a redacted block as
+//!   `encrypted_content` alone), its text (`message`, `output_text`) and its
+//!   tool calls (`function_call`), each tool message as a
+//!   `function_call_output`. Assistant items carry the model call's
+//!   `llm_response_id` as `response`, and a `response` entry follows each
+//!   assistant turn with the usage, cost and latency the state's metrics
+//!   hold for that response id (`usage` in the Responses shape, the SDK's
+//!   own record in `openhands:metrics`).
+//! - A user's rejection of a call (`UserRejectObservation`) is a `decision`
+//!   (`reject`, by `human`, its reason) before the call's output.
+//! - Every event of the conversation is also kept whole, in file order
+//!   among the entries above, as an `openhands:event` record entry (`event`:
+//!   the event's JSON; `raw`: its text, when the JSON is not I-JSON), so
+//!   nothing the store holds is lost: events with no core form (state
+//!   updates, pauses, condensations, events a condensation forgot, events
+//!   off the active branch, files that are not JSON) are kept that way
+//!   only, and the report says so.
+//!
+//! - Sub-agents ([`Options::subsessions`]) get `link` entries; a
+//!   sub-agent's own session names its parent in `parent_session`.
+//!
+//! The context at the leaf, rendered as chat-completions messages
+//! ([`crate::asf::Context::chat_messages`]), is the SDK's next request.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::asf::{Appender, ProblemKind, WriteError, ts::is_canonical_ts};
+use crate::json::{Map, OwnedValue, Parser, Value};
+use crate::openhands::Conversation;
+use crate::openhands::Kind;
+use crate::openhands::view::{Entry, View, ViewOptions};
+
+use super::chat::items_of;
+use super::{ConvertError, Converted, Outcome, ReportRow};
+
+fn s(v: &str) -> OwnedValue {
+    OwnedValue::string(v)
+}
+
+fn obj(pairs: Vec<(&str, OwnedValue)>) -> Map {
+    let mut m = Map::new();
+    for (k, v) in pairs {
+        m.insert(k, v);
+    }
+    m
+}
+
+/// The session id of a conversation directory named `name`.
+pub fn session_id(name: &str) -> String {
+    match uuid::Uuid::try_parse(name) {
+        Ok(u) => u.hyphenated().to_string(),
+        Err(_) => uuid::Uuid::new_v5(&uuid::Uuid::nil(), format!("openhands/{name}").as_bytes())
+            .hyphenated()
+            .to_string(),
+    }
+}
+
+/// The id a subsession spawned by `call_id` in session `parent` gets: a
+/// UUIDv5 under the nil namespace over `<parent>/<call_id>` (RFC 0001).
+pub fn subsession_id(parent: &str, call_id: &str) -> String {
+    uuid::Uuid::new_v5(&uuid::Uuid::nil(), format!("{parent}/{call_id}").as_bytes())
+        .hyphenated()
+        .to_string()
+}
+
+/// An event's naive timestamp (`2026-12-01T03:20:29.155705`, the SDK
+/// writes its local clock without a zone) as a canonical `ts`, read as UTC.
+fn ts_of(timestamp: &str) -> Option<String> {
+    let (main, frac) = match timestamp.split_once('.') {
+        Some((m, f)) => (m, f),
+        None => (timestamp, ""),
+    };
+    let main = main.trim_end_matches('Z');
+    let frac: String = frac.trim_end_matches('Z').chars().take(9).collect();
+    let frac = frac.trim_end_matches('0');
+    let ts = if frac.is_empty() {
+        format!("{main}Z")
+    } else {
+        format!("{main}.{frac}Z")
+    };
+    is_canonical_ts(&ts).then_some(ts)
+}
+
+fn text_of(v: &OwnedValue, k: &str) -> Option<String> {
+    v.get(k).and_then(OwnedValue::as_str).map(str::to_owned)
+}
+
+/// An SDK tool definition as an Open Responses function tool.
+fn tool_of(t: &OwnedValue) -> OwnedValue {
+    let f = t.get("function").unwrap_or(t);
+    let name = text_of(f, "name")
+        .or_else(|| text_of(t, "title"))
+        .unwrap_or_default();
+    let mut m = obj(vec![("type", s("function")), ("name", s(&name))]);
+    if let Some(d) = text_of(f, "description") {
+        m.insert("description", s(&d));
+    }
+    if let Some(p) = f.get("parameters") {
+        m.insert("parameters", p.clone());
+    }
+    m.insert("openhands:tool", t.clone());
+    OwnedValue::Object(m)
+}
+
+/// The Responses-shaped usage and the SDK's metrics for one response id.
+struct Metrics {
+    usage: HashMap<String, OwnedValue>,
+    latency: HashMap<String, f64>,
+    raw: HashMap<String, OwnedValue>,
+}
+
+fn metrics(state: Option<Value<'_>>) -> Metrics {
+    let mut m = Metrics {
+        usage: HashMap::new(),
+        latency: HashMap::new(),
+        raw: HashMap::new(),
+    };
+    let Some(all) = state.and_then(|s| s.get("stats")?.get("usage_to_metrics")?.as_object()) else {
+        return m;
+    };
+    for (_, usage) in all.iter().map(|x| (x.key, x.value)) {
+        for u in usage
+            .get("token_usages")
+            .and_then(|v| v.as_array())
+            .into_iter()
+            .flat_map(|a| a.iter())
+        {
+            let Some(id) = u.get("response_id").and_then(|v| v.as_str()) else {
+                continue;
+            };
+            let n = |k: &str| u.get(k).and_then(|v| v.as_i64()).unwrap_or(0);
+            let (input, output) = (n("prompt_tokens"), n("completion_tokens"));
+            let usage = obj(vec![
+                ("input_tokens", OwnedValue::int(input)),
+                (
+                    "input_tokens_details",
+                    OwnedValue::Object(obj(vec![(
+                        "cached_tokens",
+                        OwnedValue::int(n("cache_read_tokens")),
+                    )])),
+                ),
+                ("output_tokens", OwnedValue::int(output)),
+                (
+                    "output_tokens_details",
+                    OwnedValue::Object(obj(vec![(
+                        "reasoning_tokens",
+                        OwnedValue::int(n("reasoning_tokens")),
+                    )])),
+                ),
+                ("total_tokens", OwnedValue::int(input + output)),
+            ]);
+            m.usage.insert(id.to_owned(), OwnedValue::Object(usage));
+            m.raw.insert(id.to_owned(), OwnedValue::from(u));
+        }
+        for l in usage
+            .get("response_latencies")
+            .and_then(|v| v.as_array())
+            .into_iter()
+            .flat_map(|a| a.iter())
+        {
+            if let (Some(id), Some(lat)) = (
+                l.get("response_id").and_then(|v| v.as_str()),
+                l.get("latency").and_then(|v| v.as_f64()),
+            ) {
+                m.latency.insert(id.to_owned(), lat);
+            }
+        }
+    }
+    m
+}
+
+/// Converts one conversation (its sub-agents are conversations of their
+/// own, converted separately).
+pub fn convert(conv: &Conversation) -> Result<Converted, ConvertError> {
+    convert_with(conv, &Options::default())
+}
+
+/// What a conversion needs to know beyond the conversation itself.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Options {
+    /// For a sub-agent's conversation: the session id of the conversation
+    /// it is a sub-agent of (written as the header's `parent_session`).
+    pub parent_session: Option<String>,
+    /// The session ids of its sub-agents' conversations: each gets a `link`
+    /// entry (`rel: "subsession"`) at the end of the file (the store does
+    /// not record which call spawned which, so the links name no call).
+    pub subsessions: Vec<String>,
+}
+
+/// Converts one conversation with [`Options`].
+pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted, ConvertError> {
+    let view = View::from_conversation(conv, &ViewOptions::default());
+    let wire = view.wire_messages();
+    let sid = session_id(conv.name());
+    let mut parser = Parser::new();
+    let mut state_parser = Parser::new();
+    let state_doc = conv
+        .state()
+        .map(|f| f.raw())
+        .and_then(|raw| state_parser.parse(raw).ok());
+    let state = state_doc.as_ref().map(|d| d.root());
+    let model = state
+        .and_then(|s| s.get("agent")?.get("llm")?.get("model")?.as_str())
+        .map(str::to_owned);
+    let metrics = metrics(state);
+
+    // The events, in conversation order, with their JSON.
+    let events = view.events();
+    let order: Vec<usize> = view.conversation().to_vec();
+    let raw_of = |p: usize| {
+        conv.event(events[p].index)
+            .map(|e| e.raw().to_vec())
+            .unwrap_or_default()
+    };
+
+    // Which wire message each event of the context produced.
+    let mut assistant_by_call: HashMap<String, usize> = HashMap::new();
+    let mut tool_by_call: HashMap<String, usize> = HashMap::new();
+    for (k, m) in wire.iter().enumerate() {
+        for c in m
+            .get("tool_calls")
+            .and_then(OwnedValue::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(id) = c.get("id").and_then(OwnedValue::as_str) {
+                assistant_by_call.insert(id.to_owned(), k);
+            }
+        }
+        if let Some(id) = m.get("tool_call_id").and_then(OwnedValue::as_str) {
+            tool_by_call.insert(id.to_owned(), k);
+        }
+    }
+    let mut attributed: HashMap<usize, usize> = HashMap::new(); // event position -> wire index
+    let mut summary_of: HashMap<usize, usize> = HashMap::new(); // condensation position -> wire index
+    let mut response_of: HashMap<usize, String> = HashMap::new(); // wire index -> llm_response_id
+    let mut rejected: HashMap<String, String> = HashMap::new(); // call id -> reason
+    let mut w = usize::from(
+        wire.first()
+            .and_then(|m| m.get("role"))
+            .and_then(OwnedValue::as_str)
+            == Some("system"),
+    );
+    let mut last_user: Option<usize> = None;
+    for &entry in view.context() {
+        match entry {
+            Entry::Summary(p) => {
+                if w < wire.len() {
+                    summary_of.insert(p, w);
+                    w += 1;
+                }
+                last_user = None;
+            }
+            Entry::Event(p) => {
+                let raw = raw_of(p);
+                let Ok(doc) = parser.parse(&raw) else {
+                    continue;
+                };
+                let root = doc.root();
+                let str_of = |k: &str| root.get(k).and_then(|v| v.as_str()).map(str::to_owned);
+                let k = match &events[p].kind {
+                    Some(Kind::SystemPrompt) => Some(0),
+                    Some(Kind::Action) => {
+                        str_of("tool_call_id").and_then(|c| assistant_by_call.get(&c).copied())
+                    }
+                    Some(Kind::Observation | Kind::UserReject | Kind::AgentError) => {
+                        let c = str_of("tool_call_id");
+                        if events[p].kind == Some(Kind::UserReject)
+                            && let Some(c) = &c
+                        {
+                            rejected
+                                .insert(c.clone(), str_of("rejection_reason").unwrap_or_default());
+                        }
+                        c.and_then(|c| tool_by_call.get(&c).copied())
+                    }
+                    Some(Kind::Message) => {
+                        let role = root
+                            .get("llm_message")
+                            .and_then(|m| m.get("role"))
+                            .and_then(|v| v.as_str());
+                        let first_text = root
+                            .get("llm_message")
+                            .and_then(|m| m.get("content"))
+                            .and_then(|c| c.as_array())
+                            .and_then(|a| a.get(0))
+                            .and_then(|p| p.get("text"))
+                            .and_then(|t| t.as_str())
+                            .unwrap_or("");
+                        let contains = |k: usize| {
+                            wire[k]
+                                .get("content")
+                                .and_then(OwnedValue::as_array)
+                                .is_some_and(|a| {
+                                    a.iter().any(|p| {
+                                        p.get("text")
+                                            .and_then(OwnedValue::as_str)
+                                            .is_some_and(|t| t.contains(first_text))
+                                    })
+                                })
+                        };
+                        match (role, last_user) {
+                            (Some("user"), Some(u))
+                                if contains(u) && (w >= wire.len() || !contains(w)) =>
+                            {
+                                Some(u)
+                            }
+                            _ if w < wire.len() => Some(w),
+                            _ => None,
+                        }
+                    }
+                    _ => None,
+                };
+                if let Some(k) = k {
+                    attributed.insert(p, k);
+                    if k > 0 {
+                        w = w.max(k + 1);
+                    }
+                    let is_user = wire[k].get("role").and_then(OwnedValue::as_str) == Some("user");
+                    last_user = if is_user { Some(k) } else { None };
+                    if let Some(r) = str_of("llm_response_id")
+                        && wire[k].get("role").and_then(OwnedValue::as_str) == Some("assistant")
+                    {
+                        response_of.insert(k, r);
+                    }
+                }
+            }
+        }
+    }
+    let forgotten: HashSet<String> = order
+        .iter()
+        .filter(|&&p| events[p].kind == Some(Kind::Condensation))
+        .flat_map(|&p| {
+            let raw = raw_of(p);
+            let mut ids = Vec::new();
+            if let Ok(doc) = parser.parse(&raw)
+                && let Some(a) = doc
+                    .root()
+                    .get("forgotten_event_ids")
+                    .and_then(|v| v.as_array())
+            {
+                ids.extend(a.iter().filter_map(|v| v.as_str()).map(str::to_owned));
+            }
+            ids
+        })
+        .collect();
+
+    // The header.
+    let first_ts = order
+        .iter()
+        .find_map(|&p| {
+            let raw = raw_of(p);
+            let doc = parser.parse(&raw).ok()?;
+            ts_of(doc.root().get("timestamp")?.as_str()?)
+        })
+        .unwrap_or_else(|| "1970-01-01T00:00:00Z".to_owned());
+    let mut header = obj(vec![
+        ("id", s(&sid)),
+        ("created_at", s(&first_ts)),
+        (
+            "harness",
+            OwnedValue::Object(obj(vec![
+                ("name", s("agentlog")),
+                ("version", s(env!("CARGO_PKG_VERSION"))),
+            ])),
+        ),
+        ("openhands:conversation", s(conv.name())),
+    ]);
+    if let Some(p) = &options.parent_session {
+        header.insert("parent_session", s(p));
+    }
+    let mut a = Appender::new(header)?;
+    let mut report = Vec::new();
+    let mut call_items: HashMap<String, String> = HashMap::new();
+    let mut next_wire = 0usize;
+    let mut last_ts = first_ts.clone();
+
+    // The config: instructions (as parts) and tools, with the first event.
+    let system_pos = order
+        .iter()
+        .copied()
+        .find(|&p| events[p].kind == Some(Kind::SystemPrompt));
+    let mut config = Map::new();
+    if let Some(m) = &model {
+        config.insert("model", s(m));
+    }
+    if let Some(sys) = wire
+        .first()
+        .filter(|m| m.get("role").and_then(OwnedValue::as_str) == Some("system"))
+    {
+        let parts: Vec<OwnedValue> = sys
+            .get("content")
+            .and_then(OwnedValue::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+            .map(|(i, p)| {
+                OwnedValue::Object(obj(vec![
+                    ("id", s(&format!("system-{i}"))),
+                    (
+                        "text",
+                        s(p.get("text").and_then(OwnedValue::as_str).unwrap_or("")),
+                    ),
+                ]))
+            })
+            .collect();
+        let joined: Vec<&str> = parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(OwnedValue::as_str))
+            .collect();
+        config.insert("instructions", s(&joined.join("\n\n")));
+        config.insert("instructions_parts", OwnedValue::Array(parts));
+        next_wire = 1;
+    }
+    if let Some(p) = system_pos {
+        let raw = raw_of(p);
+        if let Ok(v) = OwnedValue::parse(&raw) {
+            if let Some(tools) = v.get("tools").and_then(OwnedValue::as_array) {
+                config.insert(
+                    "tools_added",
+                    OwnedValue::Array(tools.iter().map(tool_of).collect()),
+                );
+            }
+            if let Some(t) = v
+                .get("timestamp")
+                .and_then(OwnedValue::as_str)
+                .and_then(ts_of)
+            {
+                last_ts = t;
+            }
+        }
+    }
+    a.append("config", &last_ts, config)?;
+
+    // Wire messages up to `upto` (inclusive) as items, decisions, responses.
+    let mut emit = |a: &mut Appender,
+                    upto: usize,
+                    next_wire: &mut usize,
+                    ts: &str|
+     -> Result<(), ConvertError> {
+        while *next_wire <= upto && *next_wire < wire.len() {
+            let k = *next_wire;
+            *next_wire += 1;
+            let m = &wire[k];
+            if let Some(call) = m.get("tool_call_id").and_then(OwnedValue::as_str)
+                && let Some(reason) = rejected.get(call)
+                && let Some(target) = call_items.get(call)
+            {
+                a.append(
+                    "decision",
+                    ts,
+                    obj(vec![
+                        ("call_id", s(call)),
+                        ("target", s(target)),
+                        ("verdict", s("reject")),
+                        ("by", s("human")),
+                        ("reason", s(reason)),
+                    ]),
+                )?;
+            }
+            let response = response_of.get(&k);
+            for item in items_of(m) {
+                let call = (item.get("type").and_then(OwnedValue::as_str) == Some("function_call"))
+                    .then(|| text_of(&item, "call_id"))
+                    .flatten();
+                let mut body = obj(vec![("item", item)]);
+                if let Some(r) = response {
+                    body.insert("response", s(r));
+                }
+                let id = a.append("item", ts, body)?;
+                if let Some(c) = call {
+                    call_items.insert(c, id);
+                }
+            }
+            if let Some(r) = response {
+                let mut body = obj(vec![("response_id", s(r)), ("status", s("completed"))]);
+                if let Some(m) = &model {
+                    body.insert("model", s(m));
+                }
+                if let Some(u) = metrics.usage.get(r) {
+                    body.insert("usage", u.clone());
+                }
+                if let Some(l) = metrics.latency.get(r) {
+                    body.insert("latency_ms", OwnedValue::int((l * 1000.0).round() as i64));
+                }
+                if let Some(raw) = metrics.raw.get(r) {
+                    body.insert("openhands:metrics", raw.clone());
+                }
+                a.append("response", ts, body)?;
+            }
+        }
+        Ok(())
+    };
+
+    let mut written: HashSet<usize> = HashSet::new();
+    for &p in &order {
+        let ev = &events[p];
+        written.insert(ev.index);
+        let raw = raw_of(p);
+        let value = OwnedValue::parse(&raw).ok();
+        if let Some(t) = value
+            .as_ref()
+            .and_then(|v| v.get("timestamp"))
+            .and_then(OwnedValue::as_str)
+            .and_then(ts_of)
+        {
+            last_ts = t;
+        }
+        let target = attributed
+            .get(&p)
+            .copied()
+            .or_else(|| summary_of.get(&p).copied());
+        let mut mapped: Vec<&'static str> = Vec::new();
+        if ev.kind == Some(Kind::SystemPrompt) {
+            mapped.push("config");
+        }
+        if let Some(k) = target.filter(|&k| k > 0 || ev.kind != Some(Kind::SystemPrompt)) {
+            emit(&mut a, k, &mut next_wire, &last_ts)?;
+            mapped.push(if summary_of.contains_key(&p) {
+                "item (summary)"
+            } else {
+                "item"
+            });
+            if response_of.contains_key(&k) {
+                mapped.push("response");
+            }
+            if ev.kind == Some(Kind::UserReject) {
+                mapped.push("decision");
+            }
+        }
+        // The event itself, whole.
+        let mut body = match &value {
+            Some(v) => obj(vec![("event", v.clone())]),
+            None => obj(vec![("raw", s(&String::from_utf8_lossy(&raw)))]),
+        };
+        body.insert("file", s(ev.file_id));
+        let rec = a.append("openhands:event", &last_ts, body.clone());
+        match rec {
+            Ok(_) => {}
+            Err(WriteError::NotIJson(_))
+            | Err(WriteError::Rule(crate::asf::Problem {
+                kind: ProblemKind::NotIJson(_),
+                ..
+            })) => {
+                let body = obj(vec![
+                    ("raw", s(&String::from_utf8_lossy(&raw))),
+                    ("file", s(ev.file_id)),
+                ]);
+                a.append("openhands:event", &last_ts, body)?;
+            }
+            Err(e) => return Err(e.into()),
+        }
+        let outcome = if mapped.is_empty() {
+            let why = if forgotten.contains(ev.id.as_ref()) {
+                "forgotten by a condensation: not in the model's next request; kept as an openhands:event record".to_owned()
+            } else {
+                format!(
+                    "{} has no core entry; kept as an openhands:event record",
+                    ev.kind.as_ref().map_or("", Kind::as_str)
+                )
+            };
+            Outcome::Extension(why)
+        } else {
+            mapped.push("openhands:event");
+            Outcome::Mapped(mapped)
+        };
+        report.push(ReportRow {
+            event: ev.id.to_string(),
+            kind: ev.kind.as_ref().map_or("", Kind::as_str).to_owned(),
+            outcome,
+        });
+    }
+    emit(&mut a, usize::MAX, &mut next_wire, &last_ts)?;
+    // Events the conversation holds off its active branch (or that the
+    // view could not read), kept whole as well.
+    for i in (0..conv.len()).filter(|i| !written.contains(i)) {
+        let raw = conv.event(i).map(|e| e.raw().to_vec()).unwrap_or_default();
+        let value = OwnedValue::parse(&raw).ok();
+        let field = |k: &str| value.as_ref().and_then(|v| text_of(v, k));
+        let mut body = match &value {
+            Some(v) => obj(vec![("event", v.clone())]),
+            None => obj(vec![("raw", s(&String::from_utf8_lossy(&raw)))]),
+        };
+        body.insert("index", OwnedValue::int(i as i64));
+        if a.append("openhands:event", &last_ts, body).is_err() {
+            let body = obj(vec![
+                ("raw", s(&String::from_utf8_lossy(&raw))),
+                ("index", OwnedValue::int(i as i64)),
+            ]);
+            a.append("openhands:event", &last_ts, body)?;
+        }
+        let why = if value.is_some() {
+            "not on the conversation's active branch; kept as an openhands:event record"
+        } else {
+            "not JSON; its text kept as an openhands:event record"
+        };
+        report.push(ReportRow {
+            event: field("id").unwrap_or_else(|| format!("index {i}")),
+            kind: field("kind").unwrap_or_else(|| "?".to_owned()),
+            outcome: Outcome::Extension(why.to_owned()),
+        });
+    }
+    for child in &options.subsessions {
+        a.append(
+            "link",
+            &last_ts,
+            obj(vec![("rel", s("subsession")), ("session", s(child))]),
+        )?;
+    }
+    Ok(Converted {
+        session_id: sid,
+        bytes: a.into_bytes(),
+        report,
+    })
+}

@@ -1,0 +1,283 @@
+//! Following OpenHands stores (and OC Chat sessions stores, [`occhat`])
+//! live (feature `follow`): every change as it
+//! is written, from a chain of changes-since scans
+//! ([`Store::changes_since`]) woken by the file system.
+//!
+//! A [`Follower`] holds one checkpoint per root. [`Follower::scan`] scans
+//! every root from its checkpoint and hands each change to a sink;
+//! [`Follower::wait`] blocks until something may have changed: a
+//! file-system event under a root (inotify on Linux, through the `notify`
+//! crate; new directories are watched as they appear), or, in polling mode
+//! ([`FollowOptions::poll`], for file systems without events such as
+//! network mounts), the next tick. Events are gathered for a short quiet
+//! time ([`FollowOptions::debounce`]) so that a burst of writes costs one
+//! scan. Nothing is polled while nothing is written (in event mode).
+//!
+//! # Guarantees
+//!
+//! - Each event is handed out once, in index order per conversation (the
+//!   changes-since scan's guarantee, scan after scan), except in a rewrite
+//!   (the conversation's history changed: all of it again) or a repair (a
+//!   malformed event that now reads, again under its index).
+//! - An event file caught half-written is never handed out as malformed
+//!   while its writer may still be at it: the settle rule
+//!   ([`ScanOptions::settle`](crate::openhands::ScanOptions::settle), here
+//!   [`FollowOptions::settle`]) holds it back, and the follower scans again
+//!   once the settle time has passed; a file left malformed that long is
+//!   handed out as malformed.
+//! - The checkpoints ([`Follower::checkpoint`]) record only what was handed
+//!   to the sink: saved after the sink's output is durable, a restart from
+//!   them goes on where the last scan stopped.
+//! - When the watch cannot be set up (too many directories for the
+//!   inotify limit, a file system without events), the follower polls at
+//!   [`FollowOptions::fallback_poll`] and says so ([`Follower::polling`]).
+
+pub mod occhat;
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::time::{Duration, Instant};
+
+use crate::openhands::{Change, Changes, ChangesError, Checkpoint, ScanOptions, Store, StoreError};
+
+/// How a [`Follower`] follows.
+#[derive(Debug, Clone, Copy)]
+pub struct FollowOptions {
+    /// Poll every this long instead of waiting for file-system events.
+    pub poll: Option<Duration>,
+    /// Hold back a malformed event file modified less than this long ago.
+    pub settle: Duration,
+    /// After a file-system event, wait until this long passes without
+    /// another (at most ten times it) before scanning.
+    pub debounce: Duration,
+    /// The polling period when events cannot be had.
+    pub fallback_poll: Duration,
+}
+
+impl Default for FollowOptions {
+    fn default() -> Self {
+        FollowOptions {
+            poll: None,
+            settle: Duration::from_secs(2),
+            debounce: Duration::from_millis(5),
+            fallback_poll: Duration::from_secs(2),
+        }
+    }
+}
+
+/// Why following could not start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum FollowError {
+    /// A root could not be scanned, or its checkpoint is not of it.
+    #[error(transparent)]
+    Scan(#[from] ChangesError),
+}
+
+/// One root followed: its path and the checkpoint of what was handed out.
+#[derive(Debug)]
+struct Root {
+    path: PathBuf,
+    checkpoint: Option<Checkpoint>,
+}
+
+/// Follows stores (see the [module docs](self)).
+pub struct Follower {
+    roots: Vec<Root>,
+    sessions: Vec<occhat::Sessions>,
+    opts: FollowOptions,
+    rx: Option<Receiver<()>>,
+    watcher: Option<notify::RecommendedWatcher>,
+    retry_at: Option<Instant>,
+    why_polling: Option<String>,
+}
+
+impl std::fmt::Debug for Follower {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Follower")
+            .field("roots", &self.roots)
+            .field("opts", &self.opts)
+            .field("watching", &self.watcher.is_some())
+            .finish()
+    }
+}
+
+impl Follower {
+    /// Follows `roots`, each from its checkpoint (`None`: from nothing, so
+    /// the first scan hands out everything there is).
+    pub fn new(roots: Vec<(PathBuf, Option<Checkpoint>)>, opts: FollowOptions) -> Follower {
+        let mut f = Follower {
+            roots: roots
+                .into_iter()
+                .map(|(path, checkpoint)| Root { path, checkpoint })
+                .collect(),
+            sessions: Vec::new(),
+            opts,
+            rx: None,
+            watcher: None,
+            retry_at: None,
+            why_polling: None,
+        };
+        if opts.poll.is_none() {
+            f.watch();
+        }
+        f
+    }
+
+    /// Sets up the file-system watch of every root.
+    fn watch(&mut self) {
+        use notify::{RecursiveMode, Watcher};
+        let (tx, rx) = channel();
+        let handler = move |res: notify::Result<notify::Event>| {
+            // Access events (a reader's open and close, ours included)
+            // change nothing.
+            if let Ok(e) = &res
+                && matches!(e.kind, notify::EventKind::Access(_))
+            {
+                return;
+            }
+            let _ = tx.send(());
+        };
+        let mut w = match notify::recommended_watcher(handler) {
+            Ok(w) => w,
+            Err(e) => {
+                self.why_polling = Some(format!("file-system events unavailable: {e}"));
+                return;
+            }
+        };
+        for r in &self.roots {
+            if let Err(e) = w.watch(&r.path, RecursiveMode::Recursive) {
+                self.why_polling = Some(format!("{}: cannot watch: {e}", r.path.display()));
+                return;
+            }
+        }
+        self.watcher = Some(w);
+        self.rx = Some(rx);
+    }
+
+    /// Follows OC Chat sessions stores too ([`occhat`]; from nothing: the
+    /// first scan hands out every message).
+    pub fn with_occhat(mut self, roots: Vec<PathBuf>) -> Follower {
+        use notify::{RecursiveMode, Watcher};
+        for r in roots {
+            if let Some(w) = self.watcher.as_mut()
+                && let Err(e) = w.watch(&r, RecursiveMode::Recursive)
+            {
+                self.why_polling = Some(format!("{}: cannot watch: {e}", r.display()));
+                self.watcher = None;
+                self.rx = None;
+            }
+            self.sessions.push(occhat::Sessions::new(r));
+        }
+        self
+    }
+
+    /// Scans every OC Chat store, handing each change (with the index of
+    /// its store) to `sink`.
+    pub fn scan_occhat<E>(
+        &mut self,
+        mut sink: impl FnMut(usize, occhat::SessionChange<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        for (i, s) in self.sessions.iter_mut().enumerate() {
+            s.scan(|c| sink(i, c))?;
+        }
+        Ok(())
+    }
+
+    /// Why the follower polls although asked for events (`None` when it
+    /// watches, or was asked to poll).
+    pub fn polling(&self) -> Option<&str> {
+        self.why_polling.as_deref()
+    }
+
+    /// The checkpoint of the root at `i` (in the order given): what was
+    /// handed out so far.
+    pub fn checkpoint(&self, i: usize) -> Option<&Checkpoint> {
+        self.roots.get(i)?.checkpoint.as_ref()
+    }
+
+    /// The roots followed.
+    pub fn roots(&self) -> impl Iterator<Item = &Path> {
+        self.roots.iter().map(|r| r.path.as_path())
+    }
+
+    /// Scans every root from its checkpoint, handing each change (with the
+    /// index of its root) to `sink`, and advances the checkpoints. A sink
+    /// error stops the scan; the checkpoint of that root then records only
+    /// what the sink took before.
+    pub fn scan<E>(
+        &mut self,
+        mut sink: impl FnMut(usize, Result<Change<'_>, StoreError>) -> Result<(), E>,
+    ) -> Result<Result<(), E>, FollowError> {
+        let scan_opts = ScanOptions {
+            settle: Some(self.opts.settle),
+            ..ScanOptions::default()
+        };
+        let mut held = false;
+        for (i, r) in self.roots.iter_mut().enumerate() {
+            let mut ch: Changes = Store::changes_since(&r.path, r.checkpoint.as_ref(), scan_opts)?;
+            let mut res = Ok(());
+            while let Some(item) = ch.next() {
+                if let Err(e) = sink(i, item) {
+                    res = Err(e);
+                    break;
+                }
+            }
+            held |= ch.held() > 0;
+            r.checkpoint = Some(ch.into_checkpoint());
+            if res.is_err() {
+                return Ok(res);
+            }
+        }
+        self.retry_at = held.then(|| Instant::now() + self.opts.settle);
+        Ok(Ok(()))
+    }
+
+    /// Blocks until something under a root may have changed, a file held
+    /// back by the settle rule is due, or `timeout` passes. Whether to scan.
+    pub fn wait(&self, timeout: Option<Duration>) -> bool {
+        let start = Instant::now();
+        let mut deadline = timeout.map(|t| start + t);
+        if let Some(r) = self.retry_at {
+            deadline = Some(deadline.map_or(r, |d| d.min(r)));
+        }
+        let period = self.opts.poll.or(match &self.rx {
+            Some(_) => None,
+            None => Some(self.opts.fallback_poll),
+        });
+        if let Some(p) = period {
+            let tick = start + p;
+            let until = deadline.map_or(tick, |d| d.min(tick));
+            std::thread::sleep(until.saturating_duration_since(Instant::now()));
+            return true;
+        }
+        let Some(rx) = &self.rx else {
+            return true;
+        };
+        let got = match deadline {
+            None => rx.recv().is_ok(),
+            Some(d) => match rx.recv_timeout(d.saturating_duration_since(Instant::now())) {
+                Ok(()) => true,
+                Err(RecvTimeoutError::Timeout) => return true,
+                Err(RecvTimeoutError::Disconnected) => false,
+            },
+        };
+        if !got {
+            return true;
+        }
+        // Gather the burst: until a quiet debounce time, at most ten.
+        let burst_end = Instant::now() + self.opts.debounce * 10;
+        loop {
+            let now = Instant::now();
+            if now >= burst_end {
+                break;
+            }
+            let wait = self.opts.debounce.min(burst_end - now);
+            match rx.recv_timeout(wait) {
+                Ok(()) => continue,
+                Err(_) => break,
+            }
+        }
+        true
+    }
+}

@@ -1,0 +1,1039 @@
+//! The changes-since scan: what changed in a store since a [`Checkpoint`],
+//! at the cost of what changed.
+//!
+//! [`Store::changes_since`] walks the store as [`find_sessions`] does and
+//! yields, one conversation at a time through a reused reader (a lending
+//! iterator, like [`Store::stream`]), only what changed:
+//!
+//! - a conversation that is new ([`ChangeKind::New`]: every event);
+//! - new events after the checkpoint, in index order, through the same
+//!   lazy envelopes ([`Change::events`]), a gap that filled among them
+//!   ([`Change::gap_filled`]);
+//! - events that were malformed (torn, empty) when handed out and now read
+//!   ([`Change::repaired`]);
+//! - a `base_state.json` or `meta.json` whose bytes changed
+//!   ([`Change::state_changed`], [`Change::meta_changed`]);
+//! - a conversation whose history no longer matches the checkpoint — an
+//!   event file already handed out renamed, replaced by another name or
+//!   removed, the last one replaced, the directory replaced, its ID
+//!   changed: [`ChangeKind::Rewrite`], with every event, so that an
+//!   indexer rebuilds it;
+//! - a conversation removed ([`ChangeKind::Removed`]).
+//!
+//! At the end, [`Changes::checkpoint`] is the checkpoint of what was
+//! handed out: saved (after the caller has made what it did with the
+//! changes durable), it makes the next scan start there.
+//!
+//! # What an unchanged conversation costs
+//!
+//! Three `stat` calls (the directory, `events/`, `base_state.json`; one
+//! more each for `meta.json` and `subagents/` where they exist, and one
+//! per file kept for retry), and no open: a directory whose identity and
+//! modification time are those of the checkpoint is not listed (its names
+//! are the checkpoint's), a file whose stamp is the checkpoint's is not
+//! read. A stamp whose modification time lies within [`RACY_MARGIN_NS`](super::checkpoint::RACY_MARGIN_NS) of
+//! the checkpoint's time (or after it) is not trusted — on a file system
+//! with coarse timestamps a change in the same tick would not show — and
+//! is listed or read again; so is a conversation whose `events/` held
+//! files past the sequence read (after a gap, or held back by the settle
+//! rule), and one with directories under `subagents/` that are not yet
+//! conversations.
+//!
+//! # Guarantees
+//!
+//! - Every event is handed out once over a chain of scans, each scan
+//!   starting from the previous one's checkpoint: the events below the
+//!   checkpoint's next index are never handed out again, except in a
+//!   rewrite (all of them) or a repair (that one).
+//! - A scan stopped early gives a checkpoint that records only what was
+//!   handed out ([`Changes::checkpoint`] at any point); the walk's
+//!   directories are then listed again by the next scan.
+//! - With a settle time ([`ScanOptions::settle`]), an event file that is
+//!   malformed and was modified within that time — a writer still writing
+//!   it — is held back, with every later index, and read again by the next
+//!   scan; it is handed out as malformed only once it has been left alone
+//!   that long.
+//! - What is not detected: an event file of the read history rewritten in
+//!   place under the same name (only the last one's identity is kept), and
+//!   a change within one tick of a file system whose timestamps are
+//!   coarser than [`RACY_MARGIN_NS`](super::checkpoint::RACY_MARGIN_NS).
+//!
+//! [`find_sessions`]: super::find_sessions
+
+use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::json::{Document, Parser};
+
+use super::checkpoint::{
+    Checkpoint, CheckpointError, ConversationMark, DirMark, FileMark, JsonMark, Stamp,
+};
+use super::conversation::Conversation;
+use super::discover::{SKIPPED_DIRS, conversation_dir, dir_key, is_conversation_dir_with};
+use super::error::ReadError;
+use super::event_files::{FileStatus, NamePattern};
+use super::reader::{Parsed, Reader};
+use super::store::{MAX_SUBAGENT_DEPTH, Store, StoreError};
+use super::{DIR_EVENTS, DIR_SUBAGENTS, Event, FILE_BASE_STATE, FILE_META, hex_id};
+use crate::hash::sha256_hex;
+
+/// Why a changes-since scan could not start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ChangesError {
+    /// The root could not be examined or listed.
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    /// The checkpoint cannot be used for this store.
+    #[error(transparent)]
+    Checkpoint(#[from] CheckpointError),
+}
+
+/// How a changes-since scan reads.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ScanOptions {
+    /// Hold back a malformed event file modified less than this long ago
+    /// (a writer may still be writing it); `None` hands it out as
+    /// malformed at once.
+    pub settle: Option<Duration>,
+    /// The event-name pattern (the SDK 1.30+ one by default); a checkpoint
+    /// taken with another is refused.
+    pub pattern: NamePattern,
+}
+
+/// What happened to a conversation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ChangeKind {
+    /// Not in the checkpoint: every event is new.
+    New,
+    /// In the checkpoint: new events, repaired ones, a new state or meta.
+    Updated,
+    /// Its history no longer matches the checkpoint: every event is handed
+    /// out again, to rebuild it.
+    Rewrite,
+    /// Gone from the store (or no longer a conversation).
+    Removed,
+}
+
+impl ChangeKind {
+    /// The kind as a word: `new`, `updated`, `rewrite`, `removed`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChangeKind::New => "new",
+            ChangeKind::Updated => "updated",
+            ChangeKind::Rewrite => "rewrite",
+            ChangeKind::Removed => "removed",
+        }
+    }
+}
+
+/// One changed conversation, lent by [`Changes::next`] until the next
+/// call.
+#[derive(Debug)]
+pub struct Change<'a> {
+    /// What happened.
+    pub kind: ChangeKind,
+    /// The conversation directory.
+    pub dir: &'a Path,
+    /// Its path relative to the store's root (the checkpoint's key).
+    pub rel: &'a Path,
+    /// Its ID as the CLI's `export` prints it.
+    pub id: &'a str,
+    /// For a sub-agent's conversation, the ID of its parent.
+    pub parent: Option<&'a str>,
+    /// 0 for a top-level conversation, 1 for its sub-agents…
+    pub depth: usize,
+    /// The conversation as read: its state and meta, and the events from
+    /// the first one handed out on (earlier ones are not read); `None` for
+    /// a removed one.
+    pub conversation: Option<&'a Conversation>,
+    /// The reader's parser, to decode events with.
+    pub parser: &'a mut Parser,
+    /// Whether `base_state.json`'s bytes changed (or it is new).
+    pub state_changed: bool,
+    /// Whether `meta.json`'s bytes changed (or it is new).
+    pub meta_changed: bool,
+    /// Whether files past a gap became events (the missing index came).
+    pub gap_filled: bool,
+    /// The indexes, below the checkpoint's next index, of events that were
+    /// malformed when handed out and now read as objects: handed out
+    /// again.
+    pub repaired: &'a [u64],
+    /// The new events: indexes `from..to`.
+    pub from: u64,
+    /// One past the last new event.
+    pub to: u64,
+}
+
+impl<'a> Change<'a> {
+    /// The events to hand out, in index order: the repaired ones, then the
+    /// new ones (`from..to`).
+    pub fn events(&self) -> impl Iterator<Item = Event<'a>> + 'a {
+        let (from, to) = (self.from, self.to);
+        let repaired = self.repaired;
+        self.conversation.into_iter().flat_map(move |c| {
+            c.events().filter(move |e| {
+                let i = e.index();
+                (from..to).contains(&i) || repaired.contains(&i)
+            })
+        })
+    }
+}
+
+/// A conversation to look at.
+#[derive(Debug, Clone)]
+struct Task {
+    path: PathBuf,
+    rel: PathBuf,
+    depth: usize,
+    parent: Option<String>,
+}
+
+/// A removed conversation to report.
+#[derive(Debug)]
+struct Gone {
+    rel: PathBuf,
+    path: PathBuf,
+    id: String,
+    parent: Option<String>,
+    depth: usize,
+}
+
+/// What the last item lends.
+#[derive(Debug, Default)]
+struct Current {
+    kind: Option<ChangeKind>,
+    path: PathBuf,
+    rel: PathBuf,
+    id: String,
+    parent: Option<String>,
+    depth: usize,
+    state_changed: bool,
+    meta_changed: bool,
+    gap_filled: bool,
+    repaired: Vec<u64>,
+    from: u64,
+    to: u64,
+    has_conv: bool,
+}
+
+enum Step {
+    Skip,
+    Yield,
+    Fail(StoreError),
+}
+
+/// The changes of a store since a checkpoint ([`Store::changes_since`]).
+#[derive(Debug)]
+pub struct Changes {
+    since: Checkpoint,
+    new: Checkpoint,
+    opts: ScanOptions,
+    tops: Vec<Task>,
+    next_top: usize,
+    pending: Vec<Task>,
+    gone: VecDeque<Gone>,
+    gone_done: HashSet<PathBuf>,
+    tops_done: bool,
+    finished: bool,
+    unreadable: Vec<ReadError>,
+    reader: Reader,
+    conv: Conversation,
+    cur: Current,
+    parser2: Parser,
+    buf: Vec<u8>,
+    held: usize,
+}
+
+fn now_ns() -> i128 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i128)
+}
+
+fn join_rel(rel: &Path, name: &str) -> PathBuf {
+    if rel.as_os_str().is_empty() {
+        PathBuf::from(name)
+    } else {
+        rel.join(name)
+    }
+}
+
+impl Store {
+    /// What changed under `root` since `since` (everything, without a
+    /// checkpoint): see [`changes`](super::changes). The walk of
+    /// [`find_sessions`](super::find_sessions) is made here, listing only
+    /// the directories that changed, so the store need not be opened
+    /// first. Fails when `root` cannot be examined or listed, and refuses a
+    /// checkpoint of another store ([`CheckpointError::OtherStore`]).
+    pub fn changes_since(
+        root: impl AsRef<Path>,
+        since: Option<&Checkpoint>,
+        opts: ScanOptions,
+    ) -> Result<Changes, ChangesError> {
+        let root = root.as_ref();
+        let taken = now_ns();
+        let meta = fs::metadata(root).map_err(|e| ReadError::io(root, e))?;
+        let canonical = fs::canonicalize(root).map_err(|e| ReadError::io(root, e))?;
+        let st = Stamp::of(&meta);
+        let root_id = (st.dev, st.ino);
+        if let Some(c) = since {
+            let other = |what: &'static str| CheckpointError::OtherStore {
+                taken: c.canonical.clone(),
+                taken_what: what,
+                here: canonical.clone(),
+                here_what: what,
+            };
+            if c.canonical != canonical {
+                return Err(other("path").into());
+            }
+            if c.root_id != root_id {
+                return Err(other("directory").into());
+            }
+            if c.pattern != opts.pattern {
+                return Err(other("pattern").into());
+            }
+        }
+        let since = since.cloned().unwrap_or_default();
+        let new = Checkpoint {
+            root: root.to_path_buf(),
+            canonical,
+            root_id,
+            pattern: opts.pattern,
+            taken,
+            ..Checkpoint::default()
+        };
+        let mut ch = Changes {
+            since,
+            new,
+            opts,
+            tops: Vec::new(),
+            next_top: 0,
+            pending: Vec::new(),
+            gone: VecDeque::new(),
+            gone_done: HashSet::new(),
+            tops_done: false,
+            finished: false,
+            unreadable: Vec::new(),
+            reader: Reader::with_pattern(opts.pattern),
+            conv: Conversation::new(),
+            cur: Current::default(),
+            parser2: Parser::new(),
+            buf: Vec::new(),
+            held: 0,
+        };
+        ch.walk(root, meta.is_dir())?;
+        Ok(ch)
+    }
+}
+
+impl Changes {
+    /// The directories of the walk that could not be listed.
+    pub fn unreadable(&self) -> &[ReadError] {
+        &self.unreadable
+    }
+
+    /// How many top-level conversations the walk found.
+    pub fn top_level(&self) -> usize {
+        self.tops.len()
+    }
+
+    /// Finds the top-level conversations, listing only changed directories.
+    fn walk(&mut self, root: &Path, is_dir: bool) -> Result<(), ReadError> {
+        if !is_dir {
+            let dir = conversation_dir(root)?;
+            self.tops.push(Task {
+                path: dir,
+                rel: PathBuf::new(),
+                depth: 0,
+                parent: None,
+            });
+            return Ok(());
+        }
+        let root_rel = PathBuf::new();
+        let known_conv = self.since.conversations.contains_key(&root_rel);
+        if known_conv
+            || (!self.since.dirs.contains_key(&root_rel)
+                && is_conversation_dir_with(root, &mut self.parser2, &mut self.buf))
+        {
+            self.tops.push(Task {
+                path: root.to_path_buf(),
+                rel: root_rel,
+                depth: 0,
+                parent: None,
+            });
+            return Ok(());
+        }
+        fs::read_dir(root).map_err(|e| ReadError::io(root, e))?;
+        let mut seen = HashSet::new();
+        let mut stack = vec![(root.to_path_buf(), PathBuf::new())];
+        while let Some((path, rel)) = stack.pop() {
+            let meta = match fs::metadata(&path) {
+                Ok(m) if m.is_dir() => m,
+                Ok(_) => continue,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                Err(e) => {
+                    self.unreadable.push(ReadError::io(&path, e));
+                    continue;
+                }
+            };
+            let stamp = Stamp::of(&meta);
+            if !seen.insert((stamp.dev, stamp.ino)) {
+                continue;
+            }
+            let old = self.since.dirs.get(&rel);
+            let trusted = old.is_some_and(|d| d.stamp == Some(stamp) && !self.since.racy(&stamp));
+            if trusted {
+                let children = old.map(|d| d.children.clone()).unwrap_or_default();
+                for name in &children {
+                    let crel = join_rel(&rel, name);
+                    let cpath = path.join(name);
+                    let conv = self.since.conversations.contains_key(&crel)
+                        || (!self.since.dirs.contains_key(&crel)
+                            && is_conversation_dir_with(&cpath, &mut self.parser2, &mut self.buf));
+                    if conv {
+                        // Known, or met before but not read then (it
+                        // could not be): a conversation.
+                        self.tops.push(Task {
+                            path: cpath,
+                            rel: crel,
+                            depth: 0,
+                            parent: None,
+                        });
+                    } else {
+                        stack.push((cpath, crel));
+                    }
+                }
+                self.new.dirs.insert(
+                    rel,
+                    DirMark {
+                        stamp: Some(stamp),
+                        children,
+                    },
+                );
+                continue;
+            }
+            // A directory walked before that changed may have become a
+            // conversation.
+            if !rel.as_os_str().is_empty()
+                && old.is_some()
+                && is_conversation_dir_with(&path, &mut self.parser2, &mut self.buf)
+            {
+                self.tops.push(Task {
+                    path,
+                    rel,
+                    depth: 0,
+                    parent: None,
+                });
+                continue;
+            }
+            let rd = match fs::read_dir(&path) {
+                Ok(rd) => rd,
+                Err(e) => {
+                    self.unreadable.push(ReadError::io(&path, e));
+                    continue;
+                }
+            };
+            let mut all_utf8 = true;
+            let mut children = Vec::new();
+            for entry in rd.flatten() {
+                let name = entry.file_name();
+                if SKIPPED_DIRS.iter().any(|s| name == *s) || !super::discover::entry_is_dir(&entry)
+                {
+                    continue;
+                }
+                let Some(name) = name.to_str().map(str::to_owned) else {
+                    // Walked, but the directory is listed again next time.
+                    all_utf8 = false;
+                    let cpath = entry.path();
+                    let crel = rel.join(entry.file_name());
+                    self.classify(cpath, crel, &entry, &mut stack, &mut seen);
+                    continue;
+                };
+                let cpath = entry.path();
+                let crel = join_rel(&rel, &name);
+                if self.classify(cpath, crel, &entry, &mut stack, &mut seen) {
+                    children.push(name);
+                }
+            }
+            children.sort();
+            self.new.dirs.insert(
+                rel,
+                DirMark {
+                    stamp: all_utf8.then_some(stamp),
+                    children,
+                },
+            );
+        }
+        self.tops.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(())
+    }
+
+    /// Sorts a directory found by listing: a conversation (a task), a
+    /// directory to walk, or neither (a link to a directory that is not a
+    /// conversation). Whether the walk takes it.
+    fn classify(
+        &mut self,
+        cpath: PathBuf,
+        crel: PathBuf,
+        entry: &fs::DirEntry,
+        stack: &mut Vec<(PathBuf, PathBuf)>,
+        seen: &mut HashSet<(u64, u64)>,
+    ) -> bool {
+        let is_link = entry.file_type().is_ok_and(|t| t.is_symlink());
+        let known = self.since.conversations.contains_key(&crel);
+        if known || is_conversation_dir_with(&cpath, &mut self.parser2, &mut self.buf) {
+            // Each directory once, whatever links lead to it.
+            #[cfg(unix)]
+            if let Some(k) = dir_key(&cpath)
+                && !seen.insert(k)
+            {
+                return false;
+            }
+            self.tops.push(Task {
+                path: cpath,
+                rel: crel,
+                depth: 0,
+                parent: None,
+            });
+            return true;
+        }
+        if is_link {
+            return false;
+        }
+        let _ = seen;
+        stack.push((cpath, crel));
+        true
+    }
+
+    /// Queues the removal of the conversation at `rel` and of every
+    /// conversation recorded under it.
+    fn queue_gone(&mut self, rel: &Path, path: &Path, parent: Option<String>) {
+        let marks: Vec<(PathBuf, ConversationMark)> = self
+            .since
+            .conversations
+            .range(rel.to_path_buf()..)
+            .take_while(|(k, _)| k.starts_with(rel))
+            .map(|(k, m)| (k.clone(), m.clone()))
+            .collect();
+        let mut ids: BTreeMap<PathBuf, String> = BTreeMap::new();
+        for (k, m) in marks {
+            let p = if k == rel {
+                parent.clone()
+            } else {
+                k.parent()
+                    .and_then(Path::parent)
+                    .and_then(|pp| ids.get(pp).cloned())
+            };
+            let suffix = k.strip_prefix(rel).unwrap_or(Path::new(""));
+            let full = if suffix.as_os_str().is_empty() {
+                path.to_path_buf()
+            } else {
+                path.join(suffix)
+            };
+            ids.insert(k.clone(), m.id.clone());
+            self.gone.push_back(Gone {
+                rel: k,
+                path: full,
+                id: m.id,
+                parent: p,
+                depth: m.depth,
+            });
+        }
+    }
+
+    /// Keeps the checkpoint's marks of `rel` and everything under it.
+    fn keep_old(&mut self, rel: &Path) {
+        let marks: Vec<(PathBuf, ConversationMark)> = self
+            .since
+            .conversations
+            .range(rel.to_path_buf()..)
+            .take_while(|(k, _)| k.starts_with(rel))
+            .map(|(k, m)| (k.clone(), m.clone()))
+            .collect();
+        for (k, m) in marks {
+            self.new.conversations.insert(k, m);
+        }
+    }
+
+    /// The next changed conversation, lent until the next call; `None` at
+    /// the end. A conversation that cannot be read is an `Err` item (its
+    /// checkpoint marks are kept, so the next scan tries again) and the
+    /// scan goes on.
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> Option<Result<Change<'_>, StoreError>> {
+        loop {
+            if let Some(g) = self.gone.pop_front() {
+                self.gone_done.insert(g.rel.clone());
+                self.new.conversations.remove(&g.rel);
+                self.cur = Current {
+                    kind: Some(ChangeKind::Removed),
+                    path: g.path,
+                    rel: g.rel,
+                    id: g.id,
+                    parent: g.parent,
+                    depth: g.depth,
+                    ..Current::default()
+                };
+                break;
+            }
+            let task = match self.pending.pop() {
+                Some(t) => t,
+                None => match self.tops.get(self.next_top) {
+                    Some(t) => {
+                        self.next_top += 1;
+                        t.clone()
+                    }
+                    None if !self.tops_done => {
+                        self.tops_done = true;
+                        let found: HashSet<&PathBuf> = self.tops.iter().map(|t| &t.rel).collect();
+                        let gone: Vec<PathBuf> = self
+                            .since
+                            .conversations
+                            .iter()
+                            .filter(|(k, m)| m.depth == 0 && !found.contains(k))
+                            .map(|(k, _)| k.clone())
+                            .collect();
+                        for rel in gone {
+                            let path = if rel.as_os_str().is_empty() {
+                                self.new.root.clone()
+                            } else {
+                                self.new.root.join(&rel)
+                            };
+                            self.queue_gone(&rel, &path, None);
+                        }
+                        continue;
+                    }
+                    None => {
+                        self.finished = true;
+                        return None;
+                    }
+                },
+            };
+            match self.process(task) {
+                Step::Skip => continue,
+                Step::Yield => break,
+                Step::Fail(e) => return Some(Err(e)),
+            }
+        }
+        let c = &self.cur;
+        Some(Ok(Change {
+            kind: c.kind.unwrap_or(ChangeKind::Updated),
+            dir: &c.path,
+            rel: &c.rel,
+            id: &c.id,
+            parent: c.parent.as_deref(),
+            depth: c.depth,
+            conversation: c.has_conv.then_some(&self.conv),
+            parser: self.reader.parser(),
+            state_changed: c.state_changed,
+            meta_changed: c.meta_changed,
+            gap_filled: c.gap_filled,
+            repaired: &c.repaired,
+            from: c.from,
+            to: c.to,
+        }))
+    }
+
+    /// Whether a stamp still stands for what the checkpoint recorded.
+    fn same(&self, old: Option<&Stamp>, now: Option<&Stamp>) -> bool {
+        match (old, now) {
+            (None, None) => true,
+            (Some(a), Some(b)) => a == b && !self.since.racy(a),
+            _ => false,
+        }
+    }
+
+    fn stat_or_none(path: &Path) -> Option<Stamp> {
+        Stamp::stat(path).ok().flatten()
+    }
+
+    /// Whether a recorded conversation is unchanged, from stamps alone.
+    fn unchanged(&self, old: &ConversationMark, path: &Path, dir: &Stamp) -> bool {
+        if old.unsettled || !self.same(Some(&old.dir), Some(dir)) {
+            return false;
+        }
+        let mut p = path.join(DIR_EVENTS);
+        if old.events_dir.is_some()
+            && !self.same(old.events_dir.as_ref(), Self::stat_or_none(&p).as_ref())
+        {
+            return false;
+        }
+        for r in &old.retry {
+            p.push(&r.name);
+            let ok = self.same(Some(&r.stamp), Self::stat_or_none(&p).as_ref());
+            p.pop();
+            if !ok {
+                return false;
+            }
+        }
+        for (mark, name) in [(&old.state, FILE_BASE_STATE), (&old.meta, FILE_META)] {
+            if let Some(j) = mark
+                && !self.same(
+                    Some(&j.stamp),
+                    Self::stat_or_none(&path.join(name)).as_ref(),
+                )
+            {
+                return false;
+            }
+        }
+        if old.subagents_dir.is_some()
+            && !self.same(
+                old.subagents_dir.as_ref(),
+                Self::stat_or_none(&path.join(DIR_SUBAGENTS)).as_ref(),
+            )
+        {
+            return false;
+        }
+        true
+    }
+
+    fn push_subs(&mut self, task: &Task, names: &[String], id: &str) {
+        for name in names.iter().rev() {
+            let mut path = task.path.join(DIR_SUBAGENTS);
+            path.push(name);
+            let mut rel = join_rel(&task.rel, DIR_SUBAGENTS);
+            rel.push(name);
+            self.pending.push(Task {
+                path,
+                rel,
+                depth: task.depth + 1,
+                parent: Some(id.to_owned()),
+            });
+        }
+    }
+
+    /// Reads the conversation of `task` from index `from` on, taking the
+    /// ID its state or meta holds; `Err` as the reader fails.
+    fn read(&mut self, task: &Task, from: u64) -> Result<Option<String>, ReadError> {
+        self.reader.skip_below = from;
+        let (mut state_id, mut meta_id) = (None, None);
+        let r = self
+            .reader
+            .read_into_with(&task.path, &mut self.conv, |p, doc: &Document<'_>| {
+                let id = || doc.root().get("id").and_then(|v| v.as_str()).map(hex_id);
+                match p {
+                    Parsed::State => state_id = id(),
+                    Parsed::Meta => meta_id = id(),
+                    Parsed::Event { .. } => {}
+                }
+            });
+        self.reader.skip_below = 0;
+        r?;
+        Ok(state_id.or(meta_id))
+    }
+
+    /// The conversation's ID: the one read, else the checkpoint's (a state
+    /// caught half-written names none), else the directory's name.
+    fn id_of(&self, read: Option<String>, old: Option<&ConversationMark>) -> String {
+        read.or_else(|| old.map(|o| o.id.clone()))
+            .unwrap_or_else(|| self.conv.name().to_owned())
+    }
+
+    /// The digest of the names of the sequence's files below `to`.
+    fn names_digest(&self, to: u64) -> String {
+        let mut s = Vec::new();
+        for f in self.conv.event_files().sequence().take(to as usize) {
+            s.extend_from_slice(f.name().as_bytes());
+            s.push(b'\n');
+        }
+        sha256_hex(&s)
+    }
+
+    fn process(&mut self, task: Task) -> Step {
+        if task.depth > MAX_SUBAGENT_DEPTH {
+            return Step::Fail(StoreError::TooDeep { path: task.path });
+        }
+        let old = self.since.conversations.get(&task.rel).cloned();
+        let dir = match fs::metadata(&task.path) {
+            Ok(m) if m.is_dir() => Stamp::of(&m),
+            Ok(_) => {
+                if old.is_some() {
+                    self.queue_gone(&task.rel, &task.path, task.parent.clone());
+                }
+                return Step::Skip;
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                if old.is_some() {
+                    self.queue_gone(&task.rel, &task.path, task.parent.clone());
+                }
+                return Step::Skip;
+            }
+            Err(e) => {
+                self.keep_old(&task.rel);
+                return Step::Fail(ReadError::io(&task.path, e).into());
+            }
+        };
+        let mut kind = match &old {
+            None => ChangeKind::New,
+            Some(o) if !o.dir.same_object(&dir) => ChangeKind::Rewrite,
+            Some(_) => ChangeKind::Updated,
+        };
+        if kind == ChangeKind::Updated
+            && let Some(o) = &old
+            && self.unchanged(o, &task.path, &dir)
+        {
+            self.new.conversations.insert(task.rel.clone(), o.clone());
+            let (subs, id) = (o.subagents.clone(), o.id.clone());
+            self.push_subs(&task, &subs, &id);
+            return Step::Skip;
+        }
+        // Stamps before reading: a change while reading shows next time.
+        let events_dir = Self::stat_or_none(&task.path.join(DIR_EVENTS));
+        let subagents_dir = Self::stat_or_none(&task.path.join(DIR_SUBAGENTS));
+        let state_st = Self::stat_or_none(&task.path.join(FILE_BASE_STATE));
+        let meta_st = Self::stat_or_none(&task.path.join(FILE_META));
+        let from = match (&old, kind) {
+            (Some(o), ChangeKind::Updated) => o
+                .retry
+                .iter()
+                .map(|r| r.index)
+                .chain([o.next])
+                .min()
+                .unwrap_or(o.next),
+            _ => 0,
+        };
+        let (mut id, read_id) = match self.read(&task, from) {
+            Ok(r) => (self.id_of(r.clone(), old.as_ref()), r),
+            Err(ReadError::NoConversation { .. }) => {
+                if old.is_some() {
+                    self.queue_gone(&task.rel, &task.path, task.parent.clone());
+                }
+                return Step::Skip;
+            }
+            Err(e) => {
+                self.keep_old(&task.rel);
+                return Step::Fail(e.into());
+            }
+        };
+        // Does the history still match?
+        if kind == ChangeKind::Updated
+            && let Some(o) = &old
+        {
+            let files = self.conv.event_files();
+            let len = files.len() as u64;
+            let mut ok = len >= o.next && read_id.as_ref().is_none_or(|r| *r == o.id);
+            if ok && let Some(last) = &o.last {
+                let name_now = files
+                    .sequence()
+                    .nth(last.index as usize)
+                    .map(|f| f.name().to_owned());
+                ok = name_now.as_deref() == Some(last.name.as_str())
+                    && self.names_digest(o.next) == o.names;
+                let retried = o.retry.iter().any(|r| r.index == last.index);
+                if ok && !retried {
+                    let st = Self::stat_or_none(&task.path.join(DIR_EVENTS).join(&last.name));
+                    ok = st
+                        .as_ref()
+                        .is_some_and(|s| s.same_object(&last.stamp) && s.size == last.stamp.size);
+                }
+            }
+            if !ok {
+                kind = ChangeKind::Rewrite;
+                id = match self.read(&task, 0) {
+                    Ok(r) => self.id_of(r, None),
+                    Err(e) => {
+                        self.keep_old(&task.rel);
+                        return Step::Fail(e.into());
+                    }
+                };
+            }
+        }
+        let first_new = match (&old, kind) {
+            (Some(o), ChangeKind::Updated) => o.next,
+            _ => 0,
+        };
+        let events_path = task.path.join(DIR_EVENTS);
+        // The new events, up to one held back by the settle rule.
+        let len = self.conv.event_files().len() as u64;
+        let mut to = len;
+        let mut retry: Vec<FileMark> = Vec::new();
+        let mut repaired = Vec::new();
+        let now = SystemTime::now();
+        for e in self.conv.events() {
+            let i = e.index();
+            let Some(err_name) = (!e.is_ok()).then(|| e.file_name()) else {
+                if i < first_new
+                    && let Some(o) = &old
+                    && o.retry.iter().any(|r| r.index == i)
+                {
+                    repaired.push(i);
+                }
+                continue;
+            };
+            let p = events_path.join(err_name);
+            let st = Self::stat_or_none(&p);
+            if i >= first_new
+                && let Some(settle) = self.opts.settle
+                && fs::metadata(&p)
+                    .and_then(|m| m.modified())
+                    .map_or(true, |m| now.duration_since(m).map_or(true, |d| d < settle))
+            {
+                to = i;
+                self.held += 1;
+                break;
+            }
+            retry.push(FileMark {
+                index: i,
+                name: err_name.to_owned(),
+                stamp: st.unwrap_or_default(),
+            });
+        }
+        retry.retain(|r| r.index < to);
+        let last = if to == 0 {
+            None
+        } else {
+            self.conv
+                .event_files()
+                .sequence()
+                .nth((to - 1) as usize)
+                .map(|f| FileMark {
+                    index: to - 1,
+                    name: f.name().to_owned(),
+                    stamp: Self::stat_or_none(&events_path.join(f.name())).unwrap_or_default(),
+                })
+        };
+        let files = self.conv.event_files();
+        let past = files.files().any(|f| {
+            f.status() == FileStatus::Gap || f.index().is_some_and(|i| i >= to && i < len)
+        });
+        let gap = files.gap();
+        // Directories under `subagents/` that are not (yet) conversations.
+        let mut candidates = false;
+        if subagents_dir.is_some()
+            && let Ok(rd) = fs::read_dir(task.path.join(DIR_SUBAGENTS))
+        {
+            let n = rd.flatten().filter(super::discover::entry_is_dir).count();
+            candidates = n > self.conv.subagents().len() + self.conv.subagent_loops().len();
+        }
+        let digest = |raw: Option<&[u8]>| raw.map(sha256_hex);
+        let state_sha = digest(self.conv.state().map(|f| f.raw()));
+        let meta_sha = digest(self.conv.meta().map(|f| f.raw()));
+        let (state_changed, meta_changed) = match &old {
+            Some(o) if kind == ChangeKind::Updated => (
+                o.state.as_ref().map(|j| &j.sha256) != state_sha.as_ref(),
+                o.meta.as_ref().map(|j| &j.sha256) != meta_sha.as_ref(),
+            ),
+            _ => (state_sha.is_some(), meta_sha.is_some()),
+        };
+        let gap_filled =
+            kind == ChangeKind::Updated && old.as_ref().and_then(|o| o.gap).is_some_and(|g| to > g);
+        let subagents: Vec<String> = self.conv.subagents().to_vec();
+        let mark = ConversationMark {
+            id: id.clone(),
+            depth: task.depth,
+            dir,
+            events_dir,
+            subagents_dir,
+            subagents: subagents.clone(),
+            next: to,
+            last,
+            names: self.names_digest(to),
+            retry,
+            unsettled: past || candidates,
+            state: state_st
+                .zip(state_sha)
+                .map(|(stamp, sha256)| JsonMark { stamp, sha256 }),
+            meta: meta_st
+                .zip(meta_sha)
+                .map(|(stamp, sha256)| JsonMark { stamp, sha256 }),
+            gap,
+        };
+        // Sub-agents gone since the checkpoint.
+        if let Some(o) = &old {
+            for s in &o.subagents {
+                if !subagents.contains(s) {
+                    let mut rel = join_rel(&task.rel, DIR_SUBAGENTS);
+                    rel.push(s);
+                    let path = task.path.join(DIR_SUBAGENTS).join(s);
+                    self.queue_gone(&rel, &path, Some(id.clone()));
+                }
+            }
+        }
+        let any = kind != ChangeKind::Updated
+            || to > first_new
+            || !repaired.is_empty()
+            || state_changed
+            || meta_changed;
+        self.new.conversations.insert(task.rel.clone(), mark);
+        self.push_subs(&task, &subagents, &id);
+        if !any {
+            return Step::Skip;
+        }
+        self.cur = Current {
+            kind: Some(kind),
+            path: task.path,
+            rel: task.rel,
+            id,
+            parent: task.parent,
+            depth: task.depth,
+            state_changed,
+            meta_changed,
+            gap_filled,
+            repaired,
+            from: first_new,
+            to,
+            has_conv: true,
+        };
+        Step::Yield
+    }
+
+    /// How many conversations had an event file held back by the settle
+    /// rule ([`ScanOptions::settle`]) so far: a follower scans again once
+    /// the settle time has passed.
+    pub fn held(&self) -> usize {
+        self.held
+    }
+
+    /// Whether the scan has handed out everything.
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    /// The checkpoint of what was handed out so far: at the end of the
+    /// scan, the store as read; before, the marks of what was handed out
+    /// over the old checkpoint's, with the walk's directories to be listed
+    /// again.
+    pub fn checkpoint(&self) -> Checkpoint {
+        if self.finished {
+            return self.new.clone();
+        }
+        let mut cp = self.new.clone();
+        for (k, m) in &self.since.conversations {
+            if !cp.conversations.contains_key(k) && !self.gone_done.contains(k) {
+                cp.conversations.insert(k.clone(), m.clone());
+            }
+        }
+        for d in cp.dirs.values_mut() {
+            d.stamp = None;
+        }
+        // A conversation whose sub-agents were not all looked at lists
+        // `subagents/` again.
+        let keys: Vec<PathBuf> = cp.conversations.keys().cloned().collect();
+        for k in keys {
+            let missing = cp.conversations.get(&k).is_some_and(|m| {
+                m.subagents.iter().any(|s| {
+                    !cp.conversations
+                        .contains_key(&join_rel(&k, DIR_SUBAGENTS).join(s))
+                })
+            });
+            if missing && let Some(m) = cp.conversations.get_mut(&k) {
+                m.unsettled = true;
+                m.subagents_dir = None;
+            }
+        }
+        cp
+    }
+
+    /// The checkpoint, consuming the scan (see [`checkpoint`](Self::checkpoint)).
+    pub fn into_checkpoint(self) -> Checkpoint {
+        if self.finished {
+            self.new
+        } else {
+            self.checkpoint()
+        }
+    }
+}
