@@ -129,7 +129,7 @@ fn bench(c: &mut Criterion) {
                         let Ok(doc) = e.open(&mut parser) else {
                             continue;
                         };
-                        n += match e.kind().unwrap_or("") {
+                        n += match e.kind_name().unwrap_or("") {
                             openhands::KIND_MESSAGE => doc.message().members.len(),
                             openhands::KIND_ACTION => doc.action().members.len(),
                             openhands::KIND_OBSERVATION => doc.observation().members.len(),
@@ -140,7 +140,7 @@ fn bench(c: &mut Criterion) {
                             _ => 0,
                         };
                     }
-                    if let Some(Ok(doc)) = conv.open_state(&mut parser) {
+                    if let Some(Ok(doc)) = conv.state().map(|f| f.open(&mut parser)) {
                         n += doc.state().members.len();
                     }
                 }

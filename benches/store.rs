@@ -137,7 +137,7 @@ fn decode_event(e: &Event<'_>, parser: &mut Parser, out: Option<&mut Vec<u8>>) -
             x.members.len() as u64
         }};
     }
-    match e.kind().unwrap_or("") {
+    match e.kind_name().unwrap_or("") {
         openhands::KIND_MESSAGE => go!(doc.message()),
         openhands::KIND_ACTION => go!(doc.action()),
         openhands::KIND_OBSERVATION => go!(doc.observation()),
@@ -165,7 +165,7 @@ fn decode(root: &Path, roundtrip: bool) -> u64 {
             n += decode_event(&e, parser, roundtrip.then_some(&mut out));
             n += out.len() as u64;
         }
-        if let Some(Ok(doc)) = conv.open_state(parser) {
+        if let Some(Ok(doc)) = conv.state().map(|f| f.open(parser)) {
             let st = doc.state();
             if roundtrip {
                 out.clear();
@@ -173,7 +173,7 @@ fn decode(root: &Path, roundtrip: bool) -> u64 {
             }
             n += st.members.len() as u64 + out.len() as u64;
         }
-        if let Some(Ok(doc)) = conv.open_meta(parser) {
+        if let Some(Ok(doc)) = conv.meta().map(|f| f.open(parser)) {
             let m = doc.meta();
             if roundtrip {
                 out.clear();

@@ -130,7 +130,7 @@ pub fn pass(store: &Path, checkpoint: &Path, index_path: &Path) -> Result<Pass, 
                 e.index(),
                 Entry {
                     kind: if e.is_ok() {
-                        e.kind().unwrap_or("").to_owned()
+                        e.kind_name().unwrap_or("").to_owned()
                     } else {
                         "malformed".to_owned()
                     },

@@ -70,19 +70,20 @@ fn main() -> ExitCode {
             tot.errors += 1;
         }
     };
-    let each = |item: Result<agentlog::openhands::Item<'_>, agentlog::openhands::StoreError>| {
-        item.map(|item| {
-            let c = item.conversation;
-            let mut ok = true;
-            let mut n = 0u64;
-            for e in c.events() {
-                ok &= e.kind().is_some() && e.id().is_some() && e.error().is_none();
-                n += 1;
-            }
-            (item.depth, n, c.event_bytes().len() as u64, ok)
-        })
-        .map_err(|e| e.to_string())
-    };
+    let each =
+        |item: Result<agentlog::openhands::StoreItem<'_>, agentlog::openhands::StoreError>| {
+            item.map(|item| {
+                let c = item.conversation;
+                let mut ok = true;
+                let mut n = 0u64;
+                for e in c.events() {
+                    ok &= e.kind().is_some() && e.id().is_some() && e.error().is_none();
+                    n += 1;
+                }
+                (item.depth, n, c.event_bytes().len() as u64, ok)
+            })
+            .map_err(|e| e.to_string())
+        };
     if par {
         #[cfg(feature = "parallel")]
         store.par_for_each(0, each, &mut add);

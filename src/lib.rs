@@ -11,6 +11,8 @@ pub mod json;
 pub mod occhat;
 pub mod openhands;
 pub mod output;
+#[cfg(feature = "parallel")]
+pub mod parallel;
 pub mod source;
 #[cfg(feature = "gen")]
 pub mod synth;

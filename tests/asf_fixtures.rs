@@ -118,7 +118,7 @@ fn contexts_equal_the_fixtures_at_every_tip() {
             let expected = want
                 .get(&tip.id)
                 .unwrap_or_else(|| panic!("{name}: tip {}", tip.id));
-            assert_eq!(&got, expected, "{name} at {}:\n{}", tip.id, got.to_json());
+            assert_eq!(&got, expected, "{name} at {}:\n{}", tip.id, got);
         }
         // The leaf the resume rule gives is the last entry (no leaf label).
         assert_eq!(s.leaf().unwrap().id, s.entries().last().unwrap().id);
@@ -157,7 +157,7 @@ fn fork_prefix_is_checked() {
     );
     let text = format!(
         "{}\n{}\n",
-        header.to_json(),
+        header,
         text.lines().skip(1).collect::<Vec<_>>().join("\n")
     );
     let problems = Session::read(text.as_bytes()).unwrap().verify();

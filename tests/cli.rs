@@ -939,7 +939,7 @@ fn occhat_list_and_tail_equal_the_oracle() {
     );
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let got = json(&stdout(&out));
-    let oracle: Value = json(&case.oracle.to_json());
+    let oracle: Value = json(&case.oracle.to_string());
     let mut want = oracle["list_sessions"].clone();
     for e in want.as_array_mut().unwrap() {
         e.as_object_mut().unwrap().remove("filepath_rel");
@@ -1083,7 +1083,7 @@ fn occhat_show_recover_export_migrate() {
         &["occhat", "--sessions-dir", "sessions", "migrate", "--json"],
     );
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    let oracle = json(&legacy.oracle.to_json());
+    let oracle = json(&legacy.oracle.to_string());
     assert_eq!(json(&stdout(&out)), oracle["migration"]["summary"]);
     let out = run_in(ldir, &["occhat", "--sessions-dir", "sessions", "migrate"]);
     assert_eq!(stdout(&out), "migrated 0, orphans moved 0, errors 0\n");
@@ -1127,7 +1127,7 @@ fn ls_stats_check_take_an_occhat_store() {
     let sessions = case.sessions();
     let rows = json_lines(&ok(&["ls", "--json", p(&sessions)]));
     assert_eq!(rows.len(), 4);
-    let oracle = json(&case.oracle.to_json());
+    let oracle = json(&case.oracle.to_string());
     for r in &rows {
         assert_eq!(keys(r), LS_KEYS);
         assert_eq!(r["format"], "occhat");

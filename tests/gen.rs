@@ -587,8 +587,16 @@ fn the_openhands_reader_reads_it() {
     let mut legacy_seen = 0;
     for d in &dirs {
         let conv = read_conversation(d).expect("read");
-        assert!(conv.state_error().is_none(), "{}", d.display());
-        assert!(conv.meta_error().is_none(), "{}", d.display());
+        assert!(
+            conv.state().and_then(|f| f.error()).is_none(),
+            "{}",
+            d.display()
+        );
+        assert!(
+            conv.meta().and_then(|f| f.error()).is_none(),
+            "{}",
+            d.display()
+        );
         assert!(conv.events_error().is_none(), "{}", d.display());
         assert_eq!(conv.len(), conv.event_file_count(), "{}", d.display());
         let on_disk = files
@@ -605,7 +613,7 @@ fn the_openhands_reader_reads_it() {
             assert!(ev.is_ok(), "{:?}", ev);
             let original = OwnedValue::parse(ev.raw()).expect("owned parse");
             let doc = ev.open(&mut parser).expect("open");
-            let encoded = match ev.kind().unwrap_or("") {
+            let encoded = match ev.kind_name().unwrap_or("") {
                 "ActionEvent" => doc.action().to_json(),
                 "ObservationEvent" => doc.observation().to_json(),
                 "MessageEvent" => doc.message().to_json(),
@@ -635,7 +643,7 @@ fn the_openhands_reader_reads_it() {
                     raw,
                 })
                 .collect(),
-            base_state: conv.state_raw(),
+            base_state: conv.state().map(|f| f.raw()),
             sidecars: Some(sidecars),
         };
         let view = View::build(&input, &ViewOptions::default());

@@ -86,7 +86,7 @@ fn events_is_a_file() {
     fs::write(dir.join("events"), b"not a directory").unwrap();
     fs::write(dir.join("subagents"), b"nor this").unwrap();
     let conv = read_conversation(&dir).unwrap();
-    assert!(conv.state_error().is_none());
+    assert!(conv.state().and_then(|f| f.error()).is_none());
     assert_eq!(conv.len(), 0);
     assert_eq!(
         conv.others(),
@@ -166,23 +166,23 @@ fn state_and_meta_are_directories() {
     fs::create_dir_all(dir.join("base_state.json/x")).unwrap();
     fs::create_dir_all(dir.join("meta.json")).unwrap();
     let conv = read_conversation(&dir).unwrap();
-    assert!(conv.has_state() && conv.has_meta());
+    assert!(conv.state().is_some() && conv.meta().is_some());
     assert!(matches!(
-        conv.state_error(),
+        conv.state().and_then(|f| f.error()),
         Some(FileError::Source(SourceError::NotAFile { .. }))
     ));
     assert!(matches!(
-        conv.meta_error(),
+        conv.meta().and_then(|f| f.error()),
         Some(FileError::Source(SourceError::NotAFile { .. }))
     ));
-    assert_eq!(conv.event_count(), 3, "the events are read");
+    assert_eq!(conv.parsed_event_count(), 3, "the events are read");
     assert!(
         conv.dirs().iter().all(|d| d != "base_state.json"),
         "{:?}",
         conv.dirs()
     );
     let mut parser = Parser::new();
-    assert!(conv.open_state(&mut parser).unwrap().is_err());
+    assert!(conv.state().map(|f| f.open(&mut parser)).unwrap().is_err());
     let _ = view_of(&conv);
     // `parse`, given `base_state.json` only as a directory, agrees.
     let parsed = openhands::parse(
@@ -192,13 +192,13 @@ fn state_and_meta_are_directories() {
             ("meta.json/z", b"{}".as_slice()),
         ],
     );
-    assert!(parsed.has_state() && parsed.has_meta());
+    assert!(parsed.state().is_some() && parsed.meta().is_some());
     assert!(matches!(
-        parsed.state_error(),
+        parsed.state().and_then(|f| f.error()),
         Some(FileError::Source(SourceError::NotAFile { .. }))
     ));
     assert!(parsed.dirs().is_empty(), "{:?}", parsed.dirs());
-    assert!(!openhands::is_conversation_dir(&dir) || conv.event_count() > 0);
+    assert!(!openhands::is_conversation_dir(&dir) || conv.parsed_event_count() > 0);
     assert_eq!(openhands::state_id(&dir), None);
 }
 
@@ -290,7 +290,7 @@ fn symlinks_out_of_the_store() {
         Some(FileError::Source(SourceError::NotAFile { .. }))
     ));
     assert!(matches!(
-        conv.state_error(),
+        conv.state().and_then(|f| f.error()),
         Some(FileError::Source(SourceError::NotAFile { .. }))
     ));
     let _ = view_of(&conv);
@@ -328,7 +328,7 @@ fn fifo_is_not_opened() {
         Some(FileError::Source(SourceError::NotAFile { .. }))
     ));
     assert!(matches!(
-        conv.state_error(),
+        conv.state().and_then(|f| f.error()),
         Some(FileError::Source(SourceError::NotAFile { .. }))
     ));
     assert!(conv.event(2).unwrap().is_ok());
@@ -386,7 +386,7 @@ fn unreadable_files_and_directories() {
         other => panic!("{other:?}"),
     }
     assert!(matches!(
-        conv.state_error(),
+        conv.state().and_then(|f| f.error()),
         Some(FileError::Source(SourceError::Io { .. }))
     ));
     assert!(matches!(conv.subagents_error(), Some(ReadError::Io { .. })));
@@ -590,7 +590,7 @@ fn one_gib_plus_one_byte_is_refused_before_reading() {
         other => panic!("{other:?}"),
     }
     assert!(matches!(
-        conv.meta_error(),
+        conv.meta().and_then(|f| f.error()),
         Some(FileError::Source(SourceError::TooLarge { .. }))
     ));
     assert!(conv.event(2).unwrap().is_ok());
@@ -647,7 +647,7 @@ fn nesting_100000_deep() {
             conv.event(0).unwrap().error(),
             Some(FileError::Json { source, .. }) if source.kind() == JsonErrorKind::TooDeep
         ));
-        assert!(conv.state_error().is_some());
+        assert!(conv.state().and_then(|f| f.error()).is_some());
         let _ = view_of(&conv);
         // OC Chat.
         let t = tempfile::tempdir().unwrap();
@@ -698,7 +698,7 @@ fn a_million_tiny_members() {
         let conv = openhands::parse(CONV, [(format!("events/{}", name(0, ID0)), &doc)]);
         let ev = conv.event(0).unwrap();
         assert!(ev.is_ok());
-        assert_eq!(ev.kind(), Some("MessageEvent"));
+        assert_eq!(ev.kind_name(), Some("MessageEvent"));
         let mut parser = Parser::new();
         let d = ev.open(&mut parser).unwrap();
         let m = MessageEvent::decode(d.root()).unwrap();
@@ -857,7 +857,7 @@ fn parent_chain_with_a_cycle() {
     )
     .unwrap();
     let conv = read_conversation(&dir).unwrap();
-    assert_eq!(conv.event_count(), 4);
+    assert_eq!(conv.parsed_event_count(), 4);
     let view = View::build(&view_input(&conv), &ViewOptions::default());
     let cycles: Vec<&Vec<usize>> = view
         .issues()
@@ -925,7 +925,7 @@ fn events_directory_of_100000_files() {
     eprintln!("read them in {:?}", started.elapsed());
     assert_eq!(conv.len(), n as usize);
     assert_eq!(
-        conv.event_count(),
+        conv.parsed_event_count(),
         n as usize - 100,
         "empty files are malformed"
     );

@@ -38,7 +38,7 @@ fn full_index(root: &Path) -> indexer::Index {
                 e.index(),
                 indexer::Entry {
                     kind: if e.is_ok() {
-                        e.kind().unwrap_or("").to_owned()
+                        e.kind_name().unwrap_or("").to_owned()
                     } else {
                         "malformed".to_owned()
                     },

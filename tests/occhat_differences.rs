@@ -90,8 +90,8 @@ fn d2_listing_skips_and_reports_undecodable_and_non_object_metas() {
         .skipped
         .iter()
         .map(|s| match &s.error {
-            LoadError::Json { error, .. } => format!("json:{:?}", error.kind()),
-            LoadError::NotObject { found, .. } => format!("not-object:{}", found.as_str()),
+            LoadError::Json { source, .. } => format!("json:{:?}", source.kind()),
+            LoadError::NotAnObject { found, .. } => format!("not-object:{}", found.as_str()),
             other => format!("{other}"),
         })
         .collect();
@@ -107,7 +107,7 @@ fn d2_listing_skips_and_reports_undecodable_and_non_object_metas() {
         assert!(s.path.ends_with(s.error.path().unwrap()), "{:?}", s);
     }
     // The Latin-1 error points at the offending byte.
-    if let LoadError::Json { error, .. } = &list.skipped[1].error {
+    if let LoadError::Json { source: error, .. } = &list.skipped[1].error {
         assert_eq!(error.offset(), Some(21));
     }
     // The crash signal, built on the listing, still works.
@@ -294,7 +294,7 @@ fn d6_differing_orphan_kept_under_a_counter_name() {
     // Idempotent.
     let again = store.migrate_legacy_layout().unwrap();
     assert_eq!(
-        again.to_json().to_json(),
+        again.to_value().to_string(),
         r#"{"migrated":0,"recovered":0,"orphans_moved":0,"errors":[]}"#
     );
 }

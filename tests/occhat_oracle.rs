@@ -88,7 +88,7 @@ fn listing_equals_oracle() {
             let want = arr(at(&case.oracle, "list_sessions"));
             assert_eq!(list.sessions.len(), want.len(), "{name}");
             for (got, want) in list.sessions.iter().zip(want) {
-                let got = got.to_json();
+                let got = got.to_value();
                 assert_eq!(got, without(want, &["filepath_rel"]), "{name}");
                 // Same keys, same order, as the seed's dict.
                 let keys: Vec<&str> = got.as_object().unwrap().iter().map(|(k, _)| k).collect();
@@ -112,7 +112,7 @@ fn crash_signal_equals_oracle() {
         in_case(&case, || {
             let got = store()
                 .read_crash_signal()
-                .map_or(OwnedValue::Null, |c| c.to_json());
+                .map_or(OwnedValue::Null, |c| c.to_value());
             let want = at(at(&case.oracle, "read_crash_signal"), "result");
             assert_eq!(&got, want, "{name}");
         });
@@ -248,7 +248,8 @@ fn tails_equal_oracle() {
                         .as_i64()
                         .unwrap()
                 );
-                let report = detect_incomplete_tail(msgs).map_or(OwnedValue::Null, |r| r.to_json());
+                let report =
+                    detect_incomplete_tail(msgs).map_or(OwnedValue::Null, |r| r.to_value());
                 assert_eq!(&report, at(want, "detect_incomplete_tail"), "{rel}");
                 assert_eq!(
                     report.to_json(),
@@ -297,9 +298,9 @@ fn migration_equals_oracle() {
     in_case(&case, || {
         let st = store();
         let first = st.migrate_legacy_layout().unwrap();
-        assert_eq!(first.to_json(), *at(mig, "summary"));
+        assert_eq!(first.to_value(), *at(mig, "summary"));
         let second = st.migrate_legacy_layout().unwrap();
-        assert_eq!(second.to_json(), *at(mig, "summary_second_run"));
+        assert_eq!(second.to_value(), *at(mig, "summary_second_run"));
 
         // Directories after.
         let mut dirs = vec![".".to_owned()];
@@ -371,7 +372,7 @@ fn migration_equals_oracle() {
         assert_eq!(list.sessions.len(), want.len());
         for (got, want) in list.sessions.iter().zip(want) {
             assert_eq!(
-                without(&got.to_json(), &["last_modified"]),
+                without(&got.to_value(), &["last_modified"]),
                 without(want, &["filepath_rel"])
             );
         }

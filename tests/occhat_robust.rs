@@ -25,7 +25,7 @@ fn json_text() -> impl Strategy<Value = String> {
             .prop_filter("finite", |v| v.is_finite())
             .prop_map(|v| format!("{v:e}")),
         "[a-z\u{e9}\u{3000} \\\\\"\n\t\u{1}<>*`#\\[\\]()-]{0,16}"
-            .prop_map(|s| { OwnedValue::String(s).to_json() }),
+            .prop_map(|s| { OwnedValue::String(s).to_string() }),
         prop_oneof![
             Just("\"user\""),
             Just("\"assistant\""),
@@ -86,7 +86,7 @@ proptest! {
         let (store, _) = occhat_support::store_at(&root, 1_744_016_143_000_000_000);
         let list = store.list_sessions();
         prop_assert_eq!(list.sessions.len() + list.skipped.len(), 1);
-        let _ = list.to_json();
+        let _ = list.to_value();
         let _ = store.read_crash_signal();
         prop_assert_eq!(store.session_exists("s"), true);
         let meta_v = store.load_session_metadata("s");

@@ -190,7 +190,7 @@ fn byte_order_marks_are_tolerated() {
     let list = store.list_sessions();
     assert!(list.sessions.is_empty());
     match &list.skipped[0].error {
-        LoadError::Json { error, .. } => assert_eq!(error.offset(), Some(3)),
+        LoadError::Json { source, .. } => assert_eq!(source.offset(), Some(3)),
         e => panic!("{e}"),
     }
 }
@@ -225,7 +225,7 @@ fn corrupt_and_odd_metas() {
     fs::create_dir_all(root.join("legacy/x")).unwrap();
     fs::write(root.join("legacy/x/x_meta.json"), b"{}").unwrap();
     let list = store.list_sessions();
-    let names: Vec<String> = list.sessions.iter().map(|s| s.name.to_json()).collect();
+    let names: Vec<String> = list.sessions.iter().map(|s| s.name.to_string()).collect();
     // "minimal" has no session_name: the directory's name; "weird" keeps
     // its number, model null, stats from a non-object are zeros, a falsy
     // ui is {}.
@@ -233,16 +233,16 @@ fn corrupt_and_odd_metas() {
     let minimal = &list.sessions[0];
     assert_eq!(minimal.model, OwnedValue::from("?"));
     assert_eq!(minimal.reasoning_effort, OwnedValue::from("high"));
-    assert_eq!(minimal.chat_logs.to_json(), "[]");
+    assert_eq!(minimal.chat_logs.to_string(), "[]");
     assert_eq!(minimal.chat_log_size_bytes, 0);
     let weird = &list.sessions[2];
     assert!(weird.model.is_null());
     assert_eq!(weird.stats, TokenStats::default());
-    assert_eq!(weird.ui.to_json(), "{}");
+    assert_eq!(weird.ui.to_string(), "{}");
     assert_eq!(weird.chat_logs, OwnedValue::from("x"));
     assert_eq!(list.skipped.len(), 2, "{:?}", list.skipped);
     assert!(
-        matches!(&list.skipped[0].error, LoadError::Json { error, .. } if error.offset().is_some())
+        matches!(&list.skipped[0].error, LoadError::Json { source, .. } if source.offset().is_some())
     );
     assert!(matches!(&list.skipped[1].error, LoadError::Read(_)));
     // A meta that does not validate is returned raw.
@@ -251,7 +251,7 @@ fn corrupt_and_odd_metas() {
     assert_eq!(m.metadata.get("session_name"), Some(&json("7")));
     let m = store.load_session_metadata("minimal").unwrap();
     assert!(!m.validated, "session_name is required");
-    assert_eq!(m.metadata.to_json(), "{}");
+    assert_eq!(m.metadata.to_string(), "{}");
     // Errors are typed, with the path.
     let e = store.load_session_metadata("bad-json").unwrap_err();
     assert!(
@@ -502,7 +502,7 @@ fn crash_signal_and_marker() {
     let sig = store.read_crash_signal().unwrap();
     assert_eq!(sig.last_session_name, OwnedValue::from("a"));
     assert_eq!(
-        sig.to_json().to_json(),
+        sig.to_value().to_string(),
         r#"{"last_session_name":"a","last_modified":"2025-04-07 08:55"}"#
     );
     set_mtime(&mb, from_ns(T0 + SEC));

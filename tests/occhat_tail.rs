@@ -177,7 +177,7 @@ fn recovery_choices() {
 fn report_json_has_the_seed_keys() {
     let r = detect_incomplete_tail(&msgs(r#"[{"role": "user", "content": "q"}]"#)).unwrap();
     assert_eq!(
-        r.to_json().to_json(),
+        r.to_value().to_string(),
         r#"{"kind":"orphaned_user","tail_indexes":[0],"summary":"Session ends with a user message that has no assistant response."}"#
     );
 }

@@ -103,7 +103,7 @@ fn every_file_status() {
     let conv = read_conversation(&dir).unwrap();
     assert_eq!(conv.name(), CONV);
     assert_eq!(conv.len(), 2);
-    assert_eq!(conv.event_count(), 2);
+    assert_eq!(conv.parsed_event_count(), 2);
     let ids: Vec<_> = conv.events().map(|e| e.id().unwrap()).collect();
     assert_eq!(ids, [ID0, ID2]);
     assert_eq!(conv.event(1).unwrap().parent_id(), Some(ID0));
@@ -202,7 +202,7 @@ fn names_only_opens_nothing() {
     // them in the sequence.
     let conv = read_conversation(&dir).unwrap();
     assert_eq!(conv.len(), 3);
-    assert_eq!(conv.event_count(), 0);
+    assert_eq!(conv.parsed_event_count(), 0);
     let want = if cfg!(unix) {
         FileStatus::Unreadable
     } else {
@@ -259,7 +259,7 @@ fn malformed_shapes() {
 
     let conv = read_conversation(&dir).unwrap();
     assert_eq!(conv.len(), 9, "the sequence goes on past malformed files");
-    assert_eq!(conv.event_count(), 2);
+    assert_eq!(conv.parsed_event_count(), 2);
     let errs: Vec<_> = conv.events().map(|e| e.error()).collect();
     assert!(errs[0].is_none());
     assert!(matches!(
@@ -373,15 +373,16 @@ fn unknown_kinds_and_wrong_types() {
     let dir = make(t.path(), CONV, &refs);
     let conv = read_conversation(&dir).unwrap();
     assert_eq!(conv.len(), 6);
-    assert!(!conv.has_state());
+    assert!(conv.state().is_none());
 
     let e = conv.event(0).unwrap();
-    assert_eq!(e.kind(), Some("FancyNewEvent"));
-    assert!(!openhands::is_known_kind("FancyNewEvent"));
+    assert_eq!(e.kind_name(), Some("FancyNewEvent"));
+    assert!(!e.kind().unwrap().is_known());
+    assert_eq!(e.kind().unwrap().as_str(), "FancyNewEvent");
     assert_eq!(e.source(), Some("robot"));
 
     let e = conv.event(1).unwrap();
-    assert_eq!(e.kind(), Some("MessageEvent"));
+    assert_eq!(e.kind_name(), Some("MessageEvent"));
     assert_eq!((e.id(), e.timestamp(), e.source()), (None, None, None));
     assert!(e.has_parent(), "a parent_id of another type is still one");
     assert_eq!(e.parent_id(), None);
@@ -531,7 +532,7 @@ fn unknown_kinds_and_wrong_types() {
         assert!(act.is_delegate() && !act.is_task());
         assert_eq!(act.command.as_deref(), Some("delegate"));
         let tasks = act.tasks.as_ref().unwrap();
-        assert_eq!(tasks.get("y"), Some("do y"));
+        assert_eq!(tasks.get("y").map(|s| s.as_str()), Some("do y"));
         assert_eq!(tasks.len(), 2);
         assert_eq!(act.to_json(), a.action.unwrap().raw());
         assert_eq!(
@@ -779,12 +780,12 @@ fn subagents_and_partial_conversations() {
 
     // Only a state.
     let only_state = read_conversation(&subs[0]).unwrap();
-    assert!(only_state.has_state() && only_state.is_empty());
+    assert!(only_state.state().is_some() && only_state.is_empty());
     assert_eq!(only_state.units(), 1);
     assert!(only_state.dirs().is_empty());
     let mut p = Parser::new();
     {
-        let st = only_state.open_state(&mut p).unwrap().unwrap();
+        let st = only_state.state().map(|f| f.open(&mut p)).unwrap().unwrap();
         assert_eq!(st.state().working_dir(), Some("/w"));
     }
     assert_eq!(
@@ -795,8 +796,8 @@ fn subagents_and_partial_conversations() {
 
     // Only events.
     let only_events = read_conversation(&subs[1]).unwrap();
-    assert!(!only_events.has_state() && only_events.len() == 1);
-    assert!(only_events.open_state(&mut p).is_none());
+    assert!(only_events.state().is_none() && only_events.len() == 1);
+    assert!(only_events.state().map(|f| f.open(&mut p)).is_none());
     assert_eq!(openhands::state_id(&subs[1]), None);
     assert!(openhands::is_conversation_dir(&subs[1]));
 
@@ -805,14 +806,14 @@ fn subagents_and_partial_conversations() {
     let bad = dir.join("subagents/badstate");
     assert!(!openhands::is_conversation_dir(&bad));
     let c = read_conversation(&bad).unwrap();
-    assert!(c.has_state() && c.state_error().is_none());
+    assert!(c.state().is_some() && c.state().and_then(|f| f.error()).is_none());
     let junk = dir.join("subagents/junk");
     assert!(matches!(
         read_conversation(&junk),
         Err(ReadError::NoConversation { .. })
     ));
     let parsed = openhands::parse("junk", files_of(&junk));
-    assert!(parsed.is_empty() && !parsed.has_state());
+    assert!(parsed.is_empty() && parsed.state().is_none());
     assert_eq!(parsed.others(), ["notes.txt"]);
 
     // find_sessions lists the parent only.
@@ -871,28 +872,28 @@ fn forks_and_meta() {
     shared.sort();
     assert_eq!(shared, [ID0, ID1]);
     let conv = read_conversation(&f).unwrap();
-    assert!(conv.has_meta());
+    assert!(conv.meta().is_some());
     assert_eq!(conv.units(), 5);
     let mut p = Parser::new();
     {
-        let doc = conv.open_meta(&mut p).unwrap().unwrap();
+        let doc = conv.meta().map(|f| f.open(&mut p)).unwrap().unwrap();
         let m = doc.meta();
         assert_eq!(m.forked_from_conversation_id.as_deref(), Some(src));
         assert_eq!(m.forked_from_event_id.as_deref(), Some(ID1));
         assert_eq!(openhands::hex_id(m.id.as_deref().unwrap()), fork);
-        assert_eq!(m.to_json(), conv.meta_raw().unwrap());
+        assert_eq!(m.to_json(), conv.meta().map(|f| f.raw()).unwrap());
         let created =
             openhands::parse_time(m.created_at.as_deref().unwrap(), openhands::UtcOffset::UTC)
                 .unwrap();
         assert!(!created.naive);
     }
     let conv_src = read_conversation(&s).unwrap();
-    let doc = conv_src.open_meta(&mut p).unwrap().unwrap();
+    let doc = conv_src.meta().map(|f| f.open(&mut p)).unwrap().unwrap();
     let m = doc.meta();
     assert!(m.title.is_none() && m.members.is_null(1), "title is null");
     assert!(m.forked_from_conversation_id.is_none());
     assert_eq!(m.members.get_raw("metrics"), Some(&b"null"[..]));
-    assert_eq!(m.to_json(), conv_src.meta_raw().unwrap());
+    assert_eq!(m.to_json(), conv_src.meta().map(|f| f.raw()).unwrap());
     // find_sessions: both, sorted; reading through meta.json works.
     assert_eq!(
         openhands::find_sessions(t.path()).unwrap(),
@@ -922,13 +923,16 @@ fn broken_state_and_meta() {
     );
     let conv = read_conversation(&dir).unwrap();
     assert_eq!(conv.len(), 1);
-    let se = conv.state_error().unwrap();
+    let se = conv.state().and_then(|f| f.error()).unwrap();
     assert!(matches!(se, FileError::Json { .. }));
     assert!(se.offset().is_some());
     assert!(se.path().ends_with("base_state.json"));
-    assert_eq!(conv.state_raw(), Some(&b"{\"id\": \"x\", "[..]));
+    assert_eq!(
+        conv.state().map(|f| f.raw()),
+        Some(&b"{\"id\": \"x\", "[..])
+    );
     assert!(matches!(
-        conv.meta_error(),
+        conv.meta().and_then(|f| f.error()),
         Some(FileError::NotAnObject {
             found: JsonType::Array,
             ..
@@ -936,11 +940,11 @@ fn broken_state_and_meta() {
     ));
     let mut p = Parser::new();
     assert!(matches!(
-        conv.open_state(&mut p),
+        conv.state().map(|f| f.open(&mut p)),
         Some(Err(DecodeError::Json(_)))
     ));
     assert!(matches!(
-        conv.open_meta(&mut p),
+        conv.meta().map(|f| f.open(&mut p)),
         Some(Err(DecodeError::NotAnObject(JsonType::Array)))
     ));
     assert!(openhands::read_state(&dir).is_err());
@@ -950,7 +954,7 @@ fn broken_state_and_meta() {
     fs::write(dir.join("base_state.json"), b"").unwrap();
     let conv = read_conversation(&dir).unwrap();
     assert!(matches!(
-        conv.state_error(),
+        conv.state().and_then(|f| f.error()),
         Some(FileError::Source(SourceError::Empty { .. }))
     ));
     // A state that is a directory.
@@ -958,7 +962,7 @@ fn broken_state_and_meta() {
     fs::create_dir(dir.join("base_state.json")).unwrap();
     let conv = read_conversation(&dir).unwrap();
     assert!(matches!(
-        conv.state_error(),
+        conv.state().and_then(|f| f.error()),
         Some(FileError::Source(SourceError::NotAFile { .. }))
     ));
 }
@@ -1212,17 +1216,19 @@ fn name_patterns_and_odd_names() {
 fn predicates_and_ids() {
     use openhands::*;
     assert_eq!(KNOWN_KINDS.len(), 20);
-    for k in KNOWN_KINDS {
-        assert!(is_known_kind(k));
+    for (k, name) in Kind::KNOWN.iter().zip(KNOWN_KINDS) {
+        assert!(k.is_known());
+        assert_eq!(Kind::parse(name), *k);
     }
-    assert!(in_context(KIND_CONDENSATION_SUMMARY) && in_context(KIND_AGENT_ERROR));
-    assert!(!in_context(KIND_CONDENSATION) && !in_context(KIND_PAUSE));
-    assert!(is_observation_like(KIND_USER_REJECT) && !is_observation_like(KIND_ACTION));
+    let kind = |name| Kind::parse(name);
+    assert!(kind(KIND_CONDENSATION_SUMMARY).in_context() && kind(KIND_AGENT_ERROR).in_context());
+    assert!(!kind(KIND_CONDENSATION).in_context() && !kind(KIND_PAUSE).in_context());
+    assert!(Kind::UserReject.is_observation_like() && !Kind::Action.is_observation_like());
     // The reference's artifacts; the SDK makes a ConversationErrorEvent the
-    // head on append all the same (spec §6.4).
-    assert!(is_artifact(KIND_STATE_UPDATE) && is_artifact(KIND_CONVERSATION_ERROR));
-    assert!(!is_artifact(KIND_MESSAGE));
-    assert!(!becomes_head(KIND_STATE_UPDATE) && becomes_head(KIND_CONVERSATION_ERROR));
+    // head on append all the same (SDK 1.31+ `ConversationState.append_event`).
+    assert!(Kind::StateUpdate.is_artifact() && Kind::ConversationError.is_artifact());
+    assert!(!Kind::Message.is_artifact());
+    assert!(!Kind::StateUpdate.becomes_head() && Kind::ConversationError.becomes_head());
     assert_eq!(summary_id("abc"), "abc-summary");
     assert_eq!(
         hex_id("EEC4C5AE-3A67-49FD-9AF2-84BAD45AE07E"),
@@ -1362,9 +1368,12 @@ fn damaged_conversations_are_seen() {
     );
     let c = read_conversation(&only).unwrap();
     assert!(
-        matches!(c.state_error(), Some(FileError::Json { .. })),
+        matches!(
+            c.state().and_then(|f| f.error()),
+            Some(FileError::Json { .. })
+        ),
         "{:?}",
-        c.state_error()
+        c.state().and_then(|f| f.error())
     );
     // An empty one (a crash between create and write) too; JSON that is not
     // OpenHands' state is someone else's file.
@@ -1410,7 +1419,7 @@ fn damaged_conversations_are_seen() {
     let c = read_conversation(&parent).unwrap();
     assert_eq!(c.subagents(), [sub]);
     let s = read_conversation(c.subagent_dirs().next().unwrap()).unwrap();
-    assert!(s.state_error().is_some());
+    assert!(s.state().and_then(|f| f.error()).is_some());
     // The same through `parse`.
     let c = openhands::parse(
         "parent",
@@ -1506,7 +1515,7 @@ fn the_event_budget() {
             ]
         );
         assert!(c.event_bytes().len() as u64 <= budget);
-        assert_eq!(c.event_count(), 2);
+        assert_eq!(c.parsed_event_count(), 2);
         let err = c.files().nth(2).unwrap().error().unwrap();
         match err {
             FileError::Source(SourceError::OverBudget { size, left, .. }) => {

@@ -51,13 +51,13 @@ fn seen(conv: &openhands::Conversation, parent: Option<&Path>, depth: usize) -> 
             .map(|e| {
                 (
                     e.index(),
-                    e.kind().map(str::to_owned),
+                    e.kind_name().map(str::to_owned),
                     e.id().map(str::to_owned),
                     e.raw().to_vec(),
                 )
             })
             .collect(),
-        state: conv.state_raw().map(<[u8]>::to_vec),
+        state: conv.state().map(|f| f.raw()).map(<[u8]>::to_vec),
         subagents: conv.subagents().to_vec(),
     }
 }
@@ -147,7 +147,7 @@ fn the_parser_decodes_the_lent_conversation() {
         let item = item.unwrap();
         let conv = item.conversation;
         for e in conv.events() {
-            if e.kind() == Some(openhands::KIND_MESSAGE) {
+            if e.kind() == Some(openhands::Kind::Message) {
                 let doc = e.open(item.parser).unwrap();
                 let m = doc.message();
                 assert_eq!(m.id.as_ref().map(|s| s.as_str()), e.id());
@@ -344,17 +344,17 @@ fn the_visitor_sees_every_object_once_while_reading() {
         .unwrap();
     let conv = item.conversation;
     let mut want: Vec<(Parsed, Vec<u8>, Option<String>)> = Vec::new();
-    if let Some(raw) = conv.state_raw() {
+    if let Some(raw) = conv.state().map(|f| f.raw()) {
         want.push((Parsed::State, raw.to_vec(), None));
     }
-    if let Some(raw) = conv.meta_raw() {
+    if let Some(raw) = conv.meta().map(|f| f.raw()) {
         want.push((Parsed::Meta, raw.to_vec(), None));
     }
     for e in conv.events().filter(|e| e.is_ok()) {
         want.push((
             Parsed::Event { index: e.index() },
             e.raw().to_vec(),
-            e.kind().map(str::to_owned),
+            e.kind_name().map(str::to_owned),
         ));
     }
     assert_eq!(conv.events().filter(|e| !e.is_ok()).count(), 1);

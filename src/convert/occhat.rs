@@ -150,7 +150,7 @@ pub fn convert(session: &ChatSession) -> Result<Converted, ConvertError> {
         OwnedValue::Object(session.generation_options.clone()),
     );
     meta.insert("endpoint_name", s(&session.endpoint_name));
-    meta.insert("stats", session.stats.to_json());
+    meta.insert("stats", session.stats.to_value());
     meta.insert("meta_extra", OwnedValue::Object(session.meta_extra.clone()));
     meta.insert(
         "chat_log_extra",

@@ -44,7 +44,8 @@ use std::collections::{HashMap, HashSet};
 use crate::asf::{Appender, ProblemKind, WriteError, ts::is_canonical_ts};
 use crate::json::{Map, OwnedValue, Parser, Value};
 use crate::openhands::Conversation;
-use crate::openhands::view::{Entry, EventKind, View, ViewOptions};
+use crate::openhands::Kind;
+use crate::openhands::view::{Entry, View, ViewOptions};
 
 use super::chat::items_of;
 use super::{ConvertError, Converted, Outcome, ReportRow};
@@ -211,7 +212,8 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
     let mut parser = Parser::new();
     let mut state_parser = Parser::new();
     let state_doc = conv
-        .state_raw()
+        .state()
+        .map(|f| f.raw())
         .and_then(|raw| state_parser.parse(raw).ok());
     let state = state_doc.as_ref().map(|d| d.root());
     let model = state
@@ -273,14 +275,14 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
                 };
                 let root = doc.root();
                 let str_of = |k: &str| root.get(k).and_then(|v| v.as_str()).map(str::to_owned);
-                let k = match events[p].kind {
-                    EventKind::SystemPrompt => Some(0),
-                    EventKind::Action => {
+                let k = match &events[p].kind {
+                    Some(Kind::SystemPrompt) => Some(0),
+                    Some(Kind::Action) => {
                         str_of("tool_call_id").and_then(|c| assistant_by_call.get(&c).copied())
                     }
-                    EventKind::Observation | EventKind::UserReject | EventKind::AgentError => {
+                    Some(Kind::Observation | Kind::UserReject | Kind::AgentError) => {
                         let c = str_of("tool_call_id");
-                        if events[p].kind == EventKind::UserReject
+                        if events[p].kind == Some(Kind::UserReject)
                             && let Some(c) = &c
                         {
                             rejected
@@ -288,7 +290,7 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
                         }
                         c.and_then(|c| tool_by_call.get(&c).copied())
                     }
-                    EventKind::Message => {
+                    Some(Kind::Message) => {
                         let role = root
                             .get("llm_message")
                             .and_then(|m| m.get("role"))
@@ -343,7 +345,7 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
     }
     let forgotten: HashSet<String> = order
         .iter()
-        .filter(|&&p| events[p].kind == EventKind::Condensation)
+        .filter(|&&p| events[p].kind == Some(Kind::Condensation))
         .flat_map(|&p| {
             let raw = raw_of(p);
             let mut ids = Vec::new();
@@ -393,7 +395,7 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
     let system_pos = order
         .iter()
         .copied()
-        .find(|&p| events[p].kind == EventKind::SystemPrompt);
+        .find(|&p| events[p].kind == Some(Kind::SystemPrompt));
     let mut config = Map::new();
     if let Some(m) = &model {
         config.insert("model", s(m));
@@ -525,10 +527,10 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
             .copied()
             .or_else(|| summary_of.get(&p).copied());
         let mut mapped: Vec<&'static str> = Vec::new();
-        if ev.kind == EventKind::SystemPrompt {
+        if ev.kind == Some(Kind::SystemPrompt) {
             mapped.push("config");
         }
-        if let Some(k) = target.filter(|&k| k > 0 || ev.kind != EventKind::SystemPrompt) {
+        if let Some(k) = target.filter(|&k| k > 0 || ev.kind != Some(Kind::SystemPrompt)) {
             emit(&mut a, k, &mut next_wire, &last_ts)?;
             mapped.push(if summary_of.contains_key(&p) {
                 "item (summary)"
@@ -538,7 +540,7 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
             if response_of.contains_key(&k) {
                 mapped.push("response");
             }
-            if ev.kind == EventKind::UserReject {
+            if ev.kind == Some(Kind::UserReject) {
                 mapped.push("decision");
             }
         }
@@ -570,7 +572,7 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
             } else {
                 format!(
                     "{} has no core entry; kept as an openhands:event record",
-                    ev.kind_name
+                    ev.kind.as_ref().map_or("", Kind::as_str)
                 )
             };
             Outcome::Extension(why)
@@ -580,7 +582,7 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
         };
         report.push(ReportRow {
             event: ev.id.to_string(),
-            kind: ev.kind_name.to_string(),
+            kind: ev.kind.as_ref().map_or("", Kind::as_str).to_owned(),
             outcome,
         });
     }

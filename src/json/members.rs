@@ -309,37 +309,105 @@ pub trait Expected {
     const EXPECTED: &'static str;
 }
 
-impl<'a, T: FieldValue<'a> + Expected> FieldValue<'a> for Items<'a, T> {
+/// An element kept whatever it holds: one that does not fit `T` is
+/// [`Item::Bad`], written back byte for byte. So [`Items`] (a [`List`] of
+/// them) is only kept raw when it is not an array, and a [`Dict`] of them
+/// only when it is not an object.
+impl<'a, T: FieldValue<'a> + Expected> FieldValue<'a> for Item<'a, T> {
     fn decode_field(v: Value<'a>) -> Option<Self> {
-        let arr = v.as_array()?;
-        let mut out = Items::with_capacity_in(arr.len(), v.arena());
-        for e in arr.iter() {
-            out.push(match T::decode_field(e) {
-                Some(t) => Item::Ok(t),
-                None => Item::Bad {
-                    raw: e,
-                    error: ElementError {
-                        expected: T::EXPECTED,
-                        found: e.json_type().as_str(),
-                    },
+        Some(match T::decode_field(v) {
+            Some(t) => Item::Ok(t),
+            None => Item::Bad {
+                raw: v,
+                error: ElementError {
+                    expected: T::EXPECTED,
+                    found: v.json_type().as_str(),
                 },
-            });
-        }
-        Some(out)
+            },
+        })
     }
     fn encode_field(&self, out: &mut Vec<u8>) {
-        out.push(b'[');
-        for (i, e) in self.iter().enumerate() {
+        match self {
+            Item::Ok(t) => t.encode_field(out),
+            Item::Bad { raw, .. } => out.extend_from_slice(raw.raw()),
+        }
+    }
+}
+
+/// An object read as a map with values of one declared type: its entries
+/// in input order (a repeated key each time), keys kept with their raw
+/// literals. The member is kept raw when a value does not fit; with
+/// [`Item`] values, a value that does not fit is kept in its entry instead.
+#[derive(Debug, Clone)]
+pub struct Dict<'a, V> {
+    entries: List<'a, (Str<'a>, V)>,
+}
+
+impl<'a, V> Dict<'a, V> {
+    /// The entries in order (a repeated key appears each time).
+    pub fn entries(&self) -> &[(Str<'a>, V)] {
+        &self.entries
+    }
+
+    /// The value of `key` (the last entry when it repeats).
+    pub fn get(&self, key: &str) -> Option<&V> {
+        self.entries
+            .iter()
+            .rev()
+            .find(|(k, _)| k.as_str() == key)
+            .map(|(_, v)| v)
+    }
+
+    /// The keys, sorted, each once.
+    pub fn keys(&self) -> Vec<&'a str> {
+        let mut k: Vec<&'a str> = self.entries.iter().map(|(k, _)| k.as_str()).collect();
+        k.sort_unstable();
+        k.dedup();
+        k
+    }
+
+    /// How many entries there are.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether there is no entry.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+impl<'a, V: FieldValue<'a>> FieldValue<'a> for Dict<'a, V> {
+    fn decode_field(v: Value<'a>) -> Option<Self> {
+        let obj = v.as_object()?;
+        let mut entries = List::with_capacity_in(obj.len(), v.arena());
+        for m in obj.iter() {
+            let k = Str::decode_field(m.key_value)?;
+            entries.push((k, V::decode_field(m.value)?));
+        }
+        Some(Dict { entries })
+    }
+    fn encode_field(&self, out: &mut Vec<u8>) {
+        out.push(b'{');
+        for (i, (k, v)) in self.entries.iter().enumerate() {
             if i > 0 {
                 out.push(b',');
             }
-            match e {
-                Item::Ok(t) => t.encode_field(out),
-                Item::Bad { raw, .. } => out.extend_from_slice(raw.raw()),
+            match k.raw() {
+                Some(r) => {
+                    out.extend_from_slice(r);
+                    out.push(b':');
+                }
+                None => write_key(out, k),
             }
+            v.encode_field(out);
         }
-        out.push(b']');
+        out.push(b'}');
     }
+}
+
+impl<V> Expected for Dict<'_, V> {
+    const EXPECTED: &'static str = "object";
 }
 
 impl Expected for Str<'_> {

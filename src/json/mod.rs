@@ -22,14 +22,15 @@
 //!
 //! # Speed
 //!
-//! Over the 3,044 event files of the shared corpus, [`Parser::parse`] plus
-//! the envelope lookup (five names, [`Object::get_many`]) costs 1.11x the
-//! instructions of simd-json's tape alone (about 1.2x its CPU time on the
-//! project's busy 2-core machine) and is 5x to 9x faster than
-//! `serde_json::Value`; `benches/README.md` has the figures and how they
-//! were taken. The padded copy simd-json reads starts on a 64-byte
-//! boundary: on a misaligned copy half of its 32-byte loads straddle two
-//! cache lines.
+//! [`Parser::parse`] is simd-json's tape over a padded copy of the input,
+//! plus one pass that gives every tape node its span on demand; the
+//! envelope lookup ([`Object::get_many`]) is one walk over the root's
+//! members for any number of names. Buffers are reused from document to
+//! document, so a parse costs no heap allocation in steady state. The padded
+//! copy starts on a 64-byte boundary (so simd-json's 32-byte loads never
+//! straddle two cache lines). `benches/README.md` compares it with
+//! simd-json's tape alone and with `serde_json::Value`, with the figures and
+//! how they were taken.
 //!
 //! # Duplicate member names
 //!
@@ -129,9 +130,11 @@ pub mod write;
 
 pub use doc::{Dialect, Document, Parser, Span};
 pub use error::{JsonError, JsonErrorKind};
-pub use members::{ElementError, FieldValue, Item, Items, List, Members, Slot, Str, UNDECLARED};
+pub use members::{
+    Dict, ElementError, FieldValue, Item, Items, List, Members, Slot, Str, UNDECLARED,
+};
 pub use owned::{Map, Number, OwnedValue, Style};
-pub use value::{Array, Elements, Int, JsonType, Member, Members as MemberIter, Object, Value};
+pub use value::{Array, Elements, Int, JsonType, Member, MemberIter, Object, Value};
 
 /// The deepest nesting of arrays and objects a document may have (simd-json's
 /// own default limit, applied by the fallback parser too).

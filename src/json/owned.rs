@@ -290,7 +290,7 @@ fn open_frame(v: Value<'_>) -> Option<Frame<'_>> {
 /// A container being copied: its remaining children and what is built.
 enum Frame<'a> {
     Arr(super::value::Elements<'a>, Vec<OwnedValue>),
-    Obj(super::value::Members<'a>, Map, Option<String>),
+    Obj(super::value::MemberIter<'a>, Map, Option<String>),
 }
 
 fn to_owned(root: Value<'_>) -> OwnedValue {
@@ -504,9 +504,11 @@ impl OwnedValue {
         String::from_utf8(out).unwrap_or_default()
     }
 
-    /// The value as compact JSON.
-    pub fn to_json(&self) -> String {
-        self.to_string_styled(Style::COMPACT)
+    /// The value as compact JSON (also its [`Display`](fmt::Display)).
+    pub fn to_json(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.write_to(&mut out, Style::COMPACT);
+        out
     }
 
     fn newline(out: &mut Vec<u8>, indent: usize, level: usize) {
@@ -578,7 +580,7 @@ impl OwnedValue {
 
 impl fmt::Display for OwnedValue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.to_json())
+        f.write_str(&self.to_string_styled(Style::COMPACT))
     }
 }
 

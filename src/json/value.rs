@@ -280,8 +280,8 @@ impl<'a> Object<'a> {
 
     /// The members in input order, duplicates included.
     #[inline]
-    pub fn iter(self) -> Members<'a> {
-        Members {
+    pub fn iter(self) -> MemberIter<'a> {
+        MemberIter {
             doc: self.doc,
             next: self.idx + 1,
             left: self.len,
@@ -324,8 +324,8 @@ fn same_key(a: &str, b: &str) -> bool {
 
 impl<'a> IntoIterator for Object<'a> {
     type Item = Member<'a>;
-    type IntoIter = Members<'a>;
-    fn into_iter(self) -> Members<'a> {
+    type IntoIter = MemberIter<'a>;
+    fn into_iter(self) -> MemberIter<'a> {
         self.iter()
     }
 }
@@ -350,13 +350,13 @@ impl<'a> Member<'a> {
 
 /// Iterator over an object's members.
 #[derive(Clone)]
-pub struct Members<'a> {
+pub struct MemberIter<'a> {
     doc: &'a DocCore<'a>,
     next: usize,
     left: usize,
 }
 
-impl<'a> Iterator for Members<'a> {
+impl<'a> Iterator for MemberIter<'a> {
     type Item = Member<'a>;
     #[inline]
     fn next(&mut self) -> Option<Member<'a>> {
@@ -380,7 +380,7 @@ impl<'a> Iterator for Members<'a> {
     }
 }
 
-impl ExactSizeIterator for Members<'_> {}
+impl ExactSizeIterator for MemberIter<'_> {}
 
 /// An array on the tape.
 #[derive(Clone, Copy)]

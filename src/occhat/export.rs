@@ -1,7 +1,7 @@
-//! Exports: the seed's Markdown export, byte for byte, and a
+//! Exports: `persistence.py`'s Markdown export, byte for byte, and a
 //! self-contained HTML export.
 //!
-//! The seed renders its HTML with `rich` (a recorded console saved with
+//! `persistence.py` renders its HTML with `rich` (a recorded console saved with
 //! inline styles). This renders the same content natively: one HTML file,
 //! its CSS inline in a `<style>` element, no scripts and no external
 //! assets (Markdown images become links, raw HTML in a message is shown as
@@ -9,15 +9,15 @@
 //! ones are dropped); a header with the session name, model, reasoning
 //! effort and token totals (with thousands separators, as `f"{n:,}"`);
 //! then a panel per message whose stripped content is not empty, titled
-//! `System`, `You`, or `Assistant` / `Assistant — N tok`, in the seed's
+//! `System`, `You`, or `Assistant` / `Assistant — N tok`, in `persistence.py`'s
 //! colours (dim, blue, green). System and user text is shown as written
 //! (pre-wrapped); assistant Markdown is rendered with `pulldown-cmark`
 //! (tables, strikethrough, task lists) and fenced code is highlighted with
 //! syntect's grammars in Monokai colours (`highlight.rs`). Tool messages
-//! are not shown, as in the seed. The HTML export needs the `html`
+//! are not shown, as in `persistence.py`. The HTML export needs the `html`
 //! feature.
 //!
-//! Message content that is not a string (the seed would raise) is shown as
+//! Message content that is not a string (`persistence.py` would raise) is shown as
 //! its JSON text; a falsy content is empty.
 
 use std::borrow::Cow;
@@ -61,7 +61,7 @@ fn role(msg: &OwnedValue) -> &str {
     msg.get("role").and_then(OwnedValue::as_str).unwrap_or("")
 }
 
-/// The seed's Markdown export text for `session`, stamped `exported`
+/// `persistence.py`'s Markdown export text for `session`, stamped `exported`
 /// (`YYYYMMDD_HHMMSS`): lines joined with `\n`, no final newline.
 pub fn export_markdown_text(session: &ChatSession, exported: &str) -> String {
     let s = &session.stats;
@@ -341,7 +341,7 @@ pub fn render_html(session: &ChatSession) -> String {
 }
 
 impl Store {
-    /// Exports the conversation as Markdown, as the seed does: to
+    /// Exports the conversation as Markdown, as `persistence.py` does: to
     /// `filepath` when given (written as [`crate::output`] writes every
     /// output path, `-` being standard output; refused with
     /// [`OutputError::Refused`] when it is a record of the store: anything

@@ -12,12 +12,12 @@ use super::save::SaveError;
 use super::store::read_owned;
 use super::{LEGACY_DIR_NAME, Store, fs_safe_name, py};
 
-/// What [`Store::migrate_legacy_layout`] did (the seed's summary dict).
+/// What [`Store::migrate_legacy_layout`] did (`persistence.py`'s summary dict).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MigrationSummary {
     /// Flat `{name}.json` metas moved into `{name}/` directories.
     pub migrated: u64,
-    /// Always 0: the seed reports it but never counts anything.
+    /// Always 0: `persistence.py` reports it but never counts anything.
     pub recovered: u64,
     /// Orphan chat logs moved to `legacy/`.
     pub orphans_moved: u64,
@@ -26,8 +26,8 @@ pub struct MigrationSummary {
 }
 
 impl MigrationSummary {
-    /// The seed's dict: `migrated`, `recovered`, `orphans_moved`, `errors`.
-    pub fn to_json(&self) -> OwnedValue {
+    /// `persistence.py`'s dict: `migrated`, `recovered`, `orphans_moved`, `errors`.
+    pub fn to_value(&self) -> OwnedValue {
         let mut m = Map::new();
         let e = m.entries_mut();
         e.push(("migrated".into(), OwnedValue::Number(self.migrated.into())));
@@ -53,7 +53,7 @@ fn lossy(s: &OsStr) -> String {
 
 impl Store {
     /// Converts a flat-layout store to the per-session-directory layout, as
-    /// the seed does; running it again changes nothing.
+    /// `persistence.py` does; running it again changes nothing.
     ///
     /// 1. Every `{name}.json` file in the root (name order) is read (a
     ///    failure is recorded in `errors` and the file left alone) and
@@ -68,13 +68,13 @@ impl Store {
     /// Every file is written atomically and no name is ever overwritten;
     /// the root is locked for the duration, so two migrations serialise.
     ///
-    /// **Difference from the seed's code (6):** the seed deletes an orphan
+    /// **Difference from `persistence.py`'s code (6):** `persistence.py` deletes an orphan
     /// whose name already exists in `legacy/` without looking at either
     /// file. Here only a byte-identical orphan is deleted; a differing one
     /// is moved to `legacy/{stem}__{N}{suffix}` (first free N) and counted
     /// in `orphans_moved`. In the same spirit, a flat meta whose migrated
     /// name already exists with other content is left in place and reported
-    /// in `errors` (the seed would delete it).
+    /// in `errors` (`persistence.py` would delete it).
     ///
     /// Names and paths: a flat file's stem goes through [`fs_safe_name`]
     /// (`..json`, `...json` become `unnamed-session`), and every directory

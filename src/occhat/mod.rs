@@ -65,7 +65,7 @@ pub const CLEAN_EXIT_MARKER_NAME: &str = ".oc_chat_clean_exit";
 pub const FS_SAFE_PLACEHOLDER: &str = "unnamed-session";
 
 /// The sessions root: `explicit` if given, else the value of
-/// [`SESSIONS_DIR_ENV`] if set (even empty, as the seed reads it), else
+/// [`SESSIONS_DIR_ENV`] if set (even empty, as `persistence.py` reads it), else
 /// [`DEFAULT_SESSIONS_DIR`].
 pub fn sessions_dir(explicit: Option<&Path>) -> PathBuf {
     if let Some(p) = explicit {
@@ -80,10 +80,10 @@ pub fn sessions_dir(explicit: Option<&Path>) -> PathBuf {
 /// An OC Chat sessions store: its root directory, the clock and time zone
 /// its stamps are made with, and an optional write hook (fault injection).
 ///
-/// Every operation of the seed's module is a method here; `sessions_dir`
-/// arguments of the seed are the store's root. Relative roots and relative
+/// Every operation of `persistence.py`'s module is a method here; `sessions_dir`
+/// arguments of `persistence.py` are the store's root. Relative roots and relative
 /// path arguments are taken relative to the process's working directory,
-/// as the seed takes them.
+/// as `persistence.py` takes them.
 #[derive(Clone)]
 pub struct Store {
     dir: PathBuf,

@@ -24,10 +24,10 @@ const DEVICE_NAMES: &[&str] = &[
 ///
 /// It is the identity on names that are already legal components.
 ///
-/// **Difference from the seed's code (1):** the seed strips white space,
+/// **Difference from `persistence.py`'s code (1):** `persistence.py` strips white space,
 /// then trailing dots and spaces, once; that can uncover white space the
 /// first strip did not see (`"a\u{a0}."` → `"a\u{a0}"`, and a second call
-/// gives `"a"`), so the seed is not idempotent as documented. Here the strip
+/// gives `"a"`), so `persistence.py` is not idempotent as documented. Here the strip
 /// is repeated to a fixed point, so one call gives what any number of calls
 /// would: `fs_safe_name(fs_safe_name(x)) == fs_safe_name(x)` for every `x`.
 ///
@@ -70,10 +70,10 @@ pub fn fs_safe_name(name: &str) -> String {
     cur.to_owned()
 }
 
-/// What the seed's `fs_safe_name` returns: the same mapping with a single
+/// What `persistence.py`'s `fs_safe_name` returns: the same mapping with a single
 /// strip pass. Kept to document and test difference 1; not used for paths.
 #[cfg(test)]
-pub(crate) fn seed_fs_safe_name(name: &str) -> String {
+pub(crate) fn persistence_fs_safe_name(name: &str) -> String {
     let mut text = String::with_capacity(name.len() + 4);
     for c in name.chars() {
         match c {
@@ -124,8 +124,8 @@ mod tests {
     }
 
     #[test]
-    fn seed_is_not_idempotent_here() {
-        assert_eq!(seed_fs_safe_name("a\u{a0}."), "a\u{a0}");
-        assert_eq!(seed_fs_safe_name("a\u{a0}"), "a");
+    fn persistence_py_is_not_idempotent_here() {
+        assert_eq!(persistence_fs_safe_name("a\u{a0}."), "a\u{a0}");
+        assert_eq!(persistence_fs_safe_name("a\u{a0}"), "a");
     }
 }

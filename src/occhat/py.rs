@@ -1,4 +1,4 @@
-//! The few pieces of Python semantics the seed's behaviour depends on:
+//! The few pieces of Python semantics `persistence.py`'s behaviour depends on:
 //! `str.isspace`/`str.strip`, truthiness, `str()` of a decoded JSON value,
 //! `pathlib` path normalisation and ordering, and writing JSON exactly as
 //! `json.dump(value, f, indent=2, ensure_ascii=False)` writes what

@@ -109,7 +109,7 @@ impl std::fmt::Display for SaveNote {
                 f,
                 "{}: the meta names the session {}; written to this directory, under its name",
                 dir.display(),
-                recorded.to_json()
+                recorded
             ),
             SaveNote::CompletedInterrupted { meta } => write!(
                 f,
@@ -460,7 +460,7 @@ impl Store {
     /// `{root}/{name}/artifacts/{name}_{stamp}_tool_{tool}_{ns}_{hex6}.txt`
     /// and returns its path. The tool name keeps alphanumerics, `-` and `_`
     /// (others become `_`). The name is made unique by the nanosecond time
-    /// and six random hex digits, as the seed makes it, and the file is put
+    /// and six random hex digits, as `persistence.py` makes it, and the file is put
     /// in place with a no-clobber link, retried with a fresh suffix should
     /// the name exist: two spills can never overwrite each other.
     pub fn save_tool_artifact(
@@ -504,9 +504,9 @@ impl Store {
 
     /// Writes the additive `superseded_by` mark (the canonical name of
     /// `new_name`) into the record `old_name` resolves to. `Ok(false)` when
-    /// there is no such record; `Ok(true)` when the mark landed. The seed
+    /// there is no such record; `Ok(true)` when the mark landed. `persistence.py`
     /// answers `False` for any failure too; here a failure is an error
-    /// (callers wanting the seed's answer use `.unwrap_or(false)`).
+    /// (callers wanting `persistence.py`'s answer use `.unwrap_or(false)`).
     ///
     /// The rewrite is atomic, and the record's previous bytes are first
     /// linked into `archive/{dir}/` (same rules as a save), so no version
@@ -526,7 +526,7 @@ impl Store {
         let _lock = io.lock_dir(&t.dir)?;
         let mut raw = read_owned(&path)?;
         let Some(obj) = raw.as_object_mut() else {
-            return Err(LoadError::NotObject {
+            return Err(LoadError::NotAnObject {
                 path,
                 found: raw.json_type(),
             }

@@ -1,4 +1,4 @@
-//! What the seed's loaders do with a record after reading it: validate it
+//! What `persistence.py`'s loaders do with a record after reading it: validate it
 //! against the `SessionMetadata` / `ChatLog` models (pydantic, strict mode,
 //! unknown keys kept) and, when it passes, return `model_dump()`: the
 //! declared fields in declaration order, missing ones filled with their
@@ -61,7 +61,7 @@ const fn req(name: &'static str, ty: Ty) -> Field {
     }
 }
 
-/// `SessionMetadata`, in declaration order (the order the seed saves).
+/// `SessionMetadata`, in declaration order (the order `persistence.py` saves).
 const SESSION_METADATA: &[Field] = &[
     req("session_name", Ty::Str),
     f("session_id", Ty::Str, "\"\""),
@@ -172,7 +172,7 @@ mod tests {
         let (v, ok) = validate(raw, Model::ChatLog);
         assert!(ok);
         assert_eq!(
-            v.to_json(),
+            v.to_string(),
             r#"{"session_name":"s","timestamp":"","model":"m","reasoning_effort":"high","messages":[],"usage":{},"extra":1}"#
         );
     }

@@ -1,5 +1,5 @@
 //! The live session the save functions write: OC Chat's `ChatSession`
-//! dataclass and its `TokenStats`, as far as the seed reads them.
+//! dataclass and its `TokenStats`, as far as `persistence.py` reads them.
 
 use std::path::PathBuf;
 
@@ -111,7 +111,7 @@ impl TokenStats {
     }
 
     /// `to_dict()`: the five counters, in order.
-    pub fn to_json(&self) -> OwnedValue {
+    pub fn to_value(&self) -> OwnedValue {
         let vals = [
             self.total_prompt_tokens,
             self.total_completion_tokens,
@@ -145,7 +145,7 @@ impl TokenStats {
     }
 }
 
-/// The meta keys the seed writes, in its order.
+/// The meta keys `persistence.py` writes, in its order.
 pub(crate) const META_KEYS: [&str; 21] = [
     "session_name",
     "session_id",
@@ -170,7 +170,7 @@ pub(crate) const META_KEYS: [&str; 21] = [
     "superseded_by",
 ];
 
-/// The chat-log keys the seed writes, in its order.
+/// The chat-log keys `persistence.py` writes, in its order.
 pub(crate) const CHAT_LOG_KEYS: [&str; 6] = [
     "session_name",
     "timestamp",
@@ -180,15 +180,15 @@ pub(crate) const CHAT_LOG_KEYS: [&str; 6] = [
     "usage",
 ];
 
-/// A live OC Chat session: the inputs of the seed's save and export
+/// A live OC Chat session: the inputs of `persistence.py`'s save and export
 /// functions (OC Chat's `ChatSession` dataclass, as far as they read it).
 ///
-/// Fields the seed passes through unchanged (`max_react_iterations`,
+/// Fields `persistence.py` passes through unchanged (`max_react_iterations`,
 /// `active_plan_id`, `sandbox_root_override`, `superseded_by`, list and
 /// dict members) are JSON values; the ones it coerces (`int(...)`,
 /// `bool(...)`, `str(...)`) are typed. Members of a loaded meta or chat log
-/// that the seed does not write are kept in [`meta_extra`] and
-/// [`chat_log_extra`] and written back after the seed's members, in their
+/// that `persistence.py` does not write are kept in [`meta_extra`] and
+/// [`chat_log_extra`] and written back after `persistence.py`'s members, in their
 /// order, so a load-then-save keeps them.
 ///
 /// [`meta_extra`]: ChatSession::meta_extra
@@ -201,7 +201,7 @@ pub struct ChatSession {
     /// The stable per-session identity.
     pub session_id: String,
     /// The creation stamp (`YYYYMMDD_HHMMSS`); `None` writes the save time,
-    /// as the seed's `getattr(session, "created", now)` does.
+    /// as `persistence.py`'s `getattr(session, "created", now)` does.
     pub created: Option<String>,
     /// The model name.
     pub model: String,
@@ -239,9 +239,9 @@ pub struct ChatSession {
     pub legacy_event_slugs: Vec<OwnedValue>,
     /// The record that supersedes this one (any JSON value).
     pub superseded_by: OwnedValue,
-    /// Meta members the seed does not write, kept for the round trip.
+    /// Meta members `persistence.py` does not write, kept for the round trip.
     pub meta_extra: Map,
-    /// Chat-log members the seed does not write, kept for the round trip.
+    /// Chat-log members `persistence.py` does not write, kept for the round trip.
     pub chat_log_extra: Map,
     /// Set when loading the chat log failed: [`Store::save_chat_log`]
     /// then refuses to overwrite it with a near-empty buffer.
@@ -407,7 +407,7 @@ impl ChatSession {
         s
     }
 
-    /// The meta record the seed's `save_session_metadata` writes for this
+    /// The meta record `persistence.py`'s `save_session_metadata` writes for this
     /// session (`name` already canonical), then the extra members.
     pub(crate) fn meta_record(&self, name: &str, now_compact: &str) -> OwnedValue {
         let mut m = Map::new();
@@ -428,7 +428,7 @@ impl ChatSession {
                 .as_deref()
                 .map_or(OwnedValue::Null, OwnedValue::from),
         );
-        put("stats", self.stats.to_json());
+        put("stats", self.stats.to_value());
         put("chat_logs", OwnedValue::Array(self.chat_logs.clone()));
         put("ui", OwnedValue::Object(self.ui_prefs.clone()));
         put(
@@ -469,7 +469,7 @@ impl ChatSession {
         OwnedValue::Object(m)
     }
 
-    /// The chat-log record the seed's `save_chat_log` writes, then the
+    /// The chat-log record `persistence.py`'s `save_chat_log` writes, then the
     /// extra members.
     pub(crate) fn chat_log_record(&self, name: &str, now_compact: &str) -> OwnedValue {
         let mut m = Map::new();
@@ -506,7 +506,7 @@ mod tests {
         assert_eq!(s.total_prompt_tokens, 12);
         assert_eq!(s.total_tokens, 0);
         assert_eq!(s.prompt_cache_hit_tokens, 1);
-        assert_eq!(s.to_json().as_object().unwrap().len(), 5);
+        assert_eq!(s.to_value().as_object().unwrap().len(), 5);
         let mut p = crate::json::Parser::new();
         let doc = p
             .parse(br#"{"stats": {"total_tokens": 99999999999999999999999, "total_prompt_tokens": -3}}"#)

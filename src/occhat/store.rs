@@ -53,7 +53,7 @@ impl std::fmt::Display for RecordKind {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum LoadError {
-    /// No candidate holds a file of the kind (the seed's
+    /// No candidate holds a file of the kind (`persistence.py`'s
     /// `FileNotFoundError`).
     #[error("no {kind} file found for session {query:?} under {}", sessions_dir.display())]
     NotFound {
@@ -70,17 +70,17 @@ pub enum LoadError {
     Read(#[from] SourceError),
     /// The file is not JSON (or not UTF-8): the byte offset is in the file,
     /// a stripped byte-order mark counted.
-    #[error("{}: {error}", path.display())]
+    #[error("{}: {source}", path.display())]
     Json {
         /// The file.
         path: PathBuf,
         /// The parse error.
         #[source]
-        error: JsonError,
+        source: JsonError,
     },
     /// The file is JSON but not an object (the listing needs one).
     #[error("{}: the JSON is {}, not an object", path.display(), found.as_str())]
-    NotObject {
+    NotAnObject {
         /// The file.
         path: PathBuf,
         /// The type found.
@@ -103,7 +103,7 @@ fn unlistable(dir: &Path) -> Result<(), LoadError> {
 }
 
 impl LoadError {
-    /// Whether this is "not found" (the seed's `FileNotFoundError`): no
+    /// Whether this is "not found" (`persistence.py`'s `FileNotFoundError`): no
     /// record for a name, or a path that does not exist.
     pub fn is_not_found(&self) -> bool {
         match self {
@@ -120,7 +120,7 @@ impl LoadError {
         match self {
             LoadError::NotFound { .. } => None,
             LoadError::Read(e) => Some(e.path()),
-            LoadError::Json { path, .. } | LoadError::NotObject { path, .. } => Some(path),
+            LoadError::Json { path, .. } | LoadError::NotAnObject { path, .. } => Some(path),
         }
     }
 }
@@ -130,7 +130,7 @@ thread_local! {
     static READER: RefCell<(Parser, Vec<u8>)> = RefCell::new((Parser::new(), Vec::new()));
 }
 
-/// Reads `path`, strips one UTF-8 byte-order mark (as the seed does), parses
+/// Reads `path`, strips one UTF-8 byte-order mark (as `persistence.py` does), parses
 /// it and hands the root to `f`.
 pub(crate) fn with_json<R>(path: &Path, f: impl FnOnce(Value<'_>) -> R) -> Result<R, LoadError> {
     READER.with(|cell| {
@@ -148,7 +148,7 @@ pub(crate) fn with_json<R>(path: &Path, f: impl FnOnce(Value<'_>) -> R) -> Resul
             Ok(doc) => Ok(f(doc.root())),
             Err(e) => Err(LoadError::Json {
                 path: path.to_path_buf(),
-                error: JsonError::new(e.kind(), e.offset().map(|o| o + bom), e.detail()),
+                source: JsonError::new(e.kind(), e.offset().map(|o| o + bom), e.detail()),
             }),
         };
         // The buffers grow to the largest file read (and the parser's to
@@ -225,10 +225,10 @@ fn has_duplicates(map: &Map) -> bool {
     e.iter().any(|(k, _)| !seen.insert(k.as_str()))
 }
 
-/// One session of [`Store::list_sessions`]: the seed's list entry.
+/// One session of [`Store::list_sessions`]: `persistence.py`'s list entry.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SessionEntry {
-    /// `session_name` from the meta (any JSON value, as the seed passes it
+    /// `session_name` from the meta (any JSON value, as `persistence.py` passes it
     /// on), or the directory's name when the meta has none.
     pub name: OwnedValue,
     /// `model`, or `"?"`.
@@ -247,7 +247,7 @@ pub struct SessionEntry {
     pub chat_log_size_bytes: u64,
     /// `ui` when truthy, else `{}`.
     pub ui: OwnedValue,
-    /// The meta file's modification time (not part of the seed's entry;
+    /// The meta file's modification time (not part of `persistence.py`'s entry;
     /// used for the crash signal).
     pub mtime: SystemTime,
 }
@@ -258,15 +258,15 @@ impl SessionEntry {
         self.name.as_str()
     }
 
-    /// The entry as the seed's dict: exactly its keys, in its order
+    /// The entry as `persistence.py`'s dict: exactly its keys, in its order
     /// (`name`, `model`, `stats`, `last_modified`, `filepath`, `chat_logs`,
     /// `reasoning_effort`, `chat_log_size_bytes`, `ui`).
-    pub fn to_json(&self) -> OwnedValue {
+    pub fn to_value(&self) -> OwnedValue {
         let mut m = Map::new();
         let e = m.entries_mut();
         e.push(("name".into(), self.name.clone()));
         e.push(("model".into(), self.model.clone()));
-        e.push(("stats".into(), self.stats.to_json()));
+        e.push(("stats".into(), self.stats.to_value()));
         e.push(("last_modified".into(), self.last_modified.as_str().into()));
         e.push((
             "filepath".into(),
@@ -284,7 +284,7 @@ impl SessionEntry {
 }
 
 /// A session directory the listing skipped because its meta could not be
-/// read: the seed logs these and goes on.
+/// read: `persistence.py` logs these and goes on.
 #[derive(Debug)]
 pub struct Skipped {
     /// The meta file (the session directory when it cannot be listed).
@@ -303,14 +303,14 @@ pub struct SessionList {
 }
 
 impl SessionList {
-    /// The entries as the seed's list of dicts.
-    pub fn to_json(&self) -> OwnedValue {
-        OwnedValue::Array(self.sessions.iter().map(SessionEntry::to_json).collect())
+    /// The entries as `persistence.py`'s list of dicts.
+    pub fn to_value(&self) -> OwnedValue {
+        OwnedValue::Array(self.sessions.iter().map(SessionEntry::to_value).collect())
     }
 }
 
 /// What [`Store::load_session_metadata`] returns: the metadata and the
-/// canonical record it came from (the seed's `LoadedSessionMetadata`).
+/// canonical record it came from (`persistence.py`'s `LoadedSessionMetadata`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct LoadedSessionMetadata {
     /// The metadata: validated and completed with defaults, or the record
@@ -357,8 +357,8 @@ pub struct CrashSignal {
 }
 
 impl CrashSignal {
-    /// The seed's dict: `last_session_name`, `last_modified`.
-    pub fn to_json(&self) -> OwnedValue {
+    /// `persistence.py`'s dict: `last_session_name`, `last_modified`.
+    pub fn to_value(&self) -> OwnedValue {
         OwnedValue::Object(
             [
                 (
@@ -376,7 +376,7 @@ impl CrashSignal {
     }
 }
 
-/// The session DIRECTORY of `path` as a comparable locator, as the seed's
+/// The session DIRECTORY of `path` as a comparable locator, as `persistence.py`'s
 /// `canonical_record_locator` makes it: the path itself when it is a
 /// directory, else its parent; made absolute with symlinks resolved (parts
 /// that do not exist are kept as written); case-folded.
@@ -438,7 +438,7 @@ impl Resolved {
 impl Store {
     /// The candidate directories for `name`, most faithful first: the
     /// verbatim `Path(root) / name`, then `Path(root) / fs_safe_name(name)`
-    /// when that differs (the seed's `_name_lookup_dirs`).
+    /// when that differs (`persistence.py`'s `_name_lookup_dirs`).
     pub fn name_lookup_dirs(&self, name: &str) -> Vec<PathBuf> {
         let verbatim = py::join(&self.dir, name);
         let sanitised = py::join(&self.dir, fs_safe_name(name));
@@ -486,7 +486,7 @@ impl Store {
     }
 
     /// Resolves a name-or-path argument to a concrete record file, in the
-    /// seed's order:
+    /// `persistence.py`'s order:
     ///
     /// 1. absolute, or ending in `.json`: taken verbatim (not checked);
     /// 2. holding a separator: the path if it exists, else `root/arg` if it
@@ -527,7 +527,7 @@ impl Store {
 
     /// Loads a session's metadata by name or path (see
     /// [`resolve_record_path`](Self::resolve_record_path)), validated as
-    /// the seed validates it, with the canonical record locator.
+    /// `persistence.py` validates it, with the canonical record locator.
     pub fn load_session_metadata(
         &self,
         name_or_path: &str,
@@ -543,7 +543,7 @@ impl Store {
         })
     }
 
-    /// Loads a chat log by name or path, validated as the seed validates it.
+    /// Loads a chat log by name or path, validated as `persistence.py` validates it.
     pub fn load_chat_log(&self, name_or_path: &str) -> Result<LoadedChatLog, LoadError> {
         let (path, raw) = self.load_record(name_or_path, RecordKind::ChatLog)?;
         let (chat_log, validated) = schema::validate(raw, Model::ChatLog);
@@ -638,7 +638,7 @@ impl Store {
     /// lookup with a `*_meta.json` found. A path argument (absolute, `.json`)
     /// is not a session name and answers false.
     ///
-    /// **Difference from the seed's code (4):** the seed's `session_exists`
+    /// **Difference from `persistence.py`'s code (4):** `persistence.py`'s `session_exists`
     /// does not strip the argument and skips the loader's path steps, so it
     /// can say true for a name the loader cannot load (`" x"` when a
     /// directory `" x"` exists) and false for one it can (`"x\n"`).
@@ -656,7 +656,7 @@ impl Store {
     /// and reported in [`SessionList::skipped`]. A root that is not a
     /// directory lists nothing.
     ///
-    /// **Difference from the seed's code (2):** the seed raises on a meta
+    /// **Difference from `persistence.py`'s code (2):** `persistence.py` raises on a meta
     /// that is not UTF-8 (UTF-16, Latin-1) or whose JSON is not an object,
     /// breaking its promise never to fail the listing for one session; here
     /// those are skipped and reported like any unreadable meta.
@@ -747,7 +747,7 @@ impl Store {
             Ok(Some(f)) => f,
             Ok(None) => {
                 let found = with_json(&meta.path, |root| root.json_type())?;
-                return Err(LoadError::NotObject {
+                return Err(LoadError::NotAnObject {
                     path: meta.path.clone(),
                     found,
                 });
@@ -773,7 +773,7 @@ impl Store {
     /// The crash signal: `None` when there is no session, or when the
     /// clean-exit marker is at least as new as the newest session's meta;
     /// otherwise that session's name and `last_modified`. Ties between
-    /// sessions go to the first in name order, as the seed's `max` does.
+    /// sessions go to the first in name order, as `persistence.py`'s `max` does.
     pub fn read_crash_signal(&self) -> Option<CrashSignal> {
         let list = self.list_sessions();
         let mut latest: Option<&SessionEntry> = None;
@@ -797,9 +797,9 @@ impl Store {
     }
 
     /// The most recently modified `*.txt` in the session's `artifacts/`
-    /// (ties: the first in name order, as the seed's `max` does), or `None`.
+    /// (ties: the first in name order, as `persistence.py`'s `max` does), or `None`.
     ///
-    /// **Difference from the seed's code (5):** the seed creates the session
+    /// **Difference from `persistence.py`'s code (5):** `persistence.py` creates the session
     /// directory as a side effect of asking; this never creates anything.
     pub fn find_latest_artifact(&self, session_name: &str) -> Option<PathBuf> {
         let dir = py::join(&self.session_dir(session_name), "artifacts");

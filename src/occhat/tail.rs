@@ -1,8 +1,8 @@
 //! Crash recovery: incomplete message tails and what to do with them.
 //!
-//! The rules are the seed's, exactly: OC Chat's synthetic variable-context
+//! The rules are `persistence.py`'s, exactly: OC Chat's synthetic variable-context
 //! user message (content starting with [`VARIABLE_CONTEXT_SENTINEL`]) is
-//! ignored; only three tail shapes are reported. Where the seed would raise
+//! ignored; only three tail shapes are reported. Where `persistence.py` would raise
 //! on a malformed message (a message that is not an object, `tool_calls`
 //! that is a number), a message is read as if it were `{}` and
 //! `tool_calls` that is not a list names no call.
@@ -34,7 +34,7 @@ pub enum TailKind {
 }
 
 impl TailKind {
-    /// The seed's name: `orphaned_user`, `orphaned_tool_calls`,
+    /// `persistence.py`'s name: `orphaned_user`, `orphaned_tool_calls`,
     /// `truncated_assistant`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -51,7 +51,7 @@ impl fmt::Display for TailKind {
     }
 }
 
-/// A crash-recovery report (the seed's dict: `kind`, `tail_indexes`,
+/// A crash-recovery report (`persistence.py`'s dict: `kind`, `tail_indexes`,
 /// `summary`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TailReport {
@@ -64,8 +64,8 @@ pub struct TailReport {
 }
 
 impl TailReport {
-    /// The seed's dict, with exactly its keys.
-    pub fn to_json(&self) -> OwnedValue {
+    /// `persistence.py`'s dict, with exactly its keys.
+    pub fn to_value(&self) -> OwnedValue {
         let mut m = Map::new();
         let e = m.entries_mut();
         e.push(("kind".into(), self.kind.as_str().into()));
@@ -166,7 +166,7 @@ fn tool_tail(messages: &[OwnedValue], indexes: &[usize]) -> Option<TailReport> {
 ///   tool call ids are not all answered by them: `orphaned_tool_calls`,
 ///   the assistant and the tool messages;
 /// - an assistant message with tool calls: `orphaned_tool_calls`, that
-///   message (ids sorted, duplicates kept, as the seed lists them);
+///   message (ids sorted, duplicates kept, as `persistence.py` lists them);
 /// - an assistant message whose content is not a non-blank string:
 ///   `truncated_assistant`.
 pub fn detect_incomplete_tail(messages: &[OwnedValue]) -> Option<TailReport> {

@@ -71,9 +71,11 @@ use crate::json::{Document, Parser};
 use super::checkpoint::{
     Checkpoint, CheckpointError, ConversationMark, DirMark, FileMark, JsonMark, Stamp,
 };
-use super::conversation::{Conversation, Parsed, ReadError, Reader};
+use super::conversation::Conversation;
 use super::discover::{SKIPPED_DIRS, conversation_dir, dir_key, is_conversation_dir_with};
-use super::events::{FileStatus, NamePattern};
+use super::error::ReadError;
+use super::event_files::{FileStatus, NamePattern};
+use super::reader::{Parsed, Reader};
 use super::store::{MAX_SUBAGENT_DEPTH, Store, StoreError};
 use super::{DIR_EVENTS, DIR_SUBAGENTS, Event, FILE_BASE_STATE, FILE_META, hex_id};
 use crate::hash::sha256_hex;
@@ -908,8 +910,8 @@ impl Changes {
             candidates = n > self.conv.subagents().len() + self.conv.subagent_loops().len();
         }
         let digest = |raw: Option<&[u8]>| raw.map(sha256_hex);
-        let state_sha = digest(self.conv.state_raw());
-        let meta_sha = digest(self.conv.meta_raw());
+        let state_sha = digest(self.conv.state().map(|f| f.raw()));
+        let meta_sha = digest(self.conv.meta().map(|f| f.raw()));
         let (state_changed, meta_changed) = match &old {
             Some(o) if kind == ChangeKind::Updated => (
                 o.state.as_ref().map(|j| &j.sha256) != state_sha.as_ref(),

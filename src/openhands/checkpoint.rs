@@ -40,7 +40,7 @@ use std::path::{Path, PathBuf};
 
 use crate::json::{Map, Number, OwnedValue, Style};
 
-use super::events::NamePattern;
+use super::event_files::NamePattern;
 use crate::hash::sha256_hex;
 
 /// The format version this crate writes and reads.

@@ -22,8 +22,8 @@ use std::path::{Path, PathBuf};
 use crate::json::Parser;
 use crate::source::{self, SourceError};
 
-use super::conversation::ReadError;
-use super::events::{EventFiles, NamePattern, parse_event_name};
+use super::error::ReadError;
+use super::event_files::{EventFiles, NamePattern, parse_event_name};
 use super::{DIR_EVENTS, DIR_SUBAGENTS, FILE_BASE_STATE, FILE_META};
 
 /// Directories [`find_sessions`] never walks into: the parts of a

@@ -55,10 +55,10 @@
 //! - [`KNOWN_KINDS`]: the SDK writes no new event kind between 1.55 and
 //!   1.58.2 (the `openhands-sdk` 1.55.1 and 1.58.2 wheels declare the same
 //!   `Event` subclasses), so the list is the reference's twenty.
-//! - [`is_artifact`] keeps the reference's two kinds, which the SDK itself
+//! - [`Kind::is_artifact`] keeps the reference's two kinds, which the SDK itself
 //!   calls "non-tree artifacts" when it picks a leaf; but the SDK does make a
 //!   `ConversationErrorEvent` the head when it appends one (1.31–1.58), which
-//!   [`becomes_head`] tells.
+//!   [`Kind::becomes_head`] tells.
 //! - File names: the reference reads the 1.30+ pattern; here the pattern is
 //!   chosen by version ([`NamePattern`]), and matched as Python's `re` does
 //!   (`\d` is any Unicode decimal digit, `$` also matches before a final
@@ -116,45 +116,58 @@
 //!   and cycles are found in one pass; events are sorted once; the view
 //!   applies condensations in a blocked list (offsets clamped; about
 //!   `n * sqrt(n)` for `n` events) and reaches its properties' fixed point
-//!   with counters, each event dropped once. Measured on crafted stores of
-//!   100,000 events: 1 to 3 s for the view in a release build (it was hours
-//!   before). Nothing recurses over input; JSON nesting is capped at
+//!   with counters, each event dropped once (`benches/README.md` times it on
+//!   crafted stores of 100,000 events). Nothing recurses over input; JSON
+//!   nesting is capped at
 //!   [`MAX_DEPTH`](crate::json::MAX_DEPTH).
 
 pub mod changes;
 pub mod checkpoint;
 mod conversation;
 mod discover;
-mod event;
-mod events;
-mod kinds;
+mod envelope;
+mod error;
+mod event_files;
+mod json_file;
+mod kind;
+mod reader;
 mod state;
 pub mod store;
+mod stored;
 mod time;
+mod usage;
 pub mod view;
 
 pub use changes::{Change, ChangeKind, Changes, ChangesError, ScanOptions};
 pub use checkpoint::{Checkpoint, CheckpointError};
-pub use conversation::{
-    Conversation, DecodeError, Doc, EVENT_BUDGET, FileEntry, FileError, JsonFile, Parsed,
-    ReadError, Reader, parse, read_conversation, read_state,
-};
+pub use conversation::Conversation;
 pub use discover::{
     Discovery, conversation_dir, discover, event_ids, find_sessions, is_conversation_dir,
     is_conversation_file, state_id, subagent_parent,
 };
-pub use event::{Event, Events};
-pub use events::{
+pub use envelope::{Event, Events};
+pub use error::{DecodeError, FileError, ReadError};
+pub use event_files::{
     EventFiles, EventName, File, FileStatus, NameError, NamePattern, Reason, parse_event_name,
 };
-pub use kinds::{
-    Action, ActionEvent, AgentErrorEvent, Condensation, Content, Contents, Message, MessageEvent,
-    Observation, ObservationEvent, ReasoningItem, StrMap, SystemPromptEvent, TerminalMetadata,
-    ThinkingBlock, ToolCall, UserRejectObservation,
+pub use json_file::{Doc, JsonFile, read_state};
+pub use kind::{
+    KIND_ACP_TOOL_CALL, KIND_ACTION, KIND_AGENT_ERROR, KIND_COMPLETION_LOG, KIND_CONDENSATION,
+    KIND_CONDENSATION_REQUEST, KIND_CONDENSATION_SUMMARY, KIND_CONVERSATION_ERROR,
+    KIND_HOOK_EXECUTION, KIND_INTERRUPT, KIND_MESSAGE, KIND_OBSERVATION, KIND_PAUSE,
+    KIND_SECURITY_ANALYSIS, KIND_SERVER_ERROR, KIND_STATE_UPDATE, KIND_STREAMING_DELTA,
+    KIND_SYSTEM_PROMPT, KIND_TOKEN, KIND_USER_REJECT, KNOWN_KINDS, Kind,
 };
+pub use reader::{EVENT_BUDGET, FileEntry, Parsed, Reader, parse, read_conversation};
 pub use state::{AgentInfo, Cost, Latency, Meta, Metrics, MetricsMap, State, Stats, TokenUsage};
-pub use store::{Item, Listed, Listing, Store, StoreError, Stream, list, list_with};
+pub use store::{Listed, Listing, Store, StoreError, StoreItem, Stream, list, list_with};
+pub use stored::{
+    Action, ActionEvent, AgentErrorEvent, Condensation, Contents, MessageEvent, Observation,
+    ObservationEvent, StoredContent, StoredMessage, StoredReasoningItem, StoredThinkingBlock,
+    StoredToolCall, StrMap, SystemPromptEvent, TerminalMetadata, UserRejectObservation,
+};
 pub use time::{ParsedTime, Timestamp, UtcOffset, parse_time};
+pub use usage::{StateUsage, Usage, UsageByModel, UsageEntry, is_subagent_copy};
 
 pub use crate::MAX_SIZE;
 /// The bookkeeping every decoded object carries: its members in order, the
@@ -173,73 +186,6 @@ pub const DIR_EVENTS: &str = "events";
 pub const DIR_SUBAGENTS: &str = "subagents";
 /// The directory of tools' full outputs and screenshots (1.4.0+).
 pub const DIR_OBSERVATIONS: &str = "observations";
-
-/// The system prompt and the tools the agent was given.
-pub const KIND_SYSTEM_PROMPT: &str = "SystemPromptEvent";
-/// A message from the user, the agent or the environment.
-pub const KIND_MESSAGE: &str = "MessageEvent";
-/// One tool call.
-pub const KIND_ACTION: &str = "ActionEvent";
-/// A tool's result.
-pub const KIND_OBSERVATION: &str = "ObservationEvent";
-/// A call the user or a hook rejected.
-pub const KIND_USER_REJECT: &str = "UserRejectObservation";
-/// A call the agent could not run.
-pub const KIND_AGENT_ERROR: &str = "AgentErrorEvent";
-/// A context edit: forgotten events and an optional summary.
-pub const KIND_CONDENSATION: &str = "Condensation";
-/// A request to condense.
-pub const KIND_CONDENSATION_REQUEST: &str = "CondensationRequest";
-/// The summary a condensation inserts (built in memory, never written).
-pub const KIND_CONDENSATION_SUMMARY: &str = "CondensationSummaryEvent";
-/// `pause()`.
-pub const KIND_PAUSE: &str = "PauseEvent";
-/// `interrupt()` of an async run (1.23.0+).
-pub const KIND_INTERRUPT: &str = "InterruptEvent";
-/// A change of a state field (agent-server conversations).
-pub const KIND_STATE_UPDATE: &str = "ConversationStateUpdateEvent";
-/// A run-loop failure (1.1.0+).
-pub const KIND_CONVERSATION_ERROR: &str = "ConversationErrorEvent";
-/// An agent-server error (sent on the websocket only).
-pub const KIND_SERVER_ERROR: &str = "ServerErrorEvent";
-/// A security analyzer's verdicts (1.54.0+).
-pub const KIND_SECURITY_ANALYSIS: &str = "SecurityAnalysisEvent";
-/// A hook run (1.13.0+).
-pub const KIND_HOOK_EXECUTION: &str = "HookExecutionEvent";
-/// Prompt and response token IDs (1.1.0+).
-pub const KIND_TOKEN: &str = "TokenEvent";
-/// A raw completion log (agent server, 1.3.0+).
-pub const KIND_COMPLETION_LOG: &str = "LLMCompletionLogEvent";
-/// An ACP agent's tool call (1.12.0+).
-pub const KIND_ACP_TOOL_CALL: &str = "ACPToolCallEvent";
-/// Token deltas (websocket only, 1.18.1+).
-pub const KIND_STREAMING_DELTA: &str = "StreamingDeltaEvent";
-
-/// Every event kind the SDK defines, from 1.0.0 to 1.58.2, including the
-/// three it never writes into `events/` (`CondensationSummaryEvent`,
-/// `ServerErrorEvent`, `StreamingDeltaEvent`).
-pub const KNOWN_KINDS: [&str; 20] = [
-    KIND_SYSTEM_PROMPT,
-    KIND_MESSAGE,
-    KIND_ACTION,
-    KIND_OBSERVATION,
-    KIND_USER_REJECT,
-    KIND_AGENT_ERROR,
-    KIND_CONDENSATION,
-    KIND_CONDENSATION_REQUEST,
-    KIND_CONDENSATION_SUMMARY,
-    KIND_PAUSE,
-    KIND_INTERRUPT,
-    KIND_STATE_UPDATE,
-    KIND_CONVERSATION_ERROR,
-    KIND_SERVER_ERROR,
-    KIND_SECURITY_ANALYSIS,
-    KIND_HOOK_EXECUTION,
-    KIND_TOKEN,
-    KIND_COMPLETION_LOG,
-    KIND_ACP_TOOL_CALL,
-    KIND_STREAMING_DELTA,
-];
 
 /// An event the agent emitted.
 pub const SOURCE_AGENT: &str = "agent";
@@ -278,52 +224,6 @@ pub const INTERRUPTED_PREFIX: &str = "Tool call interrupted before completion.";
 
 /// The `parent_id` that marks an event a new root of the event tree (1.31.0+).
 pub const ROOT_PARENT: &str = "__root__";
-
-/// Whether the SDK defines events of `kind` ([`KNOWN_KINDS`]).
-pub fn is_known_kind(kind: &str) -> bool {
-    KNOWN_KINDS.contains(&kind)
-}
-
-/// Whether events of `kind` enter the model's context: the SDK's
-/// LLM-convertible kinds.
-pub fn in_context(kind: &str) -> bool {
-    matches!(
-        kind,
-        KIND_SYSTEM_PROMPT
-            | KIND_MESSAGE
-            | KIND_ACTION
-            | KIND_OBSERVATION
-            | KIND_USER_REJECT
-            | KIND_AGENT_ERROR
-            | KIND_CONDENSATION_SUMMARY
-    )
-}
-
-/// Whether events of `kind` answer a tool call (the SDK's
-/// `ObservationBaseEvent`s).
-pub fn is_observation_like(kind: &str) -> bool {
-    matches!(kind, KIND_OBSERVATION | KIND_USER_REJECT | KIND_AGENT_ERROR)
-}
-
-/// Whether events of `kind` are not nodes of the event tree: OpenHands
-/// stamps them with a parent, and skips them when it falls back to the last
-/// event for a missing leaf (1.35.0+, `_resolve_active_leaf`, which calls
-/// them "non-tree artifacts"): `ConversationStateUpdateEvent` and
-/// `ConversationErrorEvent`.
-///
-/// The reference also says OpenHands never makes one the head; the SDK
-/// (1.31–1.58) does make a `ConversationErrorEvent` the head when it appends
-/// one. [`becomes_head`] tells that apart.
-pub fn is_artifact(kind: &str) -> bool {
-    matches!(kind, KIND_STATE_UPDATE | KIND_CONVERSATION_ERROR)
-}
-
-/// Whether appending an event of `kind` moves the head to it (1.31.0+,
-/// `ConversationState.append_event`): every kind but
-/// `ConversationStateUpdateEvent`.
-pub fn becomes_head(kind: &str) -> bool {
-    kind != KIND_STATE_UPDATE
-}
 
 /// The largest token count [`count`] accepts: a billion billion.
 pub const MAX_COUNT: u64 = 1_000_000_000_000_000_000;

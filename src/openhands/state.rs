@@ -1,8 +1,7 @@
 //! `base_state.json` (the conversation's `ConversationState`, events not in
 //! it), its stats and metrics, and the agent server's `meta.json`.
 
-use crate::json::members::{Expected, write_key};
-use crate::json::{FieldValue, Item, Items, List, Str, Value, members::ElementError};
+use crate::json::{Dict, Item, Items, Str, Value};
 
 use super::AGENT_KIND_ACP;
 
@@ -85,91 +84,7 @@ crate::json_object! {
 /// `usage_to_metrics`, read value by value: a value that is not an object
 /// is kept with its error. Entries keep their order, and their keys' raw
 /// literals.
-#[derive(Debug, Clone)]
-pub struct MetricsMap<'a> {
-    entries: List<'a, (Str<'a>, Item<'a, Metrics<'a>>)>,
-}
-
-impl<'a> MetricsMap<'a> {
-    /// The entries in order (a repeated key appears each time).
-    pub fn entries(&self) -> &[(Str<'a>, Item<'a, Metrics<'a>>)] {
-        &self.entries
-    }
-
-    /// The usage IDs, sorted, each once.
-    pub fn keys(&self) -> Vec<&'a str> {
-        let mut k: Vec<&'a str> = self.entries.iter().map(|(k, _)| k.as_str()).collect();
-        k.sort_unstable();
-        k.dedup();
-        k
-    }
-
-    /// The metrics of `usage_id` (the last entry when it repeats); `None`
-    /// when absent, `Some(Item::Bad)` when not an object.
-    pub fn get(&self, usage_id: &str) -> Option<&Item<'a, Metrics<'a>>> {
-        self.entries
-            .iter()
-            .rev()
-            .find(|(k, _)| k.as_str() == usage_id)
-            .map(|(_, v)| v)
-    }
-
-    /// How many entries there are.
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    /// Whether there is no entry.
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-}
-
-impl<'a> FieldValue<'a> for MetricsMap<'a> {
-    fn decode_field(v: Value<'a>) -> Option<Self> {
-        let obj = v.as_object()?;
-        let mut entries = List::with_capacity_in(obj.len(), v.arena());
-        for m in obj.iter() {
-            let k = Str::decode_field(m.key_value)?;
-            let item = match Metrics::decode(m.value) {
-                Some(x) => Item::Ok(x),
-                None => Item::Bad {
-                    raw: m.value,
-                    error: ElementError {
-                        expected: "object",
-                        found: m.value.json_type().as_str(),
-                    },
-                },
-            };
-            entries.push((k, item));
-        }
-        Some(MetricsMap { entries })
-    }
-    fn encode_field(&self, out: &mut Vec<u8>) {
-        out.push(b'{');
-        for (i, (k, v)) in self.entries.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            match k.raw() {
-                Some(r) => {
-                    out.extend_from_slice(r);
-                    out.push(b':');
-                }
-                None => write_key(out, k),
-            }
-            match v {
-                Item::Ok(m) => m.write_to(out),
-                Item::Bad { raw, .. } => out.extend_from_slice(raw.raw()),
-            }
-        }
-        out.push(b'}');
-    }
-}
-
-impl Expected for MetricsMap<'_> {
-    const EXPECTED: &'static str = "object";
-}
+pub type MetricsMap<'a> = Dict<'a, Item<'a, Metrics<'a>>>;
 
 crate::json_object! {
     /// One LLM's metrics: every call's token usage, latency and cost, and

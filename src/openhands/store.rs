@@ -13,12 +13,12 @@
 //! reused from one conversation to the next and only grow to the largest
 //! one. [`Stream::next`] lends each conversation until the next call (a
 //! lending iterator: `while let Some(item) = stream.next()`), with the
-//! reader's parser to decode its events ([`Item`]).
+//! reader's parser to decode its events ([`StoreItem`]).
 //!
 //! Sub-agents' conversations (`subagents/<hex>/`, nested at any depth) are
 //! items of their own, right after their parent and before the parent's
 //! next sibling (depth first, sorted by name), with their parent noted
-//! ([`Item::parent`], [`Item::depth`]). A conversation that cannot be read
+//! ([`StoreItem::parent`], [`StoreItem::depth`]). A conversation that cannot be read
 //! is an `Err` item ([`StoreError`]) and the stream goes on.
 //!
 //! # Parallel
@@ -50,9 +50,11 @@ use std::path::{Path, PathBuf};
 use crate::json::{Document, Parser};
 use crate::source::dir::ListBuf;
 
-use super::conversation::{Conversation, Parsed, ReadError, Reader};
+use super::conversation::Conversation;
 use super::discover::{entry_is_dir, is_conversation_dir_with, walk_sessions};
-use super::events::{EventFiles, NamePattern, parse_event_name};
+use super::error::ReadError;
+use super::event_files::{EventFiles, NamePattern, parse_event_name};
+use super::reader::{Parsed, Reader};
 use super::{DIR_EVENTS, DIR_SUBAGENTS, find_sessions};
 
 /// How deep sub-agents' conversations are followed under `subagents/`.
@@ -160,7 +162,7 @@ impl Store {
     }
 
     /// Calls `f` with every item of the [`stream`](Self::stream), in order.
-    pub fn for_each(&self, mut f: impl FnMut(Result<Item<'_>, StoreError>)) {
+    pub fn for_each(&self, mut f: impl FnMut(Result<StoreItem<'_>, StoreError>)) {
         let mut s = self.stream();
         while let Some(item) = s.next() {
             f(item);
@@ -171,7 +173,7 @@ impl Store {
 /// One conversation of a store, lent by [`Stream::next`] until the next
 /// call.
 #[derive(Debug)]
-pub struct Item<'a> {
+pub struct StoreItem<'a> {
     /// The conversation as read.
     pub conversation: &'a Conversation,
     /// The reader's parser, to decode the conversation's events and files
@@ -216,7 +218,7 @@ impl Cursor {
         dirs: &[PathBuf],
         next: &mut usize,
         visit: &mut dyn FnMut(Parsed, &Document<'_>),
-    ) -> Option<Result<Item<'_>, StoreError>> {
+    ) -> Option<Result<StoreItem<'_>, StoreError>> {
         let Cursor {
             reader,
             conv,
@@ -256,7 +258,7 @@ impl Cursor {
                 depth: depth + 1,
             });
         }
-        Some(Ok(Item {
+        Some(Ok(StoreItem {
             conversation: conv,
             parser: reader.parser(),
             parent,
@@ -279,7 +281,7 @@ impl Stream<'_> {
     /// A conversation that cannot be read is an `Err` item, and the stream
     /// goes on after it.
     #[allow(clippy::should_implement_trait)]
-    pub fn next(&mut self) -> Option<Result<Item<'_>, StoreError>> {
+    pub fn next(&mut self) -> Option<Result<StoreItem<'_>, StoreError>> {
         self.cursor
             .advance(self.dirs, &mut self.next, &mut |_, _| {})
     }
@@ -291,7 +293,7 @@ impl Stream<'_> {
     pub fn next_with(
         &mut self,
         mut visit: impl FnMut(Parsed, &Document<'_>),
-    ) -> Option<Result<Item<'_>, StoreError>> {
+    ) -> Option<Result<StoreItem<'_>, StoreError>> {
         self.cursor.advance(self.dirs, &mut self.next, &mut visit)
     }
 
@@ -303,57 +305,19 @@ impl Stream<'_> {
 
 #[cfg(feature = "parallel")]
 mod par {
-    use std::sync::Mutex;
+    use std::convert::Infallible;
 
-    use rayon::prelude::*;
     use smallvec::SmallVec;
 
     use super::*;
-
-    /// Readers shared by the threads of one parallel scan: a job takes one
-    /// and gives it back when done, so buffers are reused across jobs.
-    struct Pool {
-        pattern: NamePattern,
-        free: Mutex<Vec<Cursor>>,
-    }
-
-    struct Lease<'p> {
-        pool: &'p Pool,
-        cursor: Option<Cursor>,
-    }
-
-    impl Pool {
-        fn lease(&self) -> Lease<'_> {
-            let cursor = self
-                .free
-                .lock()
-                .ok()
-                .and_then(|mut v| v.pop())
-                .unwrap_or_else(|| Cursor::new(self.pattern));
-            Lease {
-                pool: self,
-                cursor: Some(cursor),
-            }
-        }
-    }
-
-    impl Drop for Lease<'_> {
-        fn drop(&mut self) {
-            if let (Some(c), Ok(mut free)) = (self.cursor.take(), self.pool.free.lock()) {
-                free.push(c);
-            }
-        }
-    }
+    use crate::parallel::for_each_ordered;
 
     /// Reads one top-level conversation and its sub-agents.
-    fn one<T, F>(lease: &mut Lease<'_>, dir: &PathBuf, f: &F) -> SmallVec<[T; 1]>
+    fn one<T, F>(cursor: &mut Cursor, dir: &PathBuf, f: &F) -> SmallVec<[T; 1]>
     where
-        F: Fn(Result<Item<'_>, StoreError>) -> T,
+        F: Fn(Result<StoreItem<'_>, StoreError>) -> T,
     {
         let mut out = SmallVec::new();
-        let Some(cursor) = lease.cursor.as_mut() else {
-            return out;
-        };
         let dirs = std::slice::from_ref(dir);
         let mut next = 0;
         while let Some(item) = cursor.advance(dirs, &mut next, &mut |_, _| {}) {
@@ -369,18 +333,11 @@ mod par {
         pub fn par_map<T, F>(&self, f: F) -> Vec<T>
         where
             T: Send,
-            F: Fn(Result<Item<'_>, StoreError>) -> T + Sync,
+            F: Fn(Result<StoreItem<'_>, StoreError>) -> T + Sync,
         {
-            let pool = Pool {
-                pattern: self.pattern,
-                free: Mutex::new(Vec::new()),
-            };
-            let parts: Vec<SmallVec<[T; 1]>> = self
-                .dirs
-                .par_iter()
-                .map_init(|| pool.lease(), |lease, dir| one(lease, dir, &f))
-                .collect();
-            parts.into_iter().flatten().collect()
+            let mut out = Vec::new();
+            self.par_for_each(self.dirs.len().max(1), f, |t| out.push(t));
+            out
         }
 
         /// Like [`par_map`](Self::par_map), handing each result to `sink`
@@ -391,27 +348,20 @@ mod par {
         pub fn par_for_each<T, F, S>(&self, window: usize, f: F, mut sink: S)
         where
             T: Send,
-            F: Fn(Result<Item<'_>, StoreError>) -> T + Sync,
+            F: Fn(Result<StoreItem<'_>, StoreError>) -> T + Sync,
             S: FnMut(T),
         {
-            let window = if window == 0 {
-                rayon::current_num_threads().max(1) * 16
-            } else {
-                window
-            };
-            let pool = Pool {
-                pattern: self.pattern,
-                free: Mutex::new(Vec::new()),
-            };
-            for chunk in self.dirs.chunks(window) {
-                let parts: Vec<SmallVec<[T; 1]>> = chunk
-                    .par_iter()
-                    .map_init(|| pool.lease(), |lease, dir| one(lease, dir, &f))
-                    .collect();
-                for t in parts.into_iter().flatten() {
-                    sink(t);
-                }
-            }
+            let pattern = self.pattern;
+            let Ok(()) = for_each_ordered::<_, _, _, Infallible>(
+                &self.dirs,
+                window,
+                || Cursor::new(pattern),
+                |cursor, dir| one(cursor, dir, &f),
+                |part| {
+                    part.into_iter().for_each(&mut sink);
+                    Ok(())
+                },
+            );
         }
     }
 }

@@ -6,6 +6,10 @@ use super::prompt::Prompt;
 use super::rng::{Rng, derive};
 use super::text::{self, Output};
 use super::{GenConfig, GenError, Sdk, Sink};
+use crate::openhands::{
+    KIND_ACTION, KIND_AGENT_ERROR, KIND_CONDENSATION, KIND_INTERRUPT, KIND_MESSAGE,
+    KIND_OBSERVATION, KIND_PAUSE, KIND_SYSTEM_PROMPT, KIND_USER_REJECT,
+};
 use std::fmt::Write as _;
 
 /// An LLM the conversation talks to.
@@ -517,7 +521,7 @@ impl<'a> Conv<'a> {
     }
 
     fn system_prompt(&mut self) -> Result<(), GenError> {
-        let Some(mut w) = self.start("SystemPromptEvent", "agent") else {
+        let Some(mut w) = self.start(KIND_SYSTEM_PROMPT, "agent") else {
             return Ok(());
         };
         let v = self.rng.below(self.prompts.len());
@@ -539,7 +543,7 @@ impl<'a> Conv<'a> {
     fn user_message(&mut self) -> Result<(), GenError> {
         let ms = self.rng.range(5_000, 600_000);
         self.tick(ms);
-        let Some(mut w) = self.start("MessageEvent", "user") else {
+        let Some(mut w) = self.start(KIND_MESSAGE, "user") else {
             return Ok(());
         };
         self.s1.clear();
@@ -639,7 +643,7 @@ impl<'a> Conv<'a> {
     }
 
     fn agent_message(&mut self, rid: &str) -> Result<(), GenError> {
-        let Some(mut w) = self.start("MessageEvent", "agent") else {
+        let Some(mut w) = self.start(KIND_MESSAGE, "agent") else {
             return Ok(());
         };
         self.s1.clear();
@@ -1022,7 +1026,7 @@ impl<'a> Conv<'a> {
     fn action_event(&mut self, c: &mut Call, rid: &str, first: bool) -> Result<bool, GenError> {
         let ms = self.rng.range(1, 4);
         self.tick(ms);
-        let Some(mut w) = self.start("ActionEvent", "agent") else {
+        let Some(mut w) = self.start(KIND_ACTION, "agent") else {
             return Ok(false);
         };
         let with_thought = first && self.rng.below(10) < 6;
@@ -1066,7 +1070,7 @@ impl<'a> Conv<'a> {
         };
         self.tick(ms);
         if c.rejected {
-            let Some(mut w) = self.start("UserRejectObservation", "environment") else {
+            let Some(mut w) = self.start(KIND_USER_REJECT, "environment") else {
                 return Ok(());
             };
             w.kv_str("tool_name", Self::tool_name(tool, legacy));
@@ -1083,7 +1087,7 @@ impl<'a> Conv<'a> {
             self.commit(w, true)?;
             return Ok(());
         }
-        let Some(mut w) = self.start("ObservationEvent", "environment") else {
+        let Some(mut w) = self.start(KIND_OBSERVATION, "environment") else {
             return Ok(());
         };
         w.kv_str("tool_name", Self::tool_name(tool, legacy));
@@ -1304,7 +1308,7 @@ impl<'a> Conv<'a> {
         let legacy = self.legacy();
         let ms = self.rng.range(1, 4);
         self.tick(ms);
-        let Some(mut w) = self.start("ActionEvent", "agent") else {
+        let Some(mut w) = self.start(KIND_ACTION, "agent") else {
             return Ok(());
         };
         let mut call_id = String::new();
@@ -1359,7 +1363,7 @@ impl<'a> Conv<'a> {
         w.kv_str("llm_response_id", rid);
         w.kv_str("security_risk", "UNKNOWN");
         self.commit(w, true)?;
-        let Some(mut w) = self.start("AgentErrorEvent", "agent") else {
+        let Some(mut w) = self.start(KIND_AGENT_ERROR, "agent") else {
             return Ok(());
         };
         w.kv_str("tool_name", &tool);
@@ -1401,7 +1405,7 @@ impl<'a> Conv<'a> {
         }
         let forgotten: Vec<ViewItem> = self.view.drain(keep..keep + forget_n).collect();
         let rid = self.llm_call(300.0, true);
-        let Some(mut w) = self.start("Condensation", "environment") else {
+        let Some(mut w) = self.start(KIND_CONDENSATION, "environment") else {
             return Ok(());
         };
         // Python writes the forgotten ids from a set: no useful order.
@@ -1596,12 +1600,12 @@ impl<'a> Conv<'a> {
             }
             self.condense_if_needed()?;
             if self.rng.below(150) == 0 {
-                self.simple_event("PauseEvent")?;
+                self.simple_event(KIND_PAUSE)?;
                 self.execution_status = "paused";
                 return Ok(());
             }
             if !self.legacy() && self.rng.below(250) == 0 {
-                self.simple_event("InterruptEvent")?;
+                self.simple_event(KIND_INTERRUPT)?;
                 self.execution_status = "paused";
                 return Ok(());
             }

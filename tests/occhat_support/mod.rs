@@ -28,7 +28,7 @@ pub fn read_json(path: &Path) -> OwnedValue {
 /// A member of an object, panicking with the key when absent.
 pub fn at<'a>(v: &'a OwnedValue, key: &str) -> &'a OwnedValue {
     v.get(key)
-        .unwrap_or_else(|| panic!("missing {key:?} in {}", v.to_json()))
+        .unwrap_or_else(|| panic!("missing {key:?} in {v}"))
 }
 
 /// An array's elements.

@@ -118,7 +118,7 @@ pub fn json_versions(root: &Path) -> BTreeSet<u64> {
         .map(|(rel, _)| {
             let b = fs::read(root.join(&rel)).unwrap();
             match OwnedValue::parse(&b) {
-                Ok(v) if rel.ends_with(".json") => hash(v.to_json().as_bytes()),
+                Ok(v) if rel.ends_with(".json") => hash(&v.to_json()),
                 _ => hash(&b),
             }
         })

@@ -21,19 +21,19 @@
 //! Exit status 0 when clean, 1 when problems were found, 2 when a PATH
 //! could not be read at all.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use agentlog::json::{OwnedValue, Parser, Value};
 use agentlog::occhat::{Store, detect_incomplete_tail};
 use agentlog::openhands::{
-    self, ActionEvent, AgentErrorEvent, Condensation, Conversation, FileStatus, MessageEvent, Meta,
-    ObservationEvent, ReadError, State, SystemPromptEvent, UserRejectObservation,
+    self, ActionEvent, AgentErrorEvent, Condensation, Conversation, FileStatus, Kind, MessageEvent,
+    Meta, ObservationEvent, ReadError, State, SystemPromptEvent, UserRejectObservation,
 };
 use rayon::prelude::*;
 
 use crate::out::{Obj, Out, Res, Status, one_line, path_str};
 use crate::progress::Progress;
-use crate::target::{Target, Unread, Worker, par_ordered, resolve, walk};
+use crate::target::{Paths, Target, Unread, Worker, for_each_target, par_ordered, walk};
 
 const HELP: &str = "\
 Examples:
@@ -50,9 +50,8 @@ Exit status: 0 clean, 1 problems found, 2 a PATH that cannot be read.";
 #[derive(clap::Args, Debug)]
 #[command(after_help = HELP)]
 pub struct Args {
-    /// Stores, conversation directories or OC Chat sessions directories.
-    #[arg(required = true, value_name = "PATH")]
-    paths: Vec<PathBuf>,
+    #[command(flatten)]
+    paths: Paths,
     /// One JSON object a line.
     #[arg(long)]
     json: bool,
@@ -109,16 +108,9 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
         }
         Ok(())
     };
-    let mut any = false;
-    for path in &args.paths {
-        let target = resolve(path);
-        any |= target.is_ok();
+    let resolved = for_each_target(&args.paths.paths, &mut status, |path, target, _| {
         match target {
-            Err(e) => {
-                crate::out::error(&e);
-                status.raise(Status::FATAL);
-            }
-            Ok(Target::OpenHands { dirs, unreadable }) => {
+            Target::OpenHands { dirs, unreadable } => {
                 let f = Found {
                     problems: unreadable
                         .iter()
@@ -131,13 +123,15 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
                 par_ordered(&dirs, Some(&progress), check_tree, |f| emit(f, out))?;
                 progress.finish();
             }
-            Ok(Target::OcChat { root }) => {
+            Target::OcChat { root } => {
                 for f in check_occhat(&root) {
                     emit(f, out)?;
                 }
             }
         }
-    }
+        Ok(())
+    })?;
+    let any = resolved > 0;
     if problems > 0 {
         status.raise(Status::PROBLEMS);
     }
@@ -222,20 +216,20 @@ fn same_after_round_trip<'a, T>(
 }
 
 /// Round-trips an event by its kind's decoder; kinds without one pass.
-fn round_trip_event(kind: &str, root: Value<'_>, second: &mut Parser) -> Result<(), String> {
+fn round_trip_event(kind: &Kind<'_>, root: Value<'_>, second: &mut Parser) -> Result<(), String> {
     macro_rules! rt {
         ($t:ty) => {
             same_after_round_trip(root, second, <$t>::decode, |d, out| d.write_to(out))
         };
     }
     match kind {
-        openhands::KIND_MESSAGE => rt!(MessageEvent),
-        openhands::KIND_ACTION => rt!(ActionEvent),
-        openhands::KIND_OBSERVATION => rt!(ObservationEvent),
-        openhands::KIND_AGENT_ERROR => rt!(AgentErrorEvent),
-        openhands::KIND_CONDENSATION => rt!(Condensation),
-        openhands::KIND_SYSTEM_PROMPT => rt!(SystemPromptEvent),
-        openhands::KIND_USER_REJECT => rt!(UserRejectObservation),
+        Kind::Message => rt!(MessageEvent),
+        Kind::Action => rt!(ActionEvent),
+        Kind::Observation => rt!(ObservationEvent),
+        Kind::AgentError => rt!(AgentErrorEvent),
+        Kind::Condensation => rt!(Condensation),
+        Kind::SystemPrompt => rt!(SystemPromptEvent),
+        Kind::UserReject => rt!(UserRejectObservation),
         _ => Ok(()),
     }
 }
@@ -261,13 +255,13 @@ fn check_conversation(
         let reason = f.reason().map(|r| r.to_string()).unwrap_or_default();
         problems.push(Problem::new(&events_dir.join(f.name()), problem, reason));
     }
-    if let Some(e) = conv.state_error() {
+    if let Some(e) = conv.state().and_then(|f| f.error()) {
         problems.push(Problem::new(
             &dir.join(openhands::FILE_BASE_STATE),
             "bad-state",
             e.to_string(),
         ));
-    } else if let Some(Ok(doc)) = conv.open_state(first)
+    } else if let Some(Ok(doc)) = conv.state().map(|f| f.open(first))
         && let Err(why) =
             same_after_round_trip(doc.root(), second, State::decode, |d, out| d.write_to(out))
     {
@@ -277,13 +271,13 @@ fn check_conversation(
             format!("as State: {why}"),
         ));
     }
-    if let Some(e) = conv.meta_error() {
+    if let Some(e) = conv.meta().and_then(|f| f.error()) {
         problems.push(Problem::new(
             &dir.join(openhands::FILE_META),
             "bad-meta",
             e.to_string(),
         ));
-    } else if let Some(Ok(doc)) = conv.open_meta(first)
+    } else if let Some(Ok(doc)) = conv.meta().map(|f| f.open(first))
         && let Err(why) =
             same_after_round_trip(doc.root(), second, Meta::decode, |d, out| d.write_to(out))
     {
@@ -296,7 +290,7 @@ fn check_conversation(
     for e in conv.events() {
         let Some(kind) = e.kind() else { continue };
         let Ok(doc) = e.open(first) else { continue };
-        if let Err(why) = round_trip_event(kind, doc.root(), second) {
+        if let Err(why) = round_trip_event(&kind, doc.root(), second) {
             problems.push(Problem::new(
                 &events_dir.join(e.file_name()),
                 "round-trip",

@@ -105,9 +105,12 @@ fn read(path: &std::path::Path) -> Res<(Conversation, Status)> {
         return Err(Fail::Fatal(e.to_string()));
     }
     let mut status = Status::OK;
-    for e in [conv.state_error(), conv.meta_error()]
-        .into_iter()
-        .flatten()
+    for e in [
+        conv.state().and_then(|f| f.error()),
+        conv.meta().and_then(|f| f.error()),
+    ]
+    .into_iter()
+    .flatten()
     {
         warn(&e.to_string());
         status.raise(Status::PROBLEMS);
@@ -120,7 +123,7 @@ fn event_json(e: &Event<'_>) -> OwnedValue {
         .uint("index", Some(e.index()))
         .put("file", e.file_name())
         .str("id", e.id())
-        .str("kind", e.kind())
+        .str("kind", e.kind_name())
         .str("source", e.source())
         .str("parent_id", e.parent_id())
         .str("timestamp", e.timestamp())
@@ -153,7 +156,7 @@ pub fn run_events(args: EventsArgs, out: &mut Out) -> Res<u8> {
             out.line(&crate::out::one_line(&format!(
                 "{:>5}  {:<28}  {:<11}  {:<36}  {}{}",
                 e.index(),
-                e.kind().unwrap_or("-"),
+                e.kind_name().unwrap_or("-"),
                 e.source().unwrap_or("-"),
                 e.id().unwrap_or("-"),
                 e.timestamp().unwrap_or("-"),

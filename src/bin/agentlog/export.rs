@@ -37,7 +37,7 @@ use agentlog::openhands::Event;
 use agentlog::openhands::{DIR_EVENTS, FILE_BASE_STATE, FILE_META};
 
 use crate::out::{Out, Res, Status, one_line, warn};
-use crate::target::{Target, Worker, resolve, walk};
+use crate::target::{Target, Worker, for_each_target, walk};
 
 const HELP: &str = "\
 Examples:
@@ -87,27 +87,24 @@ pub fn run(args: Args, stdout: &mut Out) -> Res<u8> {
     }
     let mut status = Status::OK;
     let mut targets = Vec::new();
-    for path in &args.paths {
-        match resolve(path) {
-            Err(e) => {
-                crate::out::error(&e);
-                status.raise(Status::FATAL);
-            }
-            Ok(Target::OcChat { root }) => {
+    for_each_target(&args.paths, &mut status, |_, target, status| {
+        match target {
+            Target::OcChat { root } => {
                 crate::out::error(&format!(
                     "{}: an OC Chat sessions directory; export reads OpenHands stores",
                     root.display()
                 ));
                 status.raise(Status::FATAL);
             }
-            Ok(Target::OpenHands { dirs, unreadable }) => {
+            Target::OpenHands { dirs, unreadable } => {
                 for e in &unreadable {
                     warn(&format!("{e} (skipped)"));
                 }
                 targets.push(dirs);
             }
         }
-    }
+        Ok(())
+    })?;
     let mut file_out = match &args.output {
         Some(p) => Some(Out::file(p)?),
         None => None,

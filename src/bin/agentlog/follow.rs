@@ -90,8 +90,8 @@ fn status_title(c: &Change<'_>, parser: &mut Parser) -> (Option<String>, Option<
         doc.root().get(key)?.as_str().map(str::to_owned)
     };
     (
-        get(conv.state_raw(), "execution_status"),
-        get(conv.meta_raw(), "title"),
+        get(conv.state().map(|f| f.raw()), "execution_status"),
+        get(conv.meta().map(|f| f.raw()), "title"),
     )
 }
 

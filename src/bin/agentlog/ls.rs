@@ -19,7 +19,7 @@
 
 use std::collections::HashSet;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use agentlog::json::{OwnedValue, Parser, Style};
 use agentlog::occhat::Store;
@@ -31,7 +31,7 @@ use agentlog::source;
 use rayon::prelude::*;
 
 use crate::out::{Obj, Out, Res, Status, one_line, path_str, warn};
-use crate::target::{MAX_SUBAGENT_DEPTH, Target, par_ordered, resolve};
+use crate::target::{MAX_SUBAGENT_DEPTH, Paths, Target, for_each_target, par_ordered};
 
 const HELP: &str = "\
 Examples:
@@ -49,9 +49,8 @@ cannot be read.";
 #[derive(clap::Args, Debug)]
 #[command(after_help = HELP)]
 pub struct Args {
-    /// Stores, conversation directories or OC Chat sessions directories.
-    #[arg(required = true, value_name = "PATH")]
-    paths: Vec<PathBuf>,
+    #[command(flatten)]
+    paths: Paths,
     /// One JSON object a line.
     #[arg(long)]
     json: bool,
@@ -75,7 +74,7 @@ struct Row {
 }
 
 impl Row {
-    fn to_json(&self) -> OwnedValue {
+    fn to_value(&self) -> OwnedValue {
         Obj::new()
             .put("format", self.format)
             .put("path", self.path.as_str())
@@ -118,7 +117,7 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
             problems = true;
         }
         if args.json {
-            return out.json_line(&row.to_json());
+            return out.json_line(&row.to_value());
         }
         if std::mem::take(&mut header) {
             out.line(&format!(
@@ -128,13 +127,11 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
         }
         out.line(&row.to_text())
     };
-    for path in &args.paths {
-        match resolve(path) {
-            Err(e) => {
-                crate::out::error(&e);
-                status.raise(Status::FATAL);
-            }
-            Ok(Target::OpenHands { dirs, unreadable }) => {
+    for_each_target(
+        &args.paths.paths,
+        &mut status,
+        |_, target, _| match target {
+            Target::OpenHands { dirs, unreadable } => {
                 for e in &unreadable {
                     warn(&format!("{e} (skipped)"));
                 }
@@ -143,15 +140,16 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
                     None,
                     |w, dir| openhands_row(&mut w.ids, dir),
                     &mut emit,
-                )?;
+                )
             }
-            Ok(Target::OcChat { root }) => {
+            Target::OcChat { root } => {
                 for row in occhat_rows(&root) {
                     emit(row)?;
                 }
+                Ok(())
             }
-        }
-    }
+        },
+    )?;
     if problems {
         status.raise(Status::PROBLEMS);
     }

@@ -196,7 +196,7 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
                 warn(&format!("{} (skipped)", s.error));
             }
             if json {
-                out.json_pretty(&list.to_json())?;
+                out.json_pretty(&list.to_value())?;
             } else {
                 for s in &list.sessions {
                     out.line(&format!(
@@ -267,7 +267,7 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
             let log = store.load_chat_log(&name_or_path).map_err(load)?;
             let report = detect_incomplete_tail(log.messages());
             if json {
-                let v = report.as_ref().map_or(OwnedValue::Null, |r| r.to_json());
+                let v = report.as_ref().map_or(OwnedValue::Null, |r| r.to_value());
                 out.json_line(&v)?;
             } else {
                 match report {
@@ -358,7 +358,7 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
                     o.dir.display(),
                     o.recorded_name
                         .as_ref()
-                        .map_or_else(|| "null".to_owned(), OwnedValue::to_json)
+                        .map_or_else(|| "null".to_owned(), OwnedValue::to_string)
                 ));
             }
             // With `-o -` the export itself is the standard output.
@@ -375,7 +375,7 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
             }
             let summary = store.migrate_legacy_layout().map_err(|e| fatal(&e))?;
             if json {
-                out.json_line(&summary.to_json())?;
+                out.json_line(&summary.to_value())?;
             } else {
                 out.line(&format!(
                     "migrated {}, orphans moved {}, errors {}",

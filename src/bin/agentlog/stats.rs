@@ -42,19 +42,16 @@
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use agentlog::json::{Document, Item, OwnedValue};
+use agentlog::json::{Document, OwnedValue};
 use agentlog::occhat::Store;
-use agentlog::openhands::{
-    Conversation, FileStatus, KIND_ACTION, KIND_AGENT_ERROR, KIND_CONVERSATION_ERROR,
-    KIND_OBSERVATION, Metrics, Parsed, State, count, float,
-};
+use agentlog::openhands::{Conversation, FileStatus, Kind, Parsed, State, StateUsage, Usage};
 use rayon::prelude::*;
 
 use crate::out::{Obj, Out, Res, Status, float as json_float, uint, warn};
 use crate::progress::Progress;
-use crate::target::{Target, Worker, par_ordered, resolve, walk_with};
+use crate::target::{Paths, Target, Worker, for_each_target, par_ordered, walk_with};
 
 const HELP: &str = "\
 Examples:
@@ -72,36 +69,11 @@ errors, usage, files.";
 #[derive(clap::Args, Debug)]
 #[command(after_help = HELP)]
 pub struct Args {
-    /// Stores, conversation directories or OC Chat sessions directories.
-    #[arg(required = true, value_name = "PATH")]
-    paths: Vec<PathBuf>,
+    #[command(flatten)]
+    paths: Paths,
     /// One JSON object.
     #[arg(long)]
     json: bool,
-}
-
-/// Token usage and cost of one model.
-#[derive(Debug, Default, Clone)]
-struct Usage {
-    calls: u64,
-    prompt: u64,
-    completion: u64,
-    cache_read: u64,
-    cache_write: u64,
-    reasoning: u64,
-    cost: f64,
-}
-
-impl Usage {
-    fn add(&mut self, o: &Usage) {
-        self.calls = self.calls.saturating_add(o.calls);
-        self.prompt = self.prompt.saturating_add(o.prompt);
-        self.completion = self.completion.saturating_add(o.completion);
-        self.cache_read = self.cache_read.saturating_add(o.cache_read);
-        self.cache_write = self.cache_write.saturating_add(o.cache_write);
-        self.reasoning = self.reasoning.saturating_add(o.reasoning);
-        self.cost += o.cost;
-    }
 }
 
 /// The totals.
@@ -167,7 +139,7 @@ impl Totals {
         }
     }
 
-    fn to_json(&self) -> OwnedValue {
+    fn to_value(&self) -> OwnedValue {
         let counts = |m: &BTreeMap<String, u64>| {
             OwnedValue::Object(m.iter().map(|(k, v)| (k.clone(), uint(*v))).collect())
         };
@@ -179,11 +151,11 @@ impl Totals {
                         k.clone(),
                         Obj::new()
                             .put("calls", uint(u.calls))
-                            .put("prompt_tokens", uint(u.prompt))
-                            .put("completion_tokens", uint(u.completion))
-                            .put("cache_read_tokens", uint(u.cache_read))
-                            .put("cache_write_tokens", uint(u.cache_write))
-                            .put("reasoning_tokens", uint(u.reasoning))
+                            .put("prompt_tokens", uint(u.prompt_tokens))
+                            .put("completion_tokens", uint(u.completion_tokens))
+                            .put("cache_read_tokens", uint(u.cache_read_tokens))
+                            .put("cache_write_tokens", uint(u.cache_write_tokens))
+                            .put("reasoning_tokens", uint(u.reasoning_tokens))
                             .put("cost", json_float(u.cost))
                             .done(),
                     )
@@ -265,7 +237,13 @@ impl Totals {
         for (k, u) in &self.usage {
             l.push(format!(
                 "  {k}: {} calls, {} prompt ({} cache read, {} cache write), {} completion, {} reasoning tokens, cost {:.6}",
-                u.calls, u.prompt, u.cache_read, u.cache_write, u.completion, u.reasoning, u.cost
+                u.calls,
+                u.prompt_tokens,
+                u.cache_read_tokens,
+                u.cache_write_tokens,
+                u.completion_tokens,
+                u.reasoning_tokens,
+                u.cost
             ));
         }
         l.push(format!(
@@ -280,16 +258,9 @@ impl Totals {
 pub fn run(args: Args, out: &mut Out) -> Res<u8> {
     let mut status = Status::OK;
     let mut totals = Totals::default();
-    let mut any = false;
-    for path in &args.paths {
-        let target = resolve(path);
-        any |= target.is_ok();
+    let resolved = for_each_target(&args.paths.paths, &mut status, |_, target, _| {
         match target {
-            Err(e) => {
-                crate::out::error(&e);
-                status.raise(Status::FATAL);
-            }
-            Ok(Target::OpenHands { dirs, unreadable }) => {
+            Target::OpenHands { dirs, unreadable } => {
                 for e in &unreadable {
                     warn(&format!("{e} (skipped)"));
                 }
@@ -301,15 +272,17 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
                 })?;
                 progress.finish();
             }
-            Ok(Target::OcChat { root }) => totals.add(&occhat_totals(&root)),
+            Target::OcChat { root } => totals.add(&occhat_totals(&root)),
         }
-    }
+        Ok(())
+    })?;
+    let any = resolved > 0;
     if !any {
         // Nothing could be read: no totals to print.
         return Ok(status.code());
     }
     if args.json {
-        out.json_pretty(&totals.to_json())?;
+        out.json_pretty(&totals.to_value())?;
     } else {
         for l in totals.to_text() {
             out.line(&l)?;
@@ -326,7 +299,7 @@ fn tree_totals(w: &mut Worker, dir: &Path) -> Totals {
     let t = RefCell::new(Totals::default());
     // The state's usage entries of the conversation being read: counted
     // once it is known whether it has sub-agents' directories.
-    let usage: RefCell<Vec<(bool, String, Usage)>> = RefCell::new(Vec::new());
+    let usage: RefCell<StateUsage> = RefCell::new(StateUsage::default());
     let Worker {
         reader, conv, ids, ..
     } = w;
@@ -337,12 +310,16 @@ fn tree_totals(w: &mut Worker, dir: &Path) -> Totals {
         dir,
         |p, doc| match p {
             Parsed::Event { .. } => event_totals(doc, &mut t.borrow_mut()),
-            Parsed::State => state_usage(doc, &mut usage.borrow_mut()),
+            Parsed::State => {
+                *usage.borrow_mut() = State::decode(doc.root())
+                    .map(|s| StateUsage::of(&s))
+                    .unwrap_or_default();
+            }
             _ => {}
         },
         |node| {
             let mut t = t.borrow_mut();
-            let mut usage = usage.borrow_mut();
+            let usage = usage.take();
             match node.conv {
                 Ok(c) => {
                     if node.parent.is_some() {
@@ -351,15 +328,11 @@ fn tree_totals(w: &mut Worker, dir: &Path) -> Totals {
                         t.conversations += 1;
                     }
                     conversation_totals(c, &mut t);
-                    let has_subagents = !c.subagents().is_empty();
-                    for (copy, model, u) in usage.drain(..) {
-                        if !(has_subagents && copy) {
-                            t.usage.entry(model).or_default().add(&u);
-                        }
+                    for e in usage.counted(!c.subagents().is_empty()) {
+                        t.usage.entry(e.model.clone()).or_default().add(&e.usage);
                     }
                 }
                 Err(e) => {
-                    usage.clear();
                     warn(&e.to_string());
                     t.unreadable += 1;
                 }
@@ -372,30 +345,15 @@ fn tree_totals(w: &mut Worker, dir: &Path) -> Totals {
     t.into_inner()
 }
 
-/// The model a metrics entry is counted under.
-fn model_of<'a>(m: &Metrics<'a>) -> String {
-    let name = m.model_name.as_ref().map(|s| s.as_str());
-    let token_model = m
-        .accumulated_token_usage
-        .as_ref()
-        .and_then(|u| u.model.as_ref())
-        .map(|s| s.as_str())
-        .filter(|s| !s.is_empty());
-    match name {
-        Some(n) if !n.is_empty() && n != "default" => n.to_owned(),
-        _ => token_model.or(name).unwrap_or("unknown").to_owned(),
-    }
-}
-
 /// Tool names and tool errors of one event (an object).
 fn event_totals(doc: &Document<'_>, t: &mut Totals) {
     let root = doc.root();
-    match root.get("kind").and_then(|v| v.as_str()) {
-        Some(KIND_ACTION) => {
+    match root.get("kind").and_then(|v| v.as_str()).map(Kind::parse) {
+        Some(Kind::Action) => {
             let name = root.get("tool_name").and_then(|v| v.as_str());
             bump(&mut t.tools, name.unwrap_or("(none)"), 1);
         }
-        Some(KIND_OBSERVATION)
+        Some(Kind::Observation)
             if root
                 .get("observation")
                 .and_then(|o| o.get("is_error"))
@@ -405,48 +363,6 @@ fn event_totals(doc: &Document<'_>, t: &mut Totals) {
             t.tool_errors += 1;
         }
         _ => {}
-    }
-}
-
-/// The usage entries of a state (an object): whether each is a parent's
-/// copy of a sub-agent's metrics (`task:` / `delegate:`), its model, its
-/// usage.
-fn state_usage(doc: &Document<'_>, out: &mut Vec<(bool, String, Usage)>) {
-    let Some(state) = State::decode(doc.root()) else {
-        return;
-    };
-    let Some(map) = state
-        .stats
-        .as_ref()
-        .and_then(|s| s.usage_to_metrics.as_ref())
-    else {
-        return;
-    };
-    for (key, item) in map.entries() {
-        let key = key.as_str();
-        let copy = key.starts_with("task:") || key.starts_with("delegate:");
-        let Item::Ok(m) = item else { continue };
-        let [prompt, completion, cache_read, cache_write, reasoning] =
-            m.accumulated_token_usage.as_ref().map_or([0; 5], |u| {
-                [
-                    count(u.prompt_tokens),
-                    count(u.completion_tokens),
-                    count(u.cache_read_tokens),
-                    count(u.cache_write_tokens),
-                    count(u.reasoning_tokens),
-                ]
-            });
-        let cost = float(m.accumulated_cost).filter(|c| c.is_finite() && *c >= 0.0);
-        let u = Usage {
-            calls: m.token_usages.as_ref().map_or(0, |l| l.len() as u64),
-            prompt,
-            completion,
-            cache_read,
-            cache_write,
-            reasoning,
-            cost: cost.unwrap_or(0.0),
-        };
-        out.push((copy, model_of(m), u));
     }
 }
 
@@ -466,9 +382,12 @@ fn conversation_totals(conv: &Conversation, t: &mut Totals) {
             FileStatus::BadName => t.bad_name += 1,
         }
     }
-    for e in [conv.state_error(), conv.meta_error()]
-        .into_iter()
-        .flatten()
+    for e in [
+        conv.state().and_then(|f| f.error()),
+        conv.meta().and_then(|f| f.error()),
+    ]
+    .into_iter()
+    .flatten()
     {
         warn(&e.to_string());
         t.bad_state += 1;
@@ -485,11 +404,15 @@ fn conversation_totals(conv: &Conversation, t: &mut Totals) {
             continue;
         }
         t.events += 1;
-        let kind = e.kind().unwrap_or("(none)");
-        bump(&mut t.kinds, kind, 1);
+        let kind = e.kind();
+        bump(
+            &mut t.kinds,
+            kind.as_ref().map_or("(none)", Kind::as_str),
+            1,
+        );
         match kind {
-            KIND_AGENT_ERROR => t.agent_errors += 1,
-            KIND_CONVERSATION_ERROR => t.conversation_errors += 1,
+            Some(Kind::AgentError) => t.agent_errors += 1,
+            Some(Kind::ConversationError) => t.conversation_errors += 1,
             _ => {}
         }
     }
@@ -517,9 +440,9 @@ fn occhat_totals(root: &Path) -> Totals {
             t.usage.insert(
                 model,
                 Usage {
-                    prompt: pos(e.stats.total_prompt_tokens),
-                    completion: pos(e.stats.total_completion_tokens),
-                    cache_read: pos(e.stats.prompt_cache_hit_tokens),
+                    prompt_tokens: pos(e.stats.total_prompt_tokens),
+                    completion_tokens: pos(e.stats.total_completion_tokens),
+                    cache_read_tokens: pos(e.stats.prompt_cache_hit_tokens),
                     ..Usage::default()
                 },
             );

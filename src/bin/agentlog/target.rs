@@ -18,7 +18,6 @@
 use std::collections::HashSet;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 use agentlog::json::{Document, Parser};
 use agentlog::occhat::{ARCHIVE_DIR_NAME, CLEAN_EXIT_MARKER_NAME, LEGACY_DIR_NAME};
@@ -26,9 +25,8 @@ use agentlog::openhands::{
     self, Conversation, DIR_EVENTS, FILE_BASE_STATE, Parsed, ReadError, Reader, discover,
     is_conversation_dir,
 };
-use rayon::prelude::*;
 
-use crate::out::{Fail, Res, warn};
+use crate::out::{Fail, Res, Status, warn};
 use crate::progress::Progress;
 
 /// What a PATH holds.
@@ -79,6 +77,40 @@ pub fn is_occhat_root(dir: &Path) -> bool {
         }
     }
     false
+}
+
+/// The PATH arguments of the commands that take any number of stores.
+#[derive(clap::Args, Debug)]
+pub struct Paths {
+    /// Stores, conversation directories or OC Chat sessions directories.
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+}
+
+/// The loop every multi-PATH command runs: for each PATH in order,
+/// [`resolve`] it and hand it to `each`; a PATH that cannot be read at all
+/// is reported (one line on standard error), raises `status` to
+/// [`Status::FATAL`], and the loop goes on. Returns how many PATHs
+/// resolved; an error of `each` (a closed pipe) ends the loop.
+pub fn for_each_target(
+    paths: &[PathBuf],
+    status: &mut Status,
+    mut each: impl FnMut(&Path, Target, &mut Status) -> Res<()>,
+) -> Res<usize> {
+    let mut resolved = 0;
+    for path in paths {
+        match resolve(path) {
+            Err(e) => {
+                crate::out::error(&e);
+                status.raise(Status::FATAL);
+            }
+            Ok(target) => {
+                resolved += 1;
+                each(path, target, status)?;
+            }
+        }
+    }
+    Ok(resolved)
 }
 
 /// Resolves a PATH argument (see the module docs). The error, one line
@@ -305,39 +337,9 @@ pub fn walk_with(
 /// stays bounded whatever the store's size.
 const BATCH: usize = 128;
 
-/// Workers kept between the jobs of one parallel scan: rayon calls a
-/// `map_init` initialiser once per split of the work, far more often than
-/// once per thread, and a fresh [`Worker`] regrows every buffer (page
-/// faults that cost more than the reading). A job leases one and gives it
-/// back.
-struct WorkerPool(Mutex<Vec<Worker>>);
-
-struct Lease<'p> {
-    pool: &'p WorkerPool,
-    worker: Option<Worker>,
-}
-
-impl WorkerPool {
-    fn lease(&self) -> Lease<'_> {
-        let worker = self.0.lock().ok().and_then(|mut v| v.pop());
-        Lease {
-            pool: self,
-            worker: Some(worker.unwrap_or_default()),
-        }
-    }
-}
-
-impl Drop for Lease<'_> {
-    fn drop(&mut self) {
-        if let (Some(w), Ok(mut free)) = (self.worker.take(), self.pool.0.lock()) {
-            free.push(w);
-        }
-    }
-}
-
-/// Runs `work` on every directory in parallel (each thread with its own
+/// Runs `work` on every directory in parallel (each job with a
 /// [`Worker`], reused from job to job), and hands the results to `emit` in
-/// the directories' order.
+/// the directories' order, [`BATCH`] directories at a time.
 pub fn par_ordered<T, W, E>(
     dirs: &[PathBuf],
     progress: Option<&Progress>,
@@ -349,25 +351,17 @@ where
     W: Fn(&mut Worker, &Path) -> T + Sync,
     E: FnMut(T) -> Res<()>,
 {
-    let pool = WorkerPool(Mutex::new(Vec::new()));
-    for batch in dirs.chunks(BATCH) {
-        let results: Vec<T> = batch
-            .par_iter()
-            .map_init(
-                || pool.lease(),
-                |lease, dir| {
-                    let worker = lease.worker.get_or_insert_with(Worker::default);
-                    let t = work(worker, dir);
-                    if let Some(p) = progress {
-                        p.inc(1);
-                    }
-                    t
-                },
-            )
-            .collect();
-        for t in results {
-            emit(t)?;
-        }
-    }
-    Ok(())
+    agentlog::parallel::for_each_ordered(
+        dirs,
+        BATCH,
+        Worker::default,
+        |worker, dir| {
+            let t = work(worker, dir);
+            if let Some(p) = progress {
+                p.inc(1);
+            }
+            t
+        },
+        &mut emit,
+    )
 }

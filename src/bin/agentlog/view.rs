@@ -96,7 +96,7 @@ fn describe(issue: &ViewIssue, conv: &Conversation) -> String {
                 }
             }
         }
-        ViewIssue::BaseState(e) => match conv.state_error() {
+        ViewIssue::BaseState(e) => match conv.state().and_then(|f| f.error()) {
             Some(err) => err.to_string(),
             None => format!("base_state.json: {e}"),
         },

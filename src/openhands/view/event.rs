@@ -8,81 +8,7 @@ use crate::json::{Parser, Value};
 use super::message::{Content, ImageContent, LegacyFlags, Message, ReasoningItem, Role};
 use super::message::{TextContent, ThinkingBlock, ToolCall};
 use super::version::{Detector, Evidence};
-
-/// The event kinds the view tells apart (the JSON `kind`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum EventKind {
-    /// `SystemPromptEvent`.
-    SystemPrompt,
-    /// `MessageEvent`.
-    Message,
-    /// `ActionEvent`.
-    Action,
-    /// `ObservationEvent`.
-    Observation,
-    /// `UserRejectObservation`.
-    UserReject,
-    /// `AgentErrorEvent`.
-    AgentError,
-    /// `Condensation`.
-    Condensation,
-    /// `CondensationRequest`.
-    CondensationRequest,
-    /// `CondensationSummaryEvent` (never written by the SDK, read if found).
-    CondensationSummary,
-    /// `PauseEvent`.
-    Pause,
-    /// `ConversationStateUpdateEvent` (never the head).
-    StateUpdate,
-    /// `ConversationErrorEvent`.
-    ConversationError,
-    /// Any other kind (or a file that did not parse).
-    Other,
-}
-
-impl EventKind {
-    /// The kind named `s`.
-    pub fn parse(s: &str) -> EventKind {
-        match s {
-            "SystemPromptEvent" => EventKind::SystemPrompt,
-            "MessageEvent" => EventKind::Message,
-            "ActionEvent" => EventKind::Action,
-            "ObservationEvent" => EventKind::Observation,
-            "UserRejectObservation" => EventKind::UserReject,
-            "AgentErrorEvent" => EventKind::AgentError,
-            "Condensation" => EventKind::Condensation,
-            "CondensationRequest" => EventKind::CondensationRequest,
-            "CondensationSummaryEvent" => EventKind::CondensationSummary,
-            "PauseEvent" => EventKind::Pause,
-            "ConversationStateUpdateEvent" => EventKind::StateUpdate,
-            "ConversationErrorEvent" => EventKind::ConversationError,
-            _ => EventKind::Other,
-        }
-    }
-
-    /// LLM-convertible: the kinds that reach the model.
-    pub fn is_llm_convertible(self) -> bool {
-        matches!(
-            self,
-            EventKind::SystemPrompt
-                | EventKind::Message
-                | EventKind::Action
-                | EventKind::Observation
-                | EventKind::UserReject
-                | EventKind::AgentError
-                | EventKind::CondensationSummary
-        )
-    }
-
-    /// Observation-like: answers a tool call.
-    pub fn is_observation_like(self) -> bool {
-        matches!(
-            self,
-            EventKind::Observation | EventKind::UserReject | EventKind::AgentError
-        )
-    }
-}
+use crate::openhands::{DEFAULT_REJECTION_REASON, Kind, ROOT_PARENT};
 
 /// The `parent_id` member as stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -122,10 +48,8 @@ pub struct ViewEvent<'a> {
     /// The JSON `id` (the view matches events by it); the file id when the
     /// member is missing.
     pub id: Cow<'a, str>,
-    /// The kind.
-    pub kind: EventKind,
-    /// The JSON `kind` text.
-    pub kind_name: Cow<'a, str>,
+    /// The `kind` member; `None` when absent or not a string.
+    pub kind: Option<Kind<'a>>,
     /// `parent_id` as stored.
     pub parent: ParentField<'a>,
     /// Set when the event could not be used.
@@ -184,7 +108,8 @@ pub(crate) struct ObservationData<'a> {
     pub(crate) extended: Vec<Content<'a>>,
 }
 
-/// Observation kinds that render themselves (spec §9).
+/// Observation kinds that render themselves (their `to_llm_content` in
+/// the tools' `definition.py`).
 #[derive(Debug, Clone)]
 pub(crate) enum Special<'a> {
     Plain,
@@ -243,12 +168,12 @@ impl<'a> ViewEvent<'a> {
     }
 
     /// The kind as the view uses it: an event whose data could not be
-    /// decoded counts as a kind the model never sees.
-    pub(crate) fn effective_kind(&self) -> EventKind {
+    /// decoded has none (the model never sees it).
+    pub(crate) fn effective_kind(&self) -> Option<&Kind<'a>> {
         if self.problem.is_some() {
-            EventKind::Other
+            None
         } else {
-            self.kind
+            self.kind.as_ref()
         }
     }
 }
@@ -535,8 +460,7 @@ pub(crate) fn decode<'a>(
         index,
         file_id,
         id: Cow::Borrowed(file_id),
-        kind: EventKind::Other,
-        kind_name: Cow::Borrowed(""),
+        kind: None,
         parent: ParentField::Absent,
         problem: None,
         body: Body::None,
@@ -562,8 +486,7 @@ pub(crate) fn decode<'a>(
         det.add(Evidence::CompactJson);
     }
     if let Some(k) = get_cow(raw, root, "kind") {
-        ev.kind = EventKind::parse(&k);
-        ev.kind_name = k;
+        ev.kind = Some(Kind::parse(k));
     }
     if let Some(id) = get_cow(raw, root, "id") {
         ev.id = id;
@@ -571,13 +494,13 @@ pub(crate) fn decode<'a>(
     if let Some(p) = root.get("parent_id") {
         det.add(Evidence::EventTree);
         match cow(raw, p) {
-            Some(p) if p == "__root__" => ev.parent = ParentField::Root,
+            Some(p) if p == ROOT_PARENT => ev.parent = ParentField::Root,
             Some(p) => ev.parent = ParentField::Id(p),
             None => {}
         }
     }
-    let body: Result<Body<'a>, EventProblem> = match ev.kind {
-        EventKind::SystemPrompt => {
+    let body: Result<Body<'a>, EventProblem> = match &ev.kind {
+        Some(Kind::SystemPrompt) => {
             if let Some(first) = root
                 .get("tools")
                 .and_then(|t| t.as_array())
@@ -600,7 +523,7 @@ pub(crate) fn decode<'a>(
                 .map(|prompt| Body::System { prompt, dynamic })
                 .ok_or(EventProblem::MissingMember("system_prompt"))
         }
-        EventKind::Message => root
+        Some(Kind::Message) => root
             .get("llm_message")
             .and_then(|m| message(raw, m, det))
             .map(|m| {
@@ -610,11 +533,11 @@ pub(crate) fn decode<'a>(
                 )
             })
             .ok_or(EventProblem::MissingMember("llm_message")),
-        EventKind::Action => action(raw, root, det).map(|a| Body::Action(Box::new(a))),
-        EventKind::Observation => {
+        Some(Kind::Action) => action(raw, root, det).map(|a| Body::Action(Box::new(a))),
+        Some(Kind::Observation) => {
             observation(raw, root, det).map(|o| Body::Observation(Box::new(o)))
         }
-        EventKind::UserReject => {
+        Some(Kind::UserReject) => {
             match root.get("rejection_source") {
                 Some(_) => det.add(Evidence::RejectionSource),
                 None => det.add(Evidence::NoRejectionSource),
@@ -624,11 +547,11 @@ pub(crate) fn decode<'a>(
                     tool_name: get_cow(raw, root, "tool_name"),
                     tool_call_id,
                     reason: get_cow(raw, root, "rejection_reason")
-                        .unwrap_or(Cow::Borrowed("User rejected the action")),
+                        .unwrap_or(Cow::Borrowed(DEFAULT_REJECTION_REASON)),
                 })
                 .ok_or(EventProblem::MissingMember("tool_call_id"))
         }
-        EventKind::AgentError => {
+        Some(Kind::AgentError) => {
             match root.get("classification") {
                 Some(_) => det.add(Evidence::ErrorClassification),
                 None => det.add(Evidence::NoErrorClassification),
@@ -646,7 +569,7 @@ pub(crate) fn decode<'a>(
                 (_, None) => Err(EventProblem::MissingMember("error")),
             }
         }
-        EventKind::Condensation => Ok(Body::Condensation {
+        Some(Kind::Condensation) => Ok(Body::Condensation {
             forgotten: str_list(raw, root.get("forgotten_event_ids")).unwrap_or_default(),
             summary: get_cow(raw, root, "summary"),
             offset: root
@@ -654,7 +577,7 @@ pub(crate) fn decode<'a>(
                 .and_then(|o| o.as_i64())
                 .and_then(|o| usize::try_from(o).ok()),
         }),
-        EventKind::CondensationSummary => get_cow(raw, root, "summary")
+        Some(Kind::CondensationSummary) => get_cow(raw, root, "summary")
             .map(Body::Summary)
             .ok_or(EventProblem::MissingMember("summary")),
         _ => Ok(Body::None),

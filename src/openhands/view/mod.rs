@@ -1,7 +1,9 @@
 //! What the model saw: for an OpenHands conversation directory, the event
 //! tree, the active branch, the condensed view and the exact messages the
 //! agent sends to the model next — as the SDK version that wrote the
-//! directory builds them (spec §6, §10, §18, §19).
+//! directory builds them (SDK `openhands/sdk/conversation/state.py`,
+//! `openhands/sdk/context/view.py` and `view/`, and
+//! `LLMConvertibleEvent.events_to_messages` in `openhands/sdk/event/base.py`).
 //!
 //! # Pipeline
 //!
@@ -105,9 +107,10 @@ mod version;
 use std::borrow::Cow;
 
 use crate::json::{OwnedValue, Parser, Value};
+use crate::openhands::Kind;
 
 pub use build::Entry;
-pub use event::{EventKind, EventProblem, ParentField, ViewEvent};
+pub use event::{EventProblem, ParentField, ViewEvent};
 pub use message::{
     Content, ImageContent, LegacyFlags, Message, ReasoningItem, Role, TEXT_CONTENT_LIMIT,
     TextContent, ThinkingBlock, ToolCall, WireOptions, to_wire_values,
@@ -173,7 +176,7 @@ impl<'a> ViewInput<'a> {
                     raw: e.raw(),
                 })
                 .collect(),
-            base_state: conv.state_raw(),
+            base_state: conv.state().map(|f| f.raw()),
             sidecars,
         }
     }
@@ -476,7 +479,7 @@ impl<'a> View<'a> {
                 .filter(|&p| {
                     events
                         .get(p)
-                        .is_some_and(|e| e.effective_kind().is_llm_convertible())
+                        .is_some_and(|e| e.effective_kind().is_some_and(Kind::in_context))
                 })
                 .map(Entry::Event)
                 .collect()
@@ -636,7 +639,7 @@ fn events_to_messages<'a>(
             Entry::Event(p) => {
                 let rid = events
                     .get(p)
-                    .filter(|e| e.effective_kind() == EventKind::Action)
+                    .filter(|e| e.effective_kind() == Some(&Kind::Action))
                     .and_then(|e| e.llm_response_id())
                     .map(str::to_owned);
                 match rid {
@@ -645,7 +648,7 @@ fn events_to_messages<'a>(
                         let mut batch = Vec::new();
                         while let Some(&Entry::Event(q)) = context.get(i) {
                             let Some(ev) = events.get_mut(q) else { break };
-                            if ev.effective_kind() != EventKind::Action
+                            if ev.effective_kind() != Some(&Kind::Action)
                                 || ev.llm_response_id() != Some(rid.as_str())
                             {
                                 break;

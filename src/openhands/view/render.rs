@@ -1,5 +1,7 @@
 //! Each event's `to_llm_message`, and each observation kind's
-//! `to_llm_content` (spec §7, §9), at a given SDK version.
+//! `to_llm_content` (SDK `openhands/sdk/event/llm_convertible/*.py`,
+//! `openhands/sdk/tool/schema.py` and the tools' `definition.py`), at a
+//! given SDK version.
 
 use std::borrow::Cow;
 

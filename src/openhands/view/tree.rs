@@ -1,11 +1,12 @@
-//! The event tree (SDK 1.31+, spec §6): effective parents, the head, the
+//! The event tree (SDK 1.31+ `openhands/sdk/conversation/state.py` and
+//! `event_store.py`): effective parents, the head, the
 //! active branch, every branch, and the faults a hand-edited or damaged log
 //! can have (cycles, parents that name no event), which are reported and
 //! never looped on.
 
 use std::collections::HashMap;
 
-use super::event::{EventKind, ParentField, ViewEvent};
+use super::event::{ParentField, ViewEvent};
 use super::version::SdkVersion;
 
 /// An event's effective parent (`EventLog._effective_parent_id`).
@@ -74,7 +75,8 @@ pub struct EventTree {
     parents: Vec<Parent>,
     head: Head,
     active: Branch,
-    kinds: Vec<EventKind>,
+    /// Whether each event becomes the head when appended.
+    becomes_head: Vec<bool>,
 }
 
 /// What the state file says about the head.
@@ -107,7 +109,10 @@ impl EventTree {
                 ParentField::Absent => Parent::Legacy(pos - 1),
             })
             .collect();
-        let kinds = events.iter().map(|e| e.kind).collect();
+        let becomes_head = events
+            .iter()
+            .map(|e| e.kind.as_ref().is_none_or(|k| k.becomes_head()))
+            .collect();
         let head = resolve_head(events, state, version, &by_id);
         let mut tree = EventTree {
             parents,
@@ -116,7 +121,7 @@ impl EventTree {
                 events: Vec::new(),
                 fault: None,
             },
-            kinds,
+            becomes_head,
         };
         tree.active = match tree.head {
             Head::Event(h) => tree.path_to_root(h),
@@ -200,10 +205,11 @@ impl EventTree {
     }
 
     /// Only state updates are never the head: a `ConversationErrorEvent`
-    /// becomes the head when appended (spec §6.3; the Go reference's
+    /// becomes the head when appended (SDK 1.31+
+    /// `ConversationState.append_event`; the Go reference's
     /// `IsArtifact` says otherwise, and the SDK wins).
     fn is_state_update(&self, pos: usize) -> bool {
-        self.kinds.get(pos) == Some(&EventKind::StateUpdate)
+        self.becomes_head.get(pos) == Some(&false)
     }
 
     /// Every branch: the path from the root to each tip, tips in log order.
@@ -305,12 +311,7 @@ fn resolve_head(
     if version >= SdkVersion::V1_35_0 {
         events
             .iter()
-            .rposition(|e| {
-                !matches!(
-                    e.kind,
-                    EventKind::StateUpdate | EventKind::ConversationError
-                )
-            })
+            .rposition(|e| !e.kind.as_ref().is_some_and(|k| k.is_artifact()))
             .map_or(Head::Empty, Head::Event)
     } else {
         let last = events.len() - 1;

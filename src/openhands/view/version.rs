@@ -2,10 +2,12 @@
 //! writer's version from the files alone.
 //!
 //! No file records which SDK wrote it, so the version is inferred from
-//! structural evidence (spec §18, §19): each piece of evidence bounds the
-//! writer's version from below or above, and the view picks the newest
-//! known release inside the bounds (behaviour that the files cannot tell
-//! apart is then the current one, as spec §17 recommends). The caller can
+//! structural evidence — members, kinds and JSON spellings that each
+//! release's model definitions (`openhands/sdk/event/`, `openhands/sdk/llm/message.py`,
+//! the tools' `definition.py` files) introduce or drop: each piece of
+//! evidence bounds the writer's version from below or above, and the view
+//! picks the newest known release inside the bounds (behaviour that the
+//! files cannot tell apart is then the current one). The caller can
 //! force a version instead ([`ViewOptions::version`](super::ViewOptions)).
 
 use std::fmt;
@@ -108,16 +110,19 @@ impl fmt::Display for SdkVersion {
     }
 }
 
-/// The three view algorithms of spec §10 (the version ranges that differ).
+/// The three versions of the SDK's `View.from_events` (the version ranges
+/// that differ).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ViewAlgorithm {
     /// 1.0.0 – 1.9.x: every condensation's forgotten ids at once, only the
-    /// latest summary, one pairing pass (§10.2).
+    /// latest summary, one pairing pass (SDK 1.0.0–1.9.1
+    /// `openhands/sdk/context/view.py`).
     Legacy,
     /// 1.10.0 – 1.11.4: condensations applied in order, batch atomicity and
-    /// pairing passes (§10.3 step 2).
+    /// pairing passes (SDK 1.10.0 `openhands/sdk/context/view.py`).
     Sequential,
-    /// 1.11.5 and later: properties enforced to a fixed point (§10.3 step 3).
+    /// 1.11.5 and later: properties enforced to a fixed point (SDK 1.11.5+
+    /// `openhands/sdk/context/view/view.py` and `view/properties/*.py`).
     Properties,
 }
 

@@ -5,8 +5,8 @@
 //! `timestamp`, `source` and `parent_id` (the last occurrence of a repeated
 //! name, as pydantic reads it). The strings are copied into one buffer the
 //! conversation owns (about 150 bytes an event; simpler than telling apart
-//! the strings that had escapes, and measured to cost nothing next to
-//! reading the file), the file's bytes stay in the conversation's byte
+//! the strings that had escapes, and small next to reading the file), the
+//! file's bytes stay in the conversation's byte
 //! buffer, and nothing else is decoded: an [`Event`] is a handle on those
 //! ranges. The kind's members are decoded on demand from the raw bytes
 //! ([`Event::open`]).
@@ -15,8 +15,11 @@ use std::fmt;
 
 use crate::json::{Document, JsonError, Parser};
 
-use super::conversation::{Conversation, DecodeError, Doc, FileError};
-use super::events::File;
+use super::conversation::Conversation;
+use super::error::{DecodeError, FileError};
+use super::event_files::File;
+use super::json_file::Doc;
+use super::kind::Kind;
 
 /// A string range in the conversation's string buffer.
 #[derive(Debug, Clone, Copy)]
@@ -97,9 +100,15 @@ impl<'c> Event<'c> {
         self.conv.files.file(self.rec.file as usize)
     }
 
-    /// The `kind` member: the event's Python class name. `None` when absent
-    /// or not a string.
-    pub fn kind(&self) -> Option<&'c str> {
+    /// The `kind` member: the event's Python class. `None` when absent or
+    /// not a string.
+    pub fn kind(&self) -> Option<Kind<'c>> {
+        self.kind_name().map(Kind::parse)
+    }
+
+    /// The `kind` member's text, unescaped (what [`kind`](Self::kind)
+    /// parses). `None` when absent or not a string.
+    pub fn kind_name(&self) -> Option<&'c str> {
         self.txt(self.rec.kind)
     }
 

@@ -38,7 +38,7 @@ use std::fmt;
 use std::io;
 use std::path::Path;
 
-use super::conversation::FileError;
+use super::error::FileError;
 use crate::source::dir::{Dir, ListBuf};
 
 /// A list of names whose strings keep their allocations when the list is

@@ -12,8 +12,7 @@
 //! and the others still decode. Content lists ([`Contents`]) also accept a
 //! bare string, as OpenHands does for a message's content.
 
-use crate::json::members::{Expected, write_key};
-use crate::json::{FieldValue, Item, Items, List, Str, Value};
+use crate::json::{Dict, FieldValue, Item, Items, List, Str, Value};
 
 use super::{ACTION_DELEGATE, ACTION_TASK, DEFAULT_REJECTION_REASON, int};
 
@@ -48,7 +47,7 @@ macro_rules! event_kind {
 
 crate::json_object! {
     /// One `TextContent` or `ImageContent`.
-    pub struct Content<'a> {
+    pub struct StoredContent<'a> {
         /// `text` or `image` ([`CONTENT_TEXT`](super::CONTENT_TEXT),
         /// [`CONTENT_IMAGE`](super::CONTENT_IMAGE)).
         type_: Str<'a> = "type",
@@ -69,12 +68,12 @@ pub enum Contents<'a> {
     /// A bare string, kept as such.
     Text(Str<'a>),
     /// A list; an element that is not an object is kept with its error.
-    List(Items<'a, Content<'a>>),
+    List(Items<'a, StoredContent<'a>>),
 }
 
 impl<'a> Contents<'a> {
     /// The elements (none for a bare string).
-    pub fn items(&self) -> &[Item<'a, Content<'a>>] {
+    pub fn items(&self) -> &[Item<'a, StoredContent<'a>>] {
         match self {
             Contents::Text(_) => &[],
             Contents::List(l) => l,
@@ -122,74 +121,11 @@ impl<'a> FieldValue<'a> for Contents<'a> {
 /// An object whose values are all strings (`DelegateAction.tasks`), its
 /// entries in order, keys and values kept with their raw literals. The
 /// member is kept raw when a value is not a string.
-#[derive(Debug, Clone)]
-pub struct StrMap<'a> {
-    entries: List<'a, (Str<'a>, Str<'a>)>,
-}
-
-impl<'a> StrMap<'a> {
-    /// The entries in order (a repeated key appears each time).
-    pub fn entries(&self) -> &[(Str<'a>, Str<'a>)] {
-        &self.entries
-    }
-
-    /// The value of `key` (the last when it repeats).
-    pub fn get(&self, key: &str) -> Option<&'a str> {
-        self.entries
-            .iter()
-            .rev()
-            .find(|(k, _)| k.as_str() == key)
-            .map(|(_, v)| v.as_str())
-    }
-
-    /// How many entries there are.
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    /// Whether there is no entry.
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-}
-
-impl<'a> FieldValue<'a> for StrMap<'a> {
-    fn decode_field(v: Value<'a>) -> Option<Self> {
-        let obj = v.as_object()?;
-        let mut entries = List::with_capacity_in(obj.len(), v.arena());
-        for m in obj.iter() {
-            let k = Str::decode_field(m.key_value)?;
-            let val = Str::decode_field(m.value)?;
-            entries.push((k, val));
-        }
-        Some(StrMap { entries })
-    }
-    fn encode_field(&self, out: &mut Vec<u8>) {
-        out.push(b'{');
-        for (i, (k, v)) in self.entries.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            match k.raw() {
-                Some(r) => {
-                    out.extend_from_slice(r);
-                    out.push(b':');
-                }
-                None => write_key(out, k),
-            }
-            v.encode_field(out);
-        }
-        out.push(b'}');
-    }
-}
-
-impl Expected for StrMap<'_> {
-    const EXPECTED: &'static str = "object";
-}
+pub type StrMap<'a> = Dict<'a, Str<'a>>;
 
 crate::json_object! {
     /// An Anthropic `thinking` or `redacted_thinking` block.
-    pub struct ThinkingBlock<'a> {
+    pub struct StoredThinkingBlock<'a> {
         /// `thinking` or `redacted_thinking`.
         type_: Str<'a> = "type",
         /// The thinking text.
@@ -204,7 +140,7 @@ crate::json_object! {
 crate::json_object! {
     /// The OpenAI Responses reasoning item OpenHands keeps: summary and
     /// content as plain strings.
-    pub struct ReasoningItem<'a> {
+    pub struct StoredReasoningItem<'a> {
         /// The item's ID.
         id: Str<'a> = "id",
         /// The summary texts.
@@ -221,7 +157,7 @@ crate::json_object! {
 crate::json_object! {
     /// A `MessageToolCall`: one function call as OpenHands stores it, its
     /// arguments a JSON text.
-    pub struct ToolCall<'a> {
+    pub struct StoredToolCall<'a> {
         /// The call's ID.
         id: Str<'a> = "id",
         /// The Responses output item's own ID (1.18.1+).
@@ -237,13 +173,13 @@ crate::json_object! {
 
 crate::json_object! {
     /// OpenHands' own LLM message, the `llm_message` of a `MessageEvent`.
-    pub struct Message<'a> {
+    pub struct StoredMessage<'a> {
         /// `user`, `system`, `assistant` or `tool`.
         role: Str<'a> = "role",
         /// The content.
         content: Contents<'a> = "content",
         /// The tool calls of an assistant message.
-        tool_calls: Items<'a, ToolCall<'a>> = "tool_calls",
+        tool_calls: Items<'a, StoredToolCall<'a>> = "tool_calls",
         /// The call a tool message answers.
         tool_call_id: Str<'a> = "tool_call_id",
         /// The tool's name, for a tool message.
@@ -251,9 +187,9 @@ crate::json_object! {
         /// The reasoning text.
         reasoning_content: Str<'a> = "reasoning_content",
         /// Anthropic thinking blocks.
-        thinking_blocks: Items<'a, ThinkingBlock<'a>> = "thinking_blocks",
+        thinking_blocks: Items<'a, StoredThinkingBlock<'a>> = "thinking_blocks",
         /// The OpenAI Responses reasoning item.
-        responses_reasoning_item: ReasoningItem<'a> = "responses_reasoning_item",
+        responses_reasoning_item: StoredReasoningItem<'a> = "responses_reasoning_item",
     }
 }
 
@@ -261,7 +197,7 @@ event_kind! {
     /// A message from the user, the agent or the environment.
     pub struct MessageEvent<'a>, source: " `user`, `agent` or `environment`." {
         /// The exact message.
-        llm_message: Message<'a> = "llm_message",
+        llm_message: StoredMessage<'a> = "llm_message",
         /// The LLM response, on agent messages.
         llm_response_id: Str<'a> = "llm_response_id",
         /// Skills this message triggered.
@@ -325,9 +261,9 @@ event_kind! {
         /// The response's reasoning text.
         reasoning_content: Str<'a> = "reasoning_content",
         /// The response's thinking blocks.
-        thinking_blocks: Items<'a, ThinkingBlock<'a>> = "thinking_blocks",
+        thinking_blocks: Items<'a, StoredThinkingBlock<'a>> = "thinking_blocks",
         /// The response's Responses reasoning item.
-        responses_reasoning_item: ReasoningItem<'a> = "responses_reasoning_item",
+        responses_reasoning_item: StoredReasoningItem<'a> = "responses_reasoning_item",
         /// The kind-tagged action (absent when the call could not be
         /// executed); see [`ActionEvent::action_object`].
         action: Value<'a> = "action",
@@ -336,7 +272,7 @@ event_kind! {
         /// The call's ID.
         tool_call_id: Str<'a> = "tool_call_id",
         /// The call as received.
-        tool_call: ToolCall<'a> = "tool_call",
+        tool_call: StoredToolCall<'a> = "tool_call",
         /// The LLM response the call belongs to (groups parallel calls).
         llm_response_id: Str<'a> = "llm_response_id",
         /// `UNKNOWN`, `LOW`, `MEDIUM` or `HIGH`.
@@ -546,10 +482,10 @@ event_kind! {
     /// parameter schema from 1.7.
     pub struct SystemPromptEvent<'a>, source: " The source (`agent`)." {
         /// The static system prompt (a `TextContent`).
-        system_prompt: Content<'a> = "system_prompt",
+        system_prompt: StoredContent<'a> = "system_prompt",
         /// The tools, each kept as read.
         tools: List<'a, Value<'a>> = "tools",
         /// Per-conversation context (1.11.3+).
-        dynamic_context: Content<'a> = "dynamic_context",
+        dynamic_context: StoredContent<'a> = "dynamic_context",
     }
 }

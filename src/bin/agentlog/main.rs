@@ -10,33 +10,19 @@
 //! The JSON shapes each command prints are documented on its `--help` and
 //! in the module of the command; they are a stable contract.
 
-#[path = "agentlog/asf.rs"]
 mod asf;
-#[path = "agentlog/asf_convert.rs"]
 mod asf_convert;
-#[path = "agentlog/check.rs"]
 mod check;
-#[path = "agentlog/events.rs"]
 mod events;
-#[path = "agentlog/export.rs"]
 mod export;
-#[path = "agentlog/follow.rs"]
 mod follow;
-#[path = "agentlog/ls.rs"]
 mod ls;
-#[path = "agentlog/occhat.rs"]
 mod occhat;
-#[path = "agentlog/out.rs"]
 mod out;
-#[path = "agentlog/progress.rs"]
 mod progress;
-#[path = "agentlog/since.rs"]
 mod since;
-#[path = "agentlog/stats.rs"]
 mod stats;
-#[path = "agentlog/target.rs"]
 mod target;
-#[path = "agentlog/view.rs"]
 mod view;
 
 use std::process::ExitCode;
