@@ -59,8 +59,12 @@ fn conversation(dir: &Path, n: usize) {
     future(dir);
 }
 
+/// What a scan handed out: the events (directory name, index) and the
+/// kinds by directory name.
+type Scanned = (Vec<(String, u64)>, BTreeMap<String, ChangeKind>);
+
 /// One scan: the events handed out (directory name, index) and the kinds.
-fn scan(f: &mut Follower) -> (Vec<(String, u64)>, BTreeMap<String, ChangeKind>) {
+fn scan(f: &mut Follower) -> Scanned {
     let mut events = Vec::new();
     let mut kinds = BTreeMap::new();
     f.scan(|_, c| -> Result<(), ()> {
@@ -78,15 +82,16 @@ fn scan(f: &mut Follower) -> (Vec<(String, u64)>, BTreeMap<String, ChangeKind>) 
     (events, kinds)
 }
 
-/// Waits until a scan hands something out (events come in a burst).
-fn wait_scan(f: &mut Follower) -> (Vec<(String, u64)>, BTreeMap<String, ChangeKind>, (u64, u64)) {
+/// Waits until a scan hands something out: what it did, and the files and
+/// directories it opened.
+fn wait_scan(f: &mut Follower) -> (Scanned, (u64, u64)) {
     for _ in 0..50 {
         f.wait(Some(Duration::from_millis(200)));
         let before = opens::counts();
         let (events, kinds) = scan(f);
         let after = opens::counts();
         if !kinds.is_empty() {
-            return (events, kinds, (after.0 - before.0, after.1 - before.1));
+            return ((events, kinds), (after.0 - before.0, after.1 - before.1));
         }
     }
     panic!("nothing handed out within 10 s");
@@ -117,7 +122,7 @@ fn a_wake_opens_only_the_conversation_its_events_name() {
     let names = event_names();
     let to = root.join("c07/events").join(&names[3]);
     fs::copy(source().join("events").join(&names[3]), &to).unwrap();
-    let (events, kinds, (files, dirs)) = wait_scan(&mut f);
+    let ((events, kinds), (files, dirs)) = wait_scan(&mut f);
     assert_eq!(events, vec![("c07".to_owned(), 3)]);
     assert_eq!(kinds.len(), 1);
     assert!(
@@ -145,14 +150,14 @@ fn a_wake_opens_only_the_conversation_its_events_name() {
     let tmp = t.path().join("new");
     conversation(&tmp, 2);
     fs::rename(&tmp, root.join("c99")).unwrap();
-    let (events, kinds, _) = wait_scan(&mut f);
+    let ((events, kinds), _) = wait_scan(&mut f);
     assert_eq!(kinds.get("c99"), Some(&ChangeKind::New));
     assert_eq!(events, vec![("c99".to_owned(), 0), ("c99".to_owned(), 1)]);
 
     // And the next event there is a wake of that conversation alone.
     let to = root.join("c99/events").join(&names[2]);
     fs::copy(source().join("events").join(&names[2]), &to).unwrap();
-    let (events, _, (_, dirs)) = wait_scan(&mut f);
+    let ((events, _), (_, dirs)) = wait_scan(&mut f);
     assert_eq!(events, vec![("c99".to_owned(), 2)]);
     assert!(dirs <= 3, "opened {dirs} directories");
 }
