@@ -256,3 +256,81 @@ fn kill_9_never_leaves_the_checkpoint_ahead_of_the_output() {
         "every event exactly once over the committed runs"
     );
 }
+
+/// Sets every modification time under `dir` (itself included) an hour
+/// back, so that no stamp is within the racy margin of a scan.
+fn backdate(dir: &Path) {
+    let t = SystemTime::now() - Duration::from_secs(3600);
+    for e in fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if e.file_type().unwrap().is_dir() {
+            backdate(&p);
+        } else {
+            fs::File::options()
+                .write(true)
+                .open(&p)
+                .unwrap()
+                .set_modified(t)
+                .unwrap();
+        }
+    }
+    fs::File::open(dir).unwrap().set_modified(t).unwrap();
+}
+
+/// `check ARGS`: (exit code, standard output).
+fn check(args: &[&str]) -> (i32, String) {
+    let out = bin().arg("check").args(args).output().unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8(out.stdout).unwrap(),
+    )
+}
+
+#[test]
+fn check_with_a_checkpoint_checks_only_what_changed() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("store");
+    copy_tree(&common::corpus_dir().join("openhands/1.58.2"), &root);
+    backdate(&root);
+    let cp = t.path().join("check.cp");
+    let (r, s) = (root.to_str().unwrap(), cp.to_str().unwrap());
+
+    // The first run is the full check, and saves the checkpoint.
+    let full = check(&["--json", r]);
+    let first = check(&["--json", "--checkpoint", s, r]);
+    assert_eq!(first, full);
+    assert!(cp.is_file());
+    let (code, text) = check(&["--checkpoint", s, r]);
+    assert_eq!(code, full.0);
+    assert!(
+        text.starts_with("checked 0 conversations (0 sub-agents): no problems"),
+        "an unchanged store: {text}"
+    );
+
+    // A torn event file in one conversation: that one is checked, alone.
+    let conv = fs::read_dir(root.join("chat"))
+        .unwrap()
+        .flatten()
+        .find(|e| e.path().join("events").is_dir())
+        .unwrap()
+        .path();
+    let n = fs::read_dir(conv.join("events"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("event-"))
+        .count();
+    let torn = conv.join("events").join(format!(
+        "event-{n:05}-00000000-0000-4000-8000-000000000001.json"
+    ));
+    fs::write(&torn, b"{\"kind\": \"Mess").unwrap();
+    let (code, text) = check(&["--checkpoint", s, r]);
+    assert_eq!(code, 1, "{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert!(lines[0].contains("malformed"), "{text}");
+    assert!(lines[0].contains(torn.file_name().unwrap().to_str().unwrap()));
+    assert_eq!(
+        lines[1],
+        "checked 1 conversations (0 sub-agents): 1 problem"
+    );
+}

@@ -13,6 +13,17 @@
 //! time ([`FollowOptions::debounce`]) so that a burst of writes costs one
 //! scan. Nothing is polled while nothing is written (in event mode).
 //!
+//! A wake woken by events scans only the top-level conversations the
+//! events' paths lie in (their sub-agents included;
+//! [`Store::changes_in`]), so its cost does not grow with the store. A
+//! full scan ([`Store::changes_since`], which also finds new
+//! conversations and removed ones) is made instead when an event lies
+//! outside every known conversation or is the directory of one itself
+//! (created, removed, renamed), when events were lost (the watch's queue
+//! overflowed, the watcher failed), in polling mode, on
+//! [`Follower::rescan`], and at least every [`FollowOptions::full_every`]
+//! as a safety net.
+//!
 //! # Guarantees
 //!
 //! - Each event is handed out once, in index order per conversation (the
@@ -34,6 +45,7 @@
 
 pub mod occhat;
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
@@ -52,6 +64,9 @@ pub struct FollowOptions {
     pub debounce: Duration,
     /// The polling period when events cannot be had.
     pub fallback_poll: Duration,
+    /// In event mode, scan every conversation (not only those events
+    /// named) at least this often.
+    pub full_every: Duration,
 }
 
 impl Default for FollowOptions {
@@ -61,6 +76,7 @@ impl Default for FollowOptions {
             settle: Duration::from_secs(2),
             debounce: Duration::from_millis(5),
             fallback_poll: Duration::from_secs(2),
+            full_every: Duration::from_secs(60),
         }
     }
 }
@@ -79,6 +95,55 @@ pub enum FollowError {
 struct Root {
     path: PathBuf,
     checkpoint: Option<Checkpoint>,
+    /// The top-level conversations (relative paths) to scan next.
+    touched: BTreeSet<PathBuf>,
+    /// Whether the next scan of this root must be a full one.
+    full: bool,
+    /// The top-level conversations with a file held back by the settle rule.
+    held_in: Vec<PathBuf>,
+}
+
+/// What the watch reports.
+enum Wake {
+    /// Something changed at these paths.
+    Paths(Vec<PathBuf>),
+    /// Events were lost: everything may have changed.
+    Rescan,
+}
+
+impl Root {
+    /// Notes a change at `path`: the conversation it lies in is scanned
+    /// next, or the whole root when `path` is in none (or is one's
+    /// directory itself). A path outside the root is not its business.
+    fn touch(&mut self, path: &Path) {
+        if self.full {
+            return;
+        }
+        let Some(cp) = &self.checkpoint else {
+            self.full = true;
+            return;
+        };
+        let rel = path
+            .strip_prefix(&self.path)
+            .or_else(|_| path.strip_prefix(&cp.canonical));
+        let Ok(rel) = rel else {
+            // A root that is not a directory (a conversation's file) is
+            // scanned whole.
+            if !self.path.is_dir() {
+                self.full = true;
+            }
+            return;
+        };
+        let top = rel
+            .ancestors()
+            .find(|a| cp.conversation(a).is_some_and(|m| m.depth == 0));
+        match top {
+            Some(t) if t != rel => {
+                self.touched.insert(t.to_path_buf());
+            }
+            _ => self.full = true,
+        }
+    }
 }
 
 /// Follows stores (see the [module docs](self)).
@@ -86,9 +151,10 @@ pub struct Follower {
     roots: Vec<Root>,
     sessions: Vec<occhat::Sessions>,
     opts: FollowOptions,
-    rx: Option<Receiver<()>>,
+    rx: Option<Receiver<Wake>>,
     watcher: Option<notify::RecommendedWatcher>,
     retry_at: Option<Instant>,
+    last_full: Instant,
     why_polling: Option<String>,
 }
 
@@ -109,13 +175,20 @@ impl Follower {
         let mut f = Follower {
             roots: roots
                 .into_iter()
-                .map(|(path, checkpoint)| Root { path, checkpoint })
+                .map(|(path, checkpoint)| Root {
+                    path,
+                    checkpoint,
+                    touched: BTreeSet::new(),
+                    full: true,
+                    held_in: Vec::new(),
+                })
                 .collect(),
             sessions: Vec::new(),
             opts,
             rx: None,
             watcher: None,
             retry_at: None,
+            last_full: Instant::now(),
             why_polling: None,
         };
         if opts.poll.is_none() {
@@ -131,12 +204,13 @@ impl Follower {
         let handler = move |res: notify::Result<notify::Event>| {
             // Access events (a reader's open and close, ours included)
             // change nothing.
-            if let Ok(e) = &res
-                && matches!(e.kind, notify::EventKind::Access(_))
-            {
-                return;
-            }
-            let _ = tx.send(());
+            let wake = match res {
+                Ok(e) if matches!(e.kind, notify::EventKind::Access(_)) => return,
+                Ok(e) if e.need_rescan() || e.paths.is_empty() => Wake::Rescan,
+                Ok(e) => Wake::Paths(e.paths),
+                Err(_) => Wake::Rescan,
+            };
+            let _ = tx.send(wake);
         };
         let mut w = match notify::recommended_watcher(handler) {
             Ok(w) => w,
@@ -213,9 +287,33 @@ impl Follower {
             settle: Some(self.opts.settle),
             ..ScanOptions::default()
         };
+        let events = self.rx.is_some() && self.opts.poll.is_none();
+        let all = !events || self.last_full.elapsed() >= self.opts.full_every;
+        if all {
+            self.last_full = Instant::now();
+        }
+        let retry_due = self.retry_at.is_some_and(|t| Instant::now() >= t);
         let mut held = false;
         for (i, r) in self.roots.iter_mut().enumerate() {
-            let mut ch: Changes = Store::changes_since(&r.path, r.checkpoint.as_ref(), scan_opts)?;
+            if retry_due {
+                for t in std::mem::take(&mut r.held_in) {
+                    r.touched.insert(t);
+                }
+            }
+            let full = all || r.full || r.checkpoint.is_none();
+            let mut ch: Changes = match &r.checkpoint {
+                Some(cp) if !full => {
+                    if r.touched.is_empty() {
+                        held |= !r.held_in.is_empty();
+                        continue;
+                    }
+                    let only = std::mem::take(&mut r.touched);
+                    Store::changes_in(&r.path, cp, scan_opts, only)?
+                }
+                _ => Store::changes_since(&r.path, r.checkpoint.as_ref(), scan_opts)?,
+            };
+            r.full = false;
+            r.touched.clear();
             let mut res = Ok(());
             while let Some(item) = ch.next() {
                 if let Err(e) = sink(i, item) {
@@ -223,19 +321,58 @@ impl Follower {
                     break;
                 }
             }
-            held |= ch.held() > 0;
+            // A held-back file is scanned again when due, with what
+            // was held before and not scanned now.
+            for t in ch.held_in() {
+                if !r.held_in.contains(t) {
+                    r.held_in.push(t.clone());
+                }
+            }
+            if full {
+                r.held_in = ch.held_in().to_vec();
+            }
+            held |= !r.held_in.is_empty();
             r.checkpoint = Some(ch.into_checkpoint());
             if res.is_err() {
+                // What the sink did not take is looked for again.
+                r.full = true;
                 return Ok(res);
             }
         }
-        self.retry_at = held.then(|| Instant::now() + self.opts.settle);
+        if !held {
+            self.retry_at = None;
+        } else if retry_due || self.retry_at.is_none() {
+            self.retry_at = Some(Instant::now() + self.opts.settle);
+        }
         Ok(Ok(()))
+    }
+
+    /// Makes the next [`scan`](Self::scan) a full one: every conversation
+    /// of every root looked at, new ones and removed ones found (as after
+    /// lost events).
+    pub fn rescan(&mut self) {
+        for r in &mut self.roots {
+            r.full = true;
+        }
+    }
+
+    /// Takes what the watch reported into the roots' scan plans.
+    fn note(&mut self, wake: Wake) {
+        match wake {
+            Wake::Rescan => self.rescan(),
+            Wake::Paths(paths) => {
+                for r in &mut self.roots {
+                    for p in &paths {
+                        r.touch(p);
+                    }
+                }
+            }
+        }
     }
 
     /// Blocks until something under a root may have changed, a file held
     /// back by the settle rule is due, or `timeout` passes. Whether to scan.
-    pub fn wait(&self, timeout: Option<Duration>) -> bool {
+    pub fn wait(&mut self, timeout: Option<Duration>) -> bool {
         let start = Instant::now();
         let mut deadline = timeout.map(|t| start + t);
         if let Some(r) = self.retry_at {
@@ -251,33 +388,41 @@ impl Follower {
             std::thread::sleep(until.saturating_duration_since(Instant::now()));
             return true;
         }
-        let Some(rx) = &self.rx else {
+        let Some(rx) = self.rx.take() else {
             return true;
         };
         let got = match deadline {
-            None => rx.recv().is_ok(),
-            Some(d) => match rx.recv_timeout(d.saturating_duration_since(Instant::now())) {
-                Ok(()) => true,
-                Err(RecvTimeoutError::Timeout) => return true,
-                Err(RecvTimeoutError::Disconnected) => false,
-            },
+            None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
+            Some(d) => rx.recv_timeout(d.saturating_duration_since(Instant::now())),
         };
-        if !got {
-            return true;
-        }
-        // Gather the burst: until a quiet debounce time, at most ten.
-        let burst_end = Instant::now() + self.opts.debounce * 10;
-        loop {
-            let now = Instant::now();
-            if now >= burst_end {
-                break;
+        let first = match got {
+            Ok(w) => Some(w),
+            Err(RecvTimeoutError::Timeout) => None,
+            Err(RecvTimeoutError::Disconnected) => {
+                // The watcher is gone: nothing says what changed any more.
+                self.why_polling = Some("the file-system watch stopped".to_owned());
+                self.watcher = None;
+                self.rescan();
+                return true;
             }
-            let wait = self.opts.debounce.min(burst_end - now);
-            match rx.recv_timeout(wait) {
-                Ok(()) => continue,
-                Err(_) => break,
+        };
+        if let Some(w) = first {
+            self.note(w);
+            // Gather the burst: until a quiet debounce time, at most ten.
+            let burst_end = Instant::now() + self.opts.debounce * 10;
+            loop {
+                let now = Instant::now();
+                if now >= burst_end {
+                    break;
+                }
+                let wait = self.opts.debounce.min(burst_end - now);
+                match rx.recv_timeout(wait) {
+                    Ok(w) => self.note(w),
+                    Err(_) => break,
+                }
             }
         }
+        self.rx = Some(rx);
         true
     }
 }

@@ -246,6 +246,12 @@ pub struct Changes {
     parser2: Parser,
     buf: Vec<u8>,
     held: usize,
+    /// The top-level conversations (relative paths) with a file held back.
+    held_in: Vec<PathBuf>,
+    /// The top-level conversation being looked at (its sub-agents follow it).
+    cur_top: PathBuf,
+    /// Only the given conversations are looked at ([`Store::changes_in`]).
+    partial: bool,
 }
 
 fn now_ns() -> i128 {
@@ -274,7 +280,75 @@ impl Store {
         since: Option<&Checkpoint>,
         opts: ScanOptions,
     ) -> Result<Changes, ChangesError> {
-        let root = root.as_ref();
+        let (mut ch, is_dir) = Changes::start(root.as_ref(), since, opts)?;
+        let root = ch.new.root.clone();
+        ch.walk(&root, is_dir)?;
+        Ok(ch)
+    }
+
+    /// What changed in the top-level conversations `conversations` of
+    /// `root` (each named by its path relative to `root`, as
+    /// [`Checkpoint::conversations`] names them; their sub-agents
+    /// included) since `since`; every other conversation is taken as it
+    /// is in `since`, unlooked at. For a caller that knows where the store
+    /// changed — a follower woken by file-system events — so that a scan
+    /// costs only the conversations touched.
+    ///
+    /// Nothing else is walked: a path that is not a top-level conversation
+    /// of `since` is ignored, so a new conversation (or one whose
+    /// directory was replaced by a directory that is not one) shows only
+    /// in a [`changes_since`](Self::changes_since) scan; a conversation
+    /// named here that is gone is reported removed. The checkpoint keeps
+    /// the time `since` was taken (the stamps of the conversations not
+    /// looked at are trusted no further than they were). Refuses a
+    /// checkpoint of another store as `changes_since` does.
+    pub fn changes_in(
+        root: impl AsRef<Path>,
+        since: &Checkpoint,
+        opts: ScanOptions,
+        conversations: impl IntoIterator<Item = PathBuf>,
+    ) -> Result<Changes, ChangesError> {
+        let (mut ch, _) = Changes::start(root.as_ref(), Some(since), opts)?;
+        ch.partial = true;
+        ch.new.taken = since.taken;
+        ch.new.dirs = since.dirs.clone();
+        let mut tops: Vec<PathBuf> = conversations
+            .into_iter()
+            .filter(|rel| since.conversations.get(rel).is_some_and(|m| m.depth == 0))
+            .collect();
+        tops.sort();
+        tops.dedup();
+        for (k, m) in &since.conversations {
+            if !tops.iter().any(|t| k.starts_with(t)) {
+                ch.new.conversations.insert(k.clone(), m.clone());
+            }
+        }
+        for rel in tops {
+            let path = if rel.as_os_str().is_empty() {
+                ch.new.root.clone()
+            } else {
+                ch.new.root.join(&rel)
+            };
+            ch.tops.push(Task {
+                path,
+                rel,
+                depth: 0,
+                parent: None,
+            });
+        }
+        ch.tops.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(ch)
+    }
+}
+
+impl Changes {
+    /// A scan of `root` from `since`, nothing walked yet; and whether
+    /// `root` is a directory.
+    fn start(
+        root: &Path,
+        since: Option<&Checkpoint>,
+        opts: ScanOptions,
+    ) -> Result<(Changes, bool), ChangesError> {
         let taken = now_ns();
         let meta = fs::metadata(root).map_err(|e| ReadError::io(root, e))?;
         let canonical = fs::canonicalize(root).map_err(|e| ReadError::io(root, e))?;
@@ -306,7 +380,7 @@ impl Store {
             taken,
             ..Checkpoint::default()
         };
-        let mut ch = Changes {
+        let ch = Changes {
             since,
             new,
             opts,
@@ -324,13 +398,13 @@ impl Store {
             parser2: Parser::new(),
             buf: Vec::new(),
             held: 0,
+            held_in: Vec::new(),
+            cur_top: PathBuf::new(),
+            partial: false,
         };
-        ch.walk(root, meta.is_dir())?;
-        Ok(ch)
+        Ok((ch, meta.is_dir()))
     }
-}
 
-impl Changes {
     /// The directories of the walk that could not be listed.
     pub fn unreadable(&self) -> &[ReadError] {
         &self.unreadable
@@ -585,7 +659,12 @@ impl Changes {
                 None => match self.tops.get(self.next_top) {
                     Some(t) => {
                         self.next_top += 1;
+                        self.cur_top = t.rel.clone();
                         t.clone()
+                    }
+                    None if !self.tops_done && self.partial => {
+                        self.tops_done = true;
+                        continue;
                     }
                     None if !self.tops_done => {
                         self.tops_done = true;
@@ -874,6 +953,9 @@ impl Changes {
             {
                 to = i;
                 self.held += 1;
+                if self.held_in.last() != Some(&self.cur_top) {
+                    self.held_in.push(self.cur_top.clone());
+                }
                 break;
             }
             retry.push(FileMark {
@@ -986,6 +1068,14 @@ impl Changes {
     /// the settle time has passed.
     pub fn held(&self) -> usize {
         self.held
+    }
+
+    /// The top-level conversations (paths relative to the root, as
+    /// [`Checkpoint::conversations`] names them) in which a file was held
+    /// back by the settle rule so far: what a follower scans again once
+    /// the settle time has passed ([`Store::changes_in`]).
+    pub fn held_in(&self) -> &[PathBuf] {
+        &self.held_in
     }
 
     /// Whether the scan has handed out everything.

@@ -21,7 +21,7 @@
 //! Exit status 0 when clean, 1 when problems were found, 2 when a PATH
 //! could not be read at all.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use agentlog::json::{OwnedValue, Parser, Value};
 use agentlog::occhat::{Store, detect_incomplete_tail};
@@ -44,6 +44,13 @@ Problems: malformed, gap, duplicate, bad-name, bad-state, bad-meta,
 round-trip, unreadable, unlistable, occhat-unreadable, occhat-invalid,
 incomplete-tail. JSON lines have the keys path, problem, detail.
 
+With --checkpoint FILE (one OpenHands PATH): only the conversations that
+changed since FILE (new ones, new events, a new state or meta, a rewritten
+history; a sub-agent's change checks its top-level conversation) are
+checked, then FILE is replaced by the new checkpoint. A problem of an
+unchanged conversation is not listed again: keep the problems of earlier
+runs, or run without --checkpoint for the whole store.
+
 Exit status: 0 clean, 1 problems found, 2 a PATH that cannot be read.";
 
 /// Read everything and list each problem.
@@ -55,6 +62,10 @@ pub struct Args {
     /// One JSON object a line.
     #[arg(long)]
     json: bool,
+    /// Check only what changed since the checkpoint FILE (everything when
+    /// there is none yet), then save the new checkpoint there.
+    #[arg(long, value_name = "FILE")]
+    checkpoint: Option<PathBuf>,
 }
 
 /// One problem.
@@ -108,7 +119,30 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
         }
         Ok(())
     };
-    let resolved = for_each_target(&args.paths.paths, &mut status, |path, target, _| {
+    let mut any = false;
+    let mut save = None;
+    let paths: &[PathBuf] = match &args.checkpoint {
+        Some(cp) => {
+            let root = crate::since::one_store(&args.paths.paths)?;
+            let (dirs, unreadable, new) = crate::since::changed_conversations(root, cp)?;
+            any = true;
+            let f = Found {
+                problems: unreadable
+                    .into_iter()
+                    .map(|e| Problem::new(root, "unreadable", e))
+                    .collect(),
+                ..Found::default()
+            };
+            emit(f, out)?;
+            let progress = Progress::new(dirs.len() as u64, "conversations");
+            par_ordered(&dirs, Some(&progress), check_tree, |f| emit(f, out))?;
+            progress.finish();
+            save = Some((cp, new));
+            &[]
+        }
+        None => &args.paths.paths,
+    };
+    let resolved = for_each_target(paths, &mut status, |path, target, _| {
         match target {
             Target::OpenHands { dirs, unreadable } => {
                 let f = Found {
@@ -131,7 +165,7 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
         }
         Ok(())
     })?;
-    let any = resolved > 0;
+    let any = any || resolved > 0;
     if problems > 0 {
         status.raise(Status::PROBLEMS);
     }
@@ -149,6 +183,12 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
             n => format!("{n} problems"),
         };
         out.line(&format!("checked {what}: {verdict}"))?;
+    }
+    if let Some((cp, new)) = save {
+        out.flush()?;
+        crate::since::sync_stdout()?;
+        new.save(cp)
+            .map_err(|e| crate::out::Fail::Fatal(e.to_string()))?;
     }
     Ok(status.code())
 }

@@ -160,3 +160,45 @@ pub fn export(
         .map_err(|e| Fail::Fatal(e.to_string()))?;
     Ok(status.code())
 }
+
+/// The top-level conversation directories of `root` that changed since
+/// the checkpoint at `cp_path` (a sub-agent's change names its top-level
+/// conversation; removed ones are not named), the directories of the walk
+/// that could not be listed, and the checkpoint to save once what was
+/// done with them is durable. A conversation that could not be read is
+/// named too (its checkpoint marks are kept: it is named again next run).
+pub fn changed_conversations(
+    root: &Path,
+    cp_path: &Path,
+) -> Res<(Vec<PathBuf>, Vec<String>, Checkpoint)> {
+    let since = load(cp_path)?;
+    let mut changes = Store::changes_since(root, since.as_ref(), ScanOptions::default())
+        .map_err(|e| Fail::Fatal(e.to_string()))?;
+    let unreadable = changes.unreadable().iter().map(|e| e.to_string()).collect();
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    let mut failed = Vec::new();
+    while let Some(item) = changes.next() {
+        match item {
+            Ok(c) if c.kind == ChangeKind::Removed => {}
+            Ok(c) => {
+                // A sub-agent at depth d lies 2 d components under its
+                // top-level conversation (`subagents/NAME` each).
+                let mut top = c.dir.to_path_buf();
+                for _ in 0..2 * c.depth {
+                    top.pop();
+                }
+                if dirs.last() != Some(&top) {
+                    dirs.push(top);
+                }
+            }
+            Err(e) => failed.push(e.to_string()),
+        }
+    }
+    dirs.sort();
+    dirs.dedup();
+    // A conversation that could not be read is checked (and its problem
+    // listed) by the full reader too.
+    let mut unreadable: Vec<String> = unreadable;
+    unreadable.extend(failed);
+    Ok((dirs, unreadable, changes.into_checkpoint()))
+}

@@ -63,7 +63,11 @@ calls by tool, errors, token usage and cost by model (from base_state.json's
 stats.usage_to_metrics), files that are malformed, after a gap, duplicates or
 badly named. The JSON keys are conversations, subagents, sessions,
 unreadable, events, events_by_kind, messages, messages_by_role, tool_calls,
-errors, usage, files.";
+errors, usage, files.
+
+No --checkpoint: these are totals of the stores as they are; totals of what
+changed since a checkpoint would read as the store's. For what is new since
+FILE, count the lines of `agentlog export PATH --jsonl --checkpoint FILE`.";
 
 /// Totals over any number of stores.
 #[derive(clap::Args, Debug)]
