@@ -14,6 +14,8 @@
 mod asf;
 #[path = "agentlog/asf_convert.rs"]
 mod asf_convert;
+#[path = "agentlog/asf_files.rs"]
+mod asf_files;
 #[path = "agentlog/check.rs"]
 mod check;
 #[path = "agentlog/events.rs"]
