@@ -252,3 +252,98 @@ fn convert_writes_verifying_files_and_reports_every_event() {
     ]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// `ls`, `stats` and `check` take ASF session files (one, or a directory
+/// of them) as a third format: `ls` lists each with `format: "asf"`,
+/// `stats` counts its entries, `check` reports its verify problems (exit 1).
+#[test]
+fn ls_stats_and_check_recognise_asf_files() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["basic", "branch"] {
+        std::fs::copy(fixture(name), dir.path().join(format!("{name}.jsonl"))).unwrap();
+    }
+    let d = dir.path().display().to_string();
+    let ls = run(&["ls", "--json", &d]);
+    assert_eq!(ls.status.code(), Some(0));
+    let rows: Vec<OwnedValue> = String::from_utf8(ls.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| OwnedValue::parse(l.as_bytes()).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 2);
+    let basic = std::fs::read(fixture("basic")).unwrap();
+    let s = agentlog::asf::Session::read(&basic).unwrap();
+    let r = &rows[0];
+    assert_eq!(r.get("format").and_then(OwnedValue::as_str), Some("asf"));
+    assert_eq!(
+        r.get("id").and_then(OwnedValue::as_str),
+        Some(s.header().id.as_str())
+    );
+    assert_eq!(
+        r.get("events")
+            .and_then(OwnedValue::as_number)
+            .and_then(|n| n.as_i64()),
+        Some(s.entries().len() as i64)
+    );
+    let keys: Vec<&str> = match r {
+        OwnedValue::Object(m) => m.iter().map(|(k, _)| k).collect(),
+        _ => panic!("an object"),
+    };
+    assert_eq!(
+        keys,
+        [
+            "format",
+            "path",
+            "id",
+            "title",
+            "model",
+            "events",
+            "created",
+            "updated",
+            "subagents"
+        ]
+    );
+
+    let stats = run(&["stats", "--json", &fixture("basic")]);
+    assert_eq!(stats.status.code(), Some(0));
+    let t = OwnedValue::parse(&stats.stdout).unwrap();
+    let n = |k: &str| {
+        t.get(k)
+            .and_then(OwnedValue::as_number)
+            .and_then(|n| n.as_i64())
+    };
+    assert_eq!(n("sessions"), Some(1));
+    assert_eq!(n("events"), Some(s.entries().len() as i64));
+
+    let ok = run(&["check", &d]);
+    assert_eq!(
+        ok.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&ok.stdout)
+    );
+    // A broken copy: its problems as `check` lines, exit 1.
+    std::fs::copy(fixture("duplicate-id"), dir.path().join("dup.jsonl")).unwrap();
+    let bad = run(&["check", "--json", &d]);
+    assert_eq!(bad.status.code(), Some(1));
+    let rows: Vec<OwnedValue> = String::from_utf8(bad.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| OwnedValue::parse(l.as_bytes()).unwrap())
+        .collect();
+    assert!(!rows.is_empty());
+    for r in &rows {
+        assert!(
+            r.get("path")
+                .and_then(OwnedValue::as_str)
+                .is_some_and(|p| p.ends_with("dup.jsonl")),
+            "{r:?}"
+        );
+        assert!(
+            r.get("detail")
+                .and_then(OwnedValue::as_str)
+                .is_some_and(|d| d.starts_with("line ")),
+            "{r:?}"
+        );
+    }
+}

@@ -165,3 +165,59 @@ fn every_occhat_sample_session_converts_and_verifies() {
     }
     assert!(converted >= 3, "{converted}");
 }
+
+/// Every condensation of the corpus puts its summary after at least one
+/// kept item (`summary_offset` counts the system prompt, which becomes
+/// `config`, then the first user message), which an ASF `compaction`
+/// cannot express (its summary precedes every kept item): each is reported
+/// either as the summary item of the leaf's context or as a kept record
+/// with that reason, and the file holds no `compaction` entry.
+#[test]
+fn condensations_are_kept_as_records_with_the_reason() {
+    use agentlog::convert::Outcome;
+    use agentlog::convert::openhands::CONDENSATION_KEPT;
+    let mut seen = 0;
+    for f in oracles() {
+        let oracle = OwnedValue::parse(&std::fs::read(&f).unwrap()).unwrap();
+        let scenario = oracle.get("scenario").and_then(OwnedValue::as_str).unwrap();
+        let dir = f.parent().unwrap().join(scenario);
+        for c in oracle
+            .get("conversations")
+            .and_then(OwnedValue::as_array)
+            .unwrap()
+        {
+            let rel = c.get("path").and_then(OwnedValue::as_str).unwrap();
+            let conv = read_conversation(dir.join(rel)).unwrap();
+            let out = convert(&conv).unwrap();
+            for i in 0..conv.len() {
+                let raw = conv.event(i).unwrap().raw().to_vec();
+                let v = OwnedValue::parse(&raw).unwrap();
+                if v.get("kind").and_then(OwnedValue::as_str) != Some("Condensation") {
+                    continue;
+                }
+                seen += 1;
+                let offset = v
+                    .get("summary_offset")
+                    .and_then(OwnedValue::as_number)
+                    .and_then(|n| n.as_i64());
+                assert!(
+                    offset.is_some_and(|o| o >= 2),
+                    "{rel}: a condensation whose summary precedes every item: {offset:?}"
+                );
+                let id = v.get("id").and_then(OwnedValue::as_str).unwrap();
+                let row = out.report.iter().find(|r| r.event == id).unwrap();
+                match &row.outcome {
+                    Outcome::Mapped(m) => assert!(m.contains(&"item (summary)"), "{rel}: {m:?}"),
+                    Outcome::Extension(why) => assert_eq!(why, CONDENSATION_KEPT, "{rel}"),
+                    Outcome::Dropped(why) => panic!("{rel}: dropped: {why}"),
+                }
+            }
+            let s = Session::read(&out.bytes).unwrap();
+            assert!(
+                s.entries().iter().all(|e| e.entry_type != "compaction"),
+                "{rel}: a compaction entry"
+            );
+        }
+    }
+    assert!(seen >= 20, "{seen} condensations");
+}

@@ -204,6 +204,15 @@ pub struct Options {
     pub subsessions: Vec<String>,
 }
 
+/// Why a condensation is kept as an `openhands:event` record rather than
+/// written as a `compaction` entry: the SDK inserts its summary at
+/// `summary_offset` of the view, after the kept head (the system prompt,
+/// the first user message, and more under a larger `keep_first`), while
+/// RFC 0001's context algorithm places a compaction's `summary` before
+/// every item it keeps (`pinned` and `first_kept` onwards come after it),
+/// so no compaction rebuilds the SDK's request.
+pub const CONDENSATION_KEPT: &str = "condensation: the SDK puts its summary at summary_offset, after the kept head of the view; an ASF compaction puts its summary before every kept item, so it cannot express it; kept as an openhands:event record";
+
 /// Converts one conversation with [`Options`].
 pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted, ConvertError> {
     let view = View::from_conversation(conv, &ViewOptions::default());
@@ -567,7 +576,9 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
             Err(e) => return Err(e.into()),
         }
         let outcome = if mapped.is_empty() {
-            let why = if forgotten.contains(ev.id.as_ref()) {
+            let why = if ev.kind == Some(Kind::Condensation) {
+                CONDENSATION_KEPT.to_owned()
+            } else if forgotten.contains(ev.id.as_ref()) {
                 "forgotten by a condensation: not in the model's next request; kept as an openhands:event record".to_owned()
             } else {
                 format!(

@@ -52,6 +52,14 @@ pub fn run(a: ConvertArgs, out: &mut Out) -> Res<u8> {
                 occhat(&root, &a, out, &mut status)?;
                 continue;
             }
+            Ok(Target::Asf { .. }) => {
+                crate::out::error(&format!(
+                    "{}: already Agent Session Format; nothing to convert",
+                    path.display()
+                ));
+                status.raise(Status::FATAL);
+                continue;
+            }
             Err(e) => return Err(Fail::Fatal(e)),
         };
         for top in dirs {

@@ -17,6 +17,7 @@
 //! | `occhat-unreadable` | an OC Chat session whose meta or chat log cannot be read |
 //! | `occhat-invalid` | an OC Chat meta that does not validate as OC Chat validates it (loaded raw) |
 //! | `incomplete-tail` | an OC Chat chat log ending in an incomplete tail (`agentlog occhat recover` fixes it) |
+//! | an ASF problem code (`agentlog::asf::ProblemKind::code`), or `refused` | an ASF session file (see `asf_files.rs`) breaking that rule of RFC 0001, or one the ASF reader refuses; the detail starts with `line N:` |
 //!
 //! Exit status 0 when clean, 1 when problems were found, 2 when a PATH
 //! could not be read at all.
@@ -91,6 +92,8 @@ struct Found {
     conversations: u64,
     subagents: u64,
     sessions: u64,
+    /// ASF session files.
+    asf: u64,
     problems: Vec<Problem>,
 }
 
@@ -103,6 +106,7 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
         total.conversations += f.conversations;
         total.subagents += f.subagents;
         total.sessions += f.sessions;
+        total.asf += f.asf;
         for p in f.problems {
             problems += 1;
             if args.json {
@@ -162,6 +166,22 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
                     emit(f, out)?;
                 }
             }
+            Target::Asf { files } => {
+                for file in &files {
+                    let problems = crate::asf_files::problems(file)
+                        .into_iter()
+                        .map(|(code, detail)| Problem::new(file, code, detail))
+                        .collect();
+                    emit(
+                        Found {
+                            asf: 1,
+                            problems,
+                            ..Found::default()
+                        },
+                        out,
+                    )?;
+                }
+            }
         }
         Ok(())
     })?;
@@ -176,6 +196,9 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
         );
         if total.sessions > 0 {
             what.push_str(&format!(", {} OC Chat sessions", total.sessions));
+        }
+        if total.asf > 0 {
+            what.push_str(&format!(", {} ASF sessions", total.asf));
         }
         let verdict = match problems {
             0 => "no problems".to_owned(),

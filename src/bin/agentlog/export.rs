@@ -96,6 +96,15 @@ pub fn run(args: Args, stdout: &mut Out) -> Res<u8> {
                 ));
                 status.raise(Status::FATAL);
             }
+            Target::Asf { files } => {
+                crate::out::error(&format!(
+                    "{}: Agent Session Format files; export reads OpenHands stores",
+                    files
+                        .first()
+                        .map_or_else(String::new, |f| f.display().to_string())
+                ));
+                status.raise(Status::FATAL);
+            }
             Target::OpenHands { dirs, unreadable } => {
                 for e in &unreadable {
                     warn(&format!("{e} (skipped)"));

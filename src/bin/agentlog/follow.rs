@@ -122,6 +122,12 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
                     Err(e) => return Err(Fail::Fatal(e)),
                     Ok(Target::OcChat { root }) => sessions.push(root),
                     Ok(Target::OpenHands { .. }) => roots.push((p.clone(), None)),
+                    Ok(Target::Asf { .. }) => {
+                        return Err(Fail::Fatal(format!(
+                            "{}: Agent Session Format files; follow reads OpenHands and OC Chat stores",
+                            p.display()
+                        )));
+                    }
                 }
             }
         }

@@ -2,20 +2,21 @@
 //!
 //! JSON (`--json`), one object a line, members in this order:
 //!
-//! | key | OpenHands | OC Chat |
-//! |---|---|---|
-//! | `format` | `"openhands"` | `"occhat"` |
-//! | `path` | the conversation directory | the session directory |
-//! | `id` | the conversation ID, 32 hex digits (`base_state.json`'s `id`, else `meta.json`'s, else the directory name) | the session name (its JSON text when the meta's `session_name` is not a string) |
-//! | `title` | `meta.json`'s `title`, else `null` | `null` |
-//! | `model` | `base_state.json`'s `agent.llm.model`, else `null` | the meta's `model` (`"?"` when absent, as OC Chat lists it) |
-//! | `events` | the event files OpenHands reads (indexes 0, 1, 2… up to the first missing one), counted from the names alone | the chat log's messages; `null` when it cannot be read |
-//! | `created` | `meta.json`'s `created_at`, else the first event's `timestamp`, as written | the meta's `created`, as written |
-//! | `updated` | `meta.json`'s `updated_at`, else the last event's `timestamp`, as written | the meta file's modification time, local, `YYYY-MM-DD HH:MM` |
-//! | `subagents` | the sub-agents' conversations under `subagents/`, nested ones included | `null` |
+//! | key | OpenHands | OC Chat | ASF |
+//! |---|---|---|---|
+//! | `format` | `"openhands"` | `"occhat"` | `"asf"` |
+//! | `path` | the conversation directory | the session directory | the session file |
+//! | `id` | the conversation ID, 32 hex digits (`base_state.json`'s `id`, else `meta.json`'s, else the directory name) | the session name (its JSON text when the meta's `session_name` is not a string) | the header's `id` |
+//! | `title` | `meta.json`'s `title`, else `null` | `null` | `null` |
+//! | `model` | `base_state.json`'s `agent.llm.model`, else `null` | the meta's `model` (`"?"` when absent, as OC Chat lists it) | the `model` of the leaf's context (settings replayed), else `null` |
+//! | `events` | the event files OpenHands reads (indexes 0, 1, 2… up to the first missing one), counted from the names alone | the chat log's messages; `null` when it cannot be read | the entries (the header not counted); `null` when the file is refused |
+//! | `created` | `meta.json`'s `created_at`, else the first event's `timestamp`, as written | the meta's `created`, as written | the header's `created_at`, as written |
+//! | `updated` | `meta.json`'s `updated_at`, else the last event's `timestamp`, as written | the meta file's modification time, local, `YYYY-MM-DD HH:MM` | the last entry's `ts`, as written |
+//! | `subagents` | the sub-agents' conversations under `subagents/`, nested ones included | `null` | `null` (subsessions are files of their own) |
 //!
 //! Values that are unknown are `null`. Only the files named above are read:
-//! no event file but the first and the last one is opened.
+//! no event file but the first and the last one is opened. An ASF session
+//! file (a PATH as `asf_files.rs` tells it) is read whole.
 
 use std::collections::HashSet;
 use std::fs;
@@ -144,6 +145,12 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
             }
             Target::OcChat { root } => {
                 for row in occhat_rows(&root) {
+                    emit(row)?;
+                }
+                Ok(())
+            }
+            Target::Asf { files } => {
+                for row in files.par_iter().map(|f| asf_row(f)).collect::<Vec<_>>() {
                     emit(row)?;
                 }
                 Ok(())
@@ -317,6 +324,38 @@ pub fn text_of(v: &OwnedValue) -> String {
 }
 
 /// The rows of an OC Chat store, in the listing's order.
+/// One ASF session file: its header's `id` and `created_at`, the model of
+/// its leaf's context, its entries, the last entry's `ts`.
+fn asf_row(file: &Path) -> Row {
+    let mut row = Row {
+        format: "asf",
+        path: path_str(file),
+        ..Row::default()
+    };
+    let bytes = match crate::asf_files::read(file) {
+        Ok(b) => b,
+        Err(e) => {
+            row.problems.push(e);
+            return row;
+        }
+    };
+    match agentlog::asf::Session::read(&bytes) {
+        Err(e) => row.problems.push(format!("{}: {e}", file.display())),
+        Ok(s) => {
+            row.id = Some(s.header().id.clone());
+            row.created = OwnedValue::parse(s.header_raw()).ok().and_then(|h| {
+                h.get("created_at")
+                    .and_then(OwnedValue::as_str)
+                    .map(str::to_owned)
+            });
+            row.events = Some(s.entries().len() as u64);
+            row.updated = s.entries().last().map(|e| e.ts.clone());
+            row.model = s.context(None).ok().and_then(|c| c.settings.model);
+        }
+    }
+    row
+}
+
 fn occhat_rows(root: &Path) -> Vec<Row> {
     let store = Store::new(root);
     let list = store.list_sessions();

@@ -12,6 +12,7 @@
 
 mod asf;
 mod asf_convert;
+mod asf_files;
 mod check;
 mod events;
 mod export;

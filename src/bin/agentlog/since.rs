@@ -93,6 +93,10 @@ pub fn one_store(paths: &[PathBuf]) -> Res<&Path> {
             root.display()
         ))),
         Ok(Target::OpenHands { .. }) => Ok(path),
+        Ok(Target::Asf { .. }) => Err(Fail::Fatal(format!(
+            "{}: Agent Session Format files; --checkpoint reads OpenHands stores",
+            path.display()
+        ))),
     }
 }
 

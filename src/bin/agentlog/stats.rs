@@ -6,13 +6,13 @@
 //! {
 //!   "conversations": N,        OpenHands conversations (top-level)
 //!   "subagents": N,            sub-agents' conversations under them
-//!   "sessions": N,             OC Chat sessions
+//!   "sessions": N,             OC Chat sessions and ASF session files
 //!   "unreadable": N,           conversations, sessions, directories and event files that could not be read
-//!   "events": N,               OpenHands events that read as JSON objects (sub-agents' included)
+//!   "events": N,               OpenHands events that read as JSON objects (sub-agents' included), ASF entries
 //!   "events_by_kind": {KIND: N},           sorted by kind ("(none)" for an event without a kind)
-//!   "messages": N,             OC Chat messages
+//!   "messages": N,             OC Chat messages, ASF `message` items
 //!   "messages_by_role": {ROLE: N},         sorted by role
-//!   "tool_calls": {TOOL: N},   ActionEvents by tool_name, OC Chat assistant tool_calls by function name
+//!   "tool_calls": {TOOL: N},   ActionEvents by tool_name, OC Chat assistant tool_calls by function name, ASF function_call items by name
 //!   "errors": {"agent_error": N, "conversation_error": N, "tool_error": N},
 //!   "usage": {MODEL: {"calls": N, "prompt_tokens": N, "completion_tokens": N,
 //!             "cache_read_tokens": N, "cache_write_tokens": N, "reasoning_tokens": N,
@@ -33,7 +33,11 @@
 //!   when the conversation has sub-agents' directories those copies are
 //!   skipped (the sub-agents' own files are counted instead), otherwise they
 //!   are counted. OC Chat: each session's `stats`, by the session's model
-//!   (prompt, completion and cache-hit tokens; no calls, no cost).
+//!   (prompt, completion and cache-hit tokens; no calls, no cost). ASF
+//!   (a PATH as `asf_files.rs` tells it): each `response` entry is a call
+//!   of its `model`, its `usage` giving `input_tokens`, `output_tokens`,
+//!   `input_tokens_details.cached_tokens` and
+//!   `output_tokens_details.reasoning_tokens` (no cache writes, no cost).
 //!   `prompt_tokens` is the count as recorded, which for most models
 //!   includes cached tokens.
 //! - `files`: event files by status (`bad_name`: names that are not an
@@ -277,6 +281,11 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
                 progress.finish();
             }
             Target::OcChat { root } => totals.add(&occhat_totals(&root)),
+            Target::Asf { files } => {
+                for t in files.par_iter().map(|f| asf_totals(f)).collect::<Vec<_>>() {
+                    totals.add(&t);
+                }
+            }
         }
         Ok(())
     })?;
@@ -423,6 +432,84 @@ fn conversation_totals(conv: &Conversation, t: &mut Totals) {
 }
 
 /// The totals of an OC Chat store.
+/// The totals of one ASF session file: one session, its entries by type
+/// (`events`, `events_by_kind`), its `message` items by role, its
+/// `function_call` items by name, and its `response` entries' `usage` by
+/// their `model`.
+fn asf_totals(file: &Path) -> Totals {
+    let mut t = Totals::default();
+    let bytes = match crate::asf_files::read(file) {
+        Ok(b) => b,
+        Err(e) => {
+            warn(&e);
+            t.unreadable = 1;
+            return t;
+        }
+    };
+    let s = match agentlog::asf::Session::read(&bytes) {
+        Ok(s) => s,
+        Err(e) => {
+            warn(&format!("{}: {e}", file.display()));
+            t.unreadable = 1;
+            return t;
+        }
+    };
+    t.sessions = 1;
+    let mut parser = agentlog::json::Parser::new();
+    let tokens = |u: &OwnedValue, path: &[&str]| {
+        let mut v = Some(u);
+        for k in path {
+            v = v.and_then(|v| v.get(k));
+        }
+        v.and_then(OwnedValue::as_number)
+            .and_then(|n| n.as_i64())
+            .and_then(|n| u64::try_from(n).ok())
+            .unwrap_or(0)
+    };
+    for e in s.entries() {
+        t.events += 1;
+        bump(&mut t.kinds, &e.entry_type, 1);
+        if e.entry_type != "item" && e.entry_type != "response" {
+            continue;
+        }
+        let Some(v) = e.to_owned_value(&mut parser) else {
+            continue;
+        };
+        if e.entry_type == "response" {
+            let model = v
+                .get("model")
+                .and_then(OwnedValue::as_str)
+                .unwrap_or("(none)");
+            let mut u = Usage {
+                calls: 1,
+                ..Usage::default()
+            };
+            if let Some(usage) = v.get("usage") {
+                u.prompt_tokens = tokens(usage, &["input_tokens"]);
+                u.completion_tokens = tokens(usage, &["output_tokens"]);
+                u.cache_read_tokens = tokens(usage, &["input_tokens_details", "cached_tokens"]);
+                u.reasoning_tokens = tokens(usage, &["output_tokens_details", "reasoning_tokens"]);
+            }
+            t.usage.entry(model.to_owned()).or_default().add(&u);
+            continue;
+        }
+        let Some(item) = v.get("item") else { continue };
+        match item.get("type").and_then(OwnedValue::as_str) {
+            Some("message") => {
+                t.messages += 1;
+                let role = item.get("role").and_then(OwnedValue::as_str);
+                bump(&mut t.roles, role.unwrap_or("(none)"), 1);
+            }
+            Some("function_call") => {
+                let name = item.get("name").and_then(OwnedValue::as_str);
+                bump(&mut t.tools, name.unwrap_or("(none)"), 1);
+            }
+            _ => {}
+        }
+    }
+    t
+}
+
 fn occhat_totals(root: &Path) -> Totals {
     let store = Store::new(root);
     let list = store.list_sessions();

@@ -43,6 +43,12 @@ pub enum Target {
         /// The root.
         root: PathBuf,
     },
+    /// Agent Session Format files: the PATH itself, or a directory's own
+    /// ASF `*.jsonl` files (see `asf_files`), sorted.
+    Asf {
+        /// The files.
+        files: Vec<PathBuf>,
+    },
 }
 
 /// Whether `dir` looks like an OC Chat sessions root (see the module docs).
@@ -118,6 +124,9 @@ pub fn for_each_target(
 /// under it that cannot be listed are in [`Target::OpenHands`].
 pub fn resolve(path: &Path) -> Result<Target, String> {
     let meta = fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if let Some(files) = crate::asf_files::files(path) {
+        return Ok(Target::Asf { files });
+    }
     if meta.is_dir() {
         // Fail early, with the operating system's reason, on a directory
         // that cannot be listed.

@@ -1,0 +1,128 @@
+//! ASF against what it is built on, each pair in one run on the same input:
+//! converting every corpus conversation (read from disk, converted to
+//! session bytes) against a `stats`-like reading of the same conversations
+//! (read from disk, every event parsed and its kind looked at); and
+//! reading and verifying the converted files against the parse floor,
+//! simd-json's tape of the same lines.
+
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+
+use agentlog::asf::Session;
+use agentlog::convert::openhands::convert;
+use agentlog::openhands::{self, Conversation, Reader};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+
+fn corpus() -> PathBuf {
+    let beside = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/corpus/openhands"
+    ));
+    if beside.is_dir() {
+        beside
+    } else {
+        PathBuf::from("/work/shared/corpus/openhands")
+    }
+}
+
+/// Every conversation directory (sub-agents included), sorted.
+fn conversations(root: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = openhands::find_sessions(root).expect("corpus");
+    while let Some(d) = stack.pop() {
+        let c = openhands::read_conversation(&d).expect("conversation");
+        stack.extend(c.subagent_dirs());
+        out.push(d);
+    }
+    out.sort();
+    out
+}
+
+fn bench(c: &mut Criterion) {
+    let dirs = conversations(&corpus());
+    let files: Vec<Vec<u8>> = dirs
+        .iter()
+        .filter_map(|d| convert(&openhands::read_conversation(d).ok()?).ok())
+        .map(|o| o.bytes)
+        .collect();
+    assert_eq!(files.len(), dirs.len(), "every conversation converts");
+
+    let mut g = c.benchmark_group("asf/convert");
+    g.sample_size(10);
+    g.bench_function("stats_read", |b| {
+        let mut reader = Reader::new();
+        let mut conv = Conversation::new();
+        let mut parser = agentlog::json::Parser::new();
+        b.iter(|| {
+            let mut n = 0usize;
+            for d in &dirs {
+                reader.read_into(d, &mut conv).expect("read");
+                for e in conv.events() {
+                    if let Ok(doc) = e.open(&mut parser) {
+                        n += usize::from(doc.root().get("kind").is_some());
+                    }
+                }
+            }
+            black_box(n)
+        })
+    });
+    g.bench_function("convert", |b| {
+        let mut reader = Reader::new();
+        let mut conv = Conversation::new();
+        b.iter(|| {
+            let mut n = 0usize;
+            for d in &dirs {
+                reader.read_into(d, &mut conv).expect("read");
+                n += convert(&conv).expect("converts").bytes.len();
+            }
+            black_box(n)
+        })
+    });
+    g.finish();
+
+    let bytes: usize = files.iter().map(Vec::len).sum();
+    let mut g = c.benchmark_group("asf/verify");
+    g.sample_size(10);
+    g.throughput(Throughput::Bytes(bytes as u64));
+    g.bench_function("floor_parse", |b| {
+        let mut buf = Vec::with_capacity(1 << 16);
+        let mut buffers = simd_json::Buffers::new(1 << 16);
+        b.iter(|| {
+            let mut nodes = 0usize;
+            for f in &files {
+                for line in f.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+                    buf.clear();
+                    buf.extend_from_slice(line);
+                    if let Ok(t) = simd_json::to_tape_with_buffers(&mut buf, &mut buffers) {
+                        nodes += t.0.len();
+                    }
+                }
+            }
+            black_box(nodes)
+        })
+    });
+    g.bench_function("read", |b| {
+        b.iter(|| {
+            let mut n = 0usize;
+            for f in &files {
+                n += Session::read(f).expect("reads").entries().len();
+            }
+            black_box(n)
+        })
+    });
+    g.bench_function("verify", |b| {
+        b.iter(|| {
+            let mut n = 0usize;
+            for f in &files {
+                let s = Session::read(f).expect("reads");
+                n += s.verify().len();
+            }
+            assert_eq!(n, 0);
+            black_box(n)
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
