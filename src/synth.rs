@@ -119,7 +119,7 @@ pub struct GenConfig {
     /// Event files per top-level conversation (exact unless
     /// `length_spread` is set). Sub-agent conversations come on top.
     pub events_per_conversation: usize,
-    /// The seed: same seed, same bytes.
+    /// The random-number seed: the same value gives the same bytes.
     pub seed: u64,
     /// SDK spelling.
     pub style: Style,
