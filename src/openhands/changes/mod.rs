@@ -1,0 +1,568 @@
+//! The changes-since scan: what changed in a store since a [`Checkpoint`],
+//! at the cost of what changed.
+//!
+//! [`Store::changes_since`] walks the store as [`find_sessions`] does and
+//! yields, one conversation at a time through a reused reader (a lending
+//! iterator, like [`Store::stream`]), only what changed:
+//!
+//! - a conversation that is new ([`ChangeKind::New`]: every event);
+//! - new events after the checkpoint, in index order, through the same
+//!   lazy envelopes ([`Change::events`]), a gap that filled among them
+//!   ([`Change::gap_filled`]);
+//! - events that were malformed (torn, empty) when handed out and now read
+//!   ([`Change::repaired`]);
+//! - a `base_state.json` or `meta.json` whose bytes changed
+//!   ([`Change::state_changed`], [`Change::meta_changed`]);
+//! - a conversation whose history no longer matches the checkpoint — an
+//!   event file already handed out renamed, replaced by another name or
+//!   removed, the last one replaced, the directory replaced, its ID
+//!   changed: [`ChangeKind::Rewrite`], with every event, so that an
+//!   indexer rebuilds it;
+//! - a conversation removed ([`ChangeKind::Removed`]).
+//!
+//! At the end, [`Changes::checkpoint`] is the checkpoint of what was
+//! handed out: saved (after the caller has made what it did with the
+//! changes durable), it makes the next scan start there.
+//!
+//! # What an unchanged conversation costs
+//!
+//! Three `stat` calls (the directory, `events/`, `base_state.json`; one
+//! more each for `meta.json` and `subagents/` where they exist, and one
+//! per file kept for retry), and no open: a directory whose identity and
+//! modification time are those of the checkpoint is not listed (its names
+//! are the checkpoint's), a file whose stamp is the checkpoint's is not
+//! read. A stamp whose modification time lies within [`RACY_MARGIN_NS`](super::checkpoint::RACY_MARGIN_NS) of
+//! the checkpoint's time (or after it) is not trusted — on a file system
+//! with coarse timestamps a change in the same tick would not show — and
+//! is listed or read again; so is a conversation whose `events/` held
+//! files past the sequence read (after a gap, or held back by the settle
+//! rule), and one with directories under `subagents/` that are not yet
+//! conversations.
+//!
+//! # Guarantees
+//!
+//! - Every event is handed out once over a chain of scans, each scan
+//!   starting from the previous one's checkpoint: the events below the
+//!   checkpoint's next index are never handed out again, except in a
+//!   rewrite (all of them) or a repair (that one).
+//! - A scan stopped early gives a checkpoint that records only what was
+//!   handed out ([`Changes::checkpoint`] at any point); the walk's
+//!   directories are then listed again by the next scan.
+//! - With a settle time ([`ScanOptions::settle`]), an event file that is
+//!   malformed and was modified within that time — a writer still writing
+//!   it — is held back, with every later index, and read again by the next
+//!   scan; it is handed out as malformed only once it has been left alone
+//!   that long.
+//! - What is not detected: an event file of the read history rewritten in
+//!   place under the same name (only the last one's identity is kept), and
+//!   a change within one tick of a file system whose timestamps are
+//!   coarser than [`RACY_MARGIN_NS`](super::checkpoint::RACY_MARGIN_NS).
+//!
+//! [`find_sessions`]: super::find_sessions
+
+mod process;
+mod walk;
+
+use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::json::{Document, Parser};
+
+use super::checkpoint::{
+    Checkpoint, CheckpointError, ConversationMark, DirMark, FileMark, JsonMark, Stamp,
+};
+use super::conversation::Conversation;
+use super::discover::{SKIPPED_DIRS, conversation_dir, dir_key, is_conversation_dir_with};
+use super::error::ReadError;
+use super::event_files::{FileStatus, NamePattern};
+use super::reader::{Parsed, Reader};
+use super::store::{MAX_SUBAGENT_DEPTH, Store, StoreError};
+use super::{DIR_EVENTS, DIR_SUBAGENTS, Event, FILE_BASE_STATE, FILE_META, hex_id};
+use crate::hash::sha256_hex;
+
+/// Why a changes-since scan could not start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ChangesError {
+    /// The root could not be examined or listed.
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    /// The checkpoint cannot be used for this store.
+    #[error(transparent)]
+    Checkpoint(#[from] CheckpointError),
+}
+
+/// How a changes-since scan reads.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ScanOptions {
+    /// Hold back a malformed event file modified less than this long ago
+    /// (a writer may still be writing it); `None` hands it out as
+    /// malformed at once.
+    pub settle: Option<Duration>,
+    /// The event-name pattern (the SDK 1.30+ one by default); a checkpoint
+    /// taken with another is refused.
+    pub pattern: NamePattern,
+}
+
+/// What happened to a conversation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ChangeKind {
+    /// Not in the checkpoint: every event is new.
+    New,
+    /// In the checkpoint: new events, repaired ones, a new state or meta.
+    Updated,
+    /// Its history no longer matches the checkpoint: every event is handed
+    /// out again, to rebuild it.
+    Rewrite,
+    /// Gone from the store (or no longer a conversation).
+    Removed,
+}
+
+impl ChangeKind {
+    /// The kind as a word: `new`, `updated`, `rewrite`, `removed`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChangeKind::New => "new",
+            ChangeKind::Updated => "updated",
+            ChangeKind::Rewrite => "rewrite",
+            ChangeKind::Removed => "removed",
+        }
+    }
+}
+
+/// One changed conversation, lent by [`Changes::next`] until the next
+/// call.
+#[derive(Debug)]
+pub struct Change<'a> {
+    /// What happened.
+    pub kind: ChangeKind,
+    /// The conversation directory.
+    pub dir: &'a Path,
+    /// Its path relative to the store's root (the checkpoint's key).
+    pub rel: &'a Path,
+    /// Its ID as the CLI's `export` prints it.
+    pub id: &'a str,
+    /// For a sub-agent's conversation, the ID of its parent.
+    pub parent: Option<&'a str>,
+    /// 0 for a top-level conversation, 1 for its sub-agents…
+    pub depth: usize,
+    /// The conversation as read: its state and meta, and the events from
+    /// the first one handed out on (earlier ones are not read); `None` for
+    /// a removed one.
+    pub conversation: Option<&'a Conversation>,
+    /// The reader's parser, to decode events with.
+    pub parser: &'a mut Parser,
+    /// Whether `base_state.json`'s bytes changed (or it is new).
+    pub state_changed: bool,
+    /// Whether `meta.json`'s bytes changed (or it is new).
+    pub meta_changed: bool,
+    /// Whether files past a gap became events (the missing index came).
+    pub gap_filled: bool,
+    /// The indexes, below the checkpoint's next index, of events that were
+    /// malformed when handed out and now read as objects: handed out
+    /// again.
+    pub repaired: &'a [u64],
+    /// The new events: indexes `from..to`.
+    pub from: u64,
+    /// One past the last new event.
+    pub to: u64,
+}
+
+impl<'a> Change<'a> {
+    /// The events to hand out, in index order: the repaired ones, then the
+    /// new ones (`from..to`).
+    pub fn events(&self) -> impl Iterator<Item = Event<'a>> + 'a {
+        let (from, to) = (self.from, self.to);
+        let repaired = self.repaired;
+        self.conversation.into_iter().flat_map(move |c| {
+            c.events().filter(move |e| {
+                let i = e.index();
+                (from..to).contains(&i) || repaired.contains(&i)
+            })
+        })
+    }
+}
+
+/// A conversation to look at.
+#[derive(Debug, Clone)]
+struct Task {
+    path: PathBuf,
+    rel: PathBuf,
+    depth: usize,
+    parent: Option<String>,
+}
+
+/// A removed conversation to report.
+#[derive(Debug)]
+struct Gone {
+    rel: PathBuf,
+    path: PathBuf,
+    id: String,
+    parent: Option<String>,
+    depth: usize,
+}
+
+/// What the last item lends.
+#[derive(Debug, Default)]
+struct Current {
+    kind: Option<ChangeKind>,
+    path: PathBuf,
+    rel: PathBuf,
+    id: String,
+    parent: Option<String>,
+    depth: usize,
+    state_changed: bool,
+    meta_changed: bool,
+    gap_filled: bool,
+    repaired: Vec<u64>,
+    from: u64,
+    to: u64,
+    has_conv: bool,
+}
+
+enum Step {
+    Skip,
+    Yield,
+    Fail(StoreError),
+}
+
+/// The changes of a store since a checkpoint ([`Store::changes_since`]).
+#[derive(Debug)]
+pub struct Changes {
+    since: Checkpoint,
+    new: Checkpoint,
+    opts: ScanOptions,
+    tops: Vec<Task>,
+    next_top: usize,
+    pending: Vec<Task>,
+    gone: VecDeque<Gone>,
+    gone_done: HashSet<PathBuf>,
+    tops_done: bool,
+    finished: bool,
+    unreadable: Vec<ReadError>,
+    reader: Reader,
+    conv: Conversation,
+    cur: Current,
+    parser2: Parser,
+    buf: Vec<u8>,
+    held: usize,
+    /// The top-level conversations (relative paths) with a file held back.
+    held_in: Vec<PathBuf>,
+    /// The top-level conversation being looked at (its sub-agents follow it).
+    cur_top: PathBuf,
+    /// Only the given conversations are looked at ([`Store::changes_in`]).
+    partial: bool,
+}
+
+fn now_ns() -> i128 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i128)
+}
+
+fn join_rel(rel: &Path, name: &str) -> PathBuf {
+    if rel.as_os_str().is_empty() {
+        PathBuf::from(name)
+    } else {
+        rel.join(name)
+    }
+}
+
+impl Store {
+    /// What changed under `root` since `since` (everything, without a
+    /// checkpoint): see [`changes`](super::changes). The walk of
+    /// [`find_sessions`](super::find_sessions) is made here, listing only
+    /// the directories that changed, so the store need not be opened
+    /// first. Fails when `root` cannot be examined or listed, and refuses a
+    /// checkpoint of another store ([`CheckpointError::OtherStore`]).
+    pub fn changes_since(
+        root: impl AsRef<Path>,
+        since: Option<&Checkpoint>,
+        opts: ScanOptions,
+    ) -> Result<Changes, ChangesError> {
+        let (mut ch, is_dir) = Changes::start(root.as_ref(), since, opts)?;
+        let root = ch.new.root.clone();
+        ch.walk(&root, is_dir)?;
+        Ok(ch)
+    }
+
+    /// What changed in the top-level conversations `conversations` of
+    /// `root` (each named by its path relative to `root`, as
+    /// [`Checkpoint::conversations`] names them; their sub-agents
+    /// included) since `since`; every other conversation is taken as it
+    /// is in `since`, unlooked at. For a caller that knows where the store
+    /// changed — a follower woken by file-system events — so that a scan
+    /// costs only the conversations touched.
+    ///
+    /// Nothing else is walked: a path that is not a top-level conversation
+    /// of `since` is ignored, so a new conversation (or one whose
+    /// directory was replaced by a directory that is not one) shows only
+    /// in a [`changes_since`](Self::changes_since) scan; a conversation
+    /// named here that is gone is reported removed. The checkpoint keeps
+    /// the time `since` was taken (the stamps of the conversations not
+    /// looked at are trusted no further than they were). Refuses a
+    /// checkpoint of another store as `changes_since` does.
+    pub fn changes_in(
+        root: impl AsRef<Path>,
+        since: &Checkpoint,
+        opts: ScanOptions,
+        conversations: impl IntoIterator<Item = PathBuf>,
+    ) -> Result<Changes, ChangesError> {
+        let (mut ch, _) = Changes::start(root.as_ref(), Some(since), opts)?;
+        ch.partial = true;
+        ch.new.taken = since.taken;
+        ch.new.dirs = since.dirs.clone();
+        let mut tops: Vec<PathBuf> = conversations
+            .into_iter()
+            .filter(|rel| since.conversations.get(rel).is_some_and(|m| m.depth == 0))
+            .collect();
+        tops.sort();
+        tops.dedup();
+        for (k, m) in &since.conversations {
+            if !tops.iter().any(|t| k.starts_with(t)) {
+                ch.new.conversations.insert(k.clone(), m.clone());
+            }
+        }
+        for rel in tops {
+            let path = if rel.as_os_str().is_empty() {
+                ch.new.root.clone()
+            } else {
+                ch.new.root.join(&rel)
+            };
+            ch.tops.push(Task {
+                path,
+                rel,
+                depth: 0,
+                parent: None,
+            });
+        }
+        ch.tops.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(ch)
+    }
+}
+
+impl Changes {
+    /// A scan of `root` from `since`, nothing walked yet; and whether
+    /// `root` is a directory.
+    fn start(
+        root: &Path,
+        since: Option<&Checkpoint>,
+        opts: ScanOptions,
+    ) -> Result<(Changes, bool), ChangesError> {
+        let taken = now_ns();
+        let meta = fs::metadata(root).map_err(|e| ReadError::io(root, e))?;
+        let canonical = fs::canonicalize(root).map_err(|e| ReadError::io(root, e))?;
+        let st = Stamp::of(&meta);
+        let root_id = (st.dev, st.ino);
+        if let Some(c) = since {
+            let other = |what: &'static str| CheckpointError::OtherStore {
+                taken: c.canonical.clone(),
+                taken_what: what,
+                here: canonical.clone(),
+                here_what: what,
+            };
+            if c.canonical != canonical {
+                return Err(other("path").into());
+            }
+            if c.root_id != root_id {
+                return Err(other("directory").into());
+            }
+            if c.pattern != opts.pattern {
+                return Err(other("pattern").into());
+            }
+        }
+        let since = since.cloned().unwrap_or_default();
+        let new = Checkpoint {
+            root: root.to_path_buf(),
+            canonical,
+            root_id,
+            pattern: opts.pattern,
+            taken,
+            ..Checkpoint::default()
+        };
+        let ch = Changes {
+            since,
+            new,
+            opts,
+            tops: Vec::new(),
+            next_top: 0,
+            pending: Vec::new(),
+            gone: VecDeque::new(),
+            gone_done: HashSet::new(),
+            tops_done: false,
+            finished: false,
+            unreadable: Vec::new(),
+            reader: Reader::with_pattern(opts.pattern),
+            conv: Conversation::new(),
+            cur: Current::default(),
+            parser2: Parser::new(),
+            buf: Vec::new(),
+            held: 0,
+            held_in: Vec::new(),
+            cur_top: PathBuf::new(),
+            partial: false,
+        };
+        Ok((ch, meta.is_dir()))
+    }
+
+    /// The directories of the walk that could not be listed.
+    pub fn unreadable(&self) -> &[ReadError] {
+        &self.unreadable
+    }
+
+    /// How many top-level conversations the walk found.
+    pub fn top_level(&self) -> usize {
+        self.tops.len()
+    }
+
+    /// The next changed conversation, lent until the next call; `None` at
+    /// the end. A conversation that cannot be read is an `Err` item (its
+    /// checkpoint marks are kept, so the next scan tries again) and the
+    /// scan goes on.
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> Option<Result<Change<'_>, StoreError>> {
+        loop {
+            if let Some(g) = self.gone.pop_front() {
+                self.gone_done.insert(g.rel.clone());
+                self.new.conversations.remove(&g.rel);
+                self.cur = Current {
+                    kind: Some(ChangeKind::Removed),
+                    path: g.path,
+                    rel: g.rel,
+                    id: g.id,
+                    parent: g.parent,
+                    depth: g.depth,
+                    ..Current::default()
+                };
+                break;
+            }
+            let task = match self.pending.pop() {
+                Some(t) => t,
+                None => match self.tops.get(self.next_top) {
+                    Some(t) => {
+                        self.next_top += 1;
+                        self.cur_top = t.rel.clone();
+                        t.clone()
+                    }
+                    None if !self.tops_done && self.partial => {
+                        self.tops_done = true;
+                        continue;
+                    }
+                    None if !self.tops_done => {
+                        self.tops_done = true;
+                        let found: HashSet<&PathBuf> = self.tops.iter().map(|t| &t.rel).collect();
+                        let gone: Vec<PathBuf> = self
+                            .since
+                            .conversations
+                            .iter()
+                            .filter(|(k, m)| m.depth == 0 && !found.contains(k))
+                            .map(|(k, _)| k.clone())
+                            .collect();
+                        for rel in gone {
+                            let path = if rel.as_os_str().is_empty() {
+                                self.new.root.clone()
+                            } else {
+                                self.new.root.join(&rel)
+                            };
+                            self.queue_gone(&rel, &path, None);
+                        }
+                        continue;
+                    }
+                    None => {
+                        self.finished = true;
+                        return None;
+                    }
+                },
+            };
+            match self.process(task) {
+                Step::Skip => continue,
+                Step::Yield => break,
+                Step::Fail(e) => return Some(Err(e)),
+            }
+        }
+        let c = &self.cur;
+        Some(Ok(Change {
+            kind: c.kind.unwrap_or(ChangeKind::Updated),
+            dir: &c.path,
+            rel: &c.rel,
+            id: &c.id,
+            parent: c.parent.as_deref(),
+            depth: c.depth,
+            conversation: c.has_conv.then_some(&self.conv),
+            parser: self.reader.parser(),
+            state_changed: c.state_changed,
+            meta_changed: c.meta_changed,
+            gap_filled: c.gap_filled,
+            repaired: &c.repaired,
+            from: c.from,
+            to: c.to,
+        }))
+    }
+
+    /// How many conversations had an event file held back by the settle
+    /// rule ([`ScanOptions::settle`]) so far: a follower scans again once
+    /// the settle time has passed.
+    pub fn held(&self) -> usize {
+        self.held
+    }
+
+    /// The top-level conversations (paths relative to the root, as
+    /// [`Checkpoint::conversations`] names them) in which a file was held
+    /// back by the settle rule so far: what a follower scans again once
+    /// the settle time has passed ([`Store::changes_in`]).
+    pub fn held_in(&self) -> &[PathBuf] {
+        &self.held_in
+    }
+
+    /// Whether the scan has handed out everything.
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    /// The checkpoint of what was handed out so far: at the end of the
+    /// scan, the store as read; before, the marks of what was handed out
+    /// over the old checkpoint's, with the walk's directories to be listed
+    /// again.
+    pub fn checkpoint(&self) -> Checkpoint {
+        if self.finished {
+            return self.new.clone();
+        }
+        let mut cp = self.new.clone();
+        for (k, m) in &self.since.conversations {
+            if !cp.conversations.contains_key(k) && !self.gone_done.contains(k) {
+                cp.conversations.insert(k.clone(), m.clone());
+            }
+        }
+        for d in cp.dirs.values_mut() {
+            d.stamp = None;
+        }
+        // A conversation whose sub-agents were not all looked at lists
+        // `subagents/` again.
+        let keys: Vec<PathBuf> = cp.conversations.keys().cloned().collect();
+        for k in keys {
+            let missing = cp.conversations.get(&k).is_some_and(|m| {
+                m.subagents.iter().any(|s| {
+                    !cp.conversations
+                        .contains_key(&join_rel(&k, DIR_SUBAGENTS).join(s))
+                })
+            });
+            if missing && let Some(m) = cp.conversations.get_mut(&k) {
+                m.unsettled = true;
+                m.subagents_dir = None;
+            }
+        }
+        cp
+    }
+
+    /// The checkpoint, consuming the scan (see [`checkpoint`](Self::checkpoint)).
+    pub fn into_checkpoint(self) -> Checkpoint {
+        if self.finished {
+            self.new
+        } else {
+            self.checkpoint()
+        }
+    }
+}

@@ -1,0 +1,438 @@
+//! Checkpoints: what a scan of a store has read, so that the next scan
+//! reads only what changed ([`Store::changes_since`](super::Store::changes_since)).
+//!
+//! A [`Checkpoint`] records, for the store's root (its path and identity)
+//! and for every directory the discovery walk went through, the
+//! directory's identity and modification time with the names it held; and
+//! for every conversation (sub-agents included, each under its own path):
+//!
+//! - the identity of its directory, of `events/` and `subagents/`
+//!   ([`Stamp`]: device, inode, size, modification time with nanoseconds);
+//! - how far the event sequence was read: the next index, the last file's
+//!   name and identity, and a digest of the sequence's names;
+//! - the files of the sequence that were malformed when read (a torn file
+//!   of a live writer among them), with their identity, to read again when
+//!   it changes;
+//! - the identity and a digest of `base_state.json` and `meta.json`;
+//! - the conversation's ID, as the CLI's `export` prints it.
+//!
+//! # The file
+//!
+//! [`Checkpoint::save`] writes two lines: a header,
+//! `{"format":"agentlog-checkpoint","version":1,"sha256":"…"}`, and the
+//! body, one JSON object whose SHA-256 the header holds. The file is
+//! written atomically (a temporary file in the same directory, synced, then
+//! renamed over the old one, and the directory synced), through a symbolic
+//! link to its target, and never over anything but a regular file.
+//!
+//! [`Checkpoint::load`] refuses, with a typed [`CheckpointError`], never
+//! misreading: a file that is not a checkpoint, a checkpoint of a newer
+//! format version, one whose body does not match its digest or does not
+//! hold what a checkpoint holds (corrupt); and
+//! [`Store::changes_since`](super::Store::changes_since) refuses a
+//! checkpoint of another store (another root path or root directory).
+
+mod encode;
+mod write;
+
+use encode::{as_u64, obj, uint};
+use write::write_atomic;
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use crate::json::{Map, Number, OwnedValue, Style};
+
+use super::event_files::NamePattern;
+use crate::hash::sha256_hex;
+
+/// The format version this crate writes and reads.
+pub const CHECKPOINT_VERSION: u64 = 1;
+
+/// The `format` member of a checkpoint file's header.
+const FORMAT: &str = "agentlog-checkpoint";
+
+/// Why a checkpoint could not be loaded, saved or used.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CheckpointError {
+    /// The file could not be read or written.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The operating system's error.
+        source: io::Error,
+    },
+    /// The path is not a regular file (a directory, a FIFO, a device, a
+    /// link to one): never read as, or replaced by, a checkpoint.
+    #[error("{}: not a regular file", path.display())]
+    NotAFile {
+        /// The path.
+        path: PathBuf,
+    },
+    /// The file is not an agentlog checkpoint.
+    #[error("{}: not an agentlog checkpoint", path.display())]
+    NotACheckpoint {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The checkpoint was written by a newer format version.
+    #[error("{}: checkpoint format version {found}; this agentlog reads version {CHECKPOINT_VERSION}", path.display())]
+    Version {
+        /// The file.
+        path: PathBuf,
+        /// The version the file declares.
+        found: u64,
+    },
+    /// The checkpoint is damaged: its body does not match its digest, or
+    /// does not hold what a checkpoint holds.
+    #[error("{}: corrupt checkpoint: {reason}", path.display())]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The checkpoint is of another store.
+    #[error("checkpoint of another store: it was taken of {} ({}), this store is {} ({})", taken.display(), taken_what, here.display(), here_what)]
+    OtherStore {
+        /// The root the checkpoint was taken of.
+        taken: PathBuf,
+        /// What differs about it (`path`, `directory`, `pattern`).
+        taken_what: &'static str,
+        /// The root scanned now.
+        here: PathBuf,
+        /// What differs about it.
+        here_what: &'static str,
+    },
+}
+
+/// The identity of a file or directory: device, inode, size and
+/// modification time (seconds and nanoseconds since the Unix epoch), as
+/// `stat` gives them (following symbolic links).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Stamp {
+    /// The device.
+    pub dev: u64,
+    /// The inode.
+    pub ino: u64,
+    /// The size in bytes.
+    pub size: u64,
+    /// The modification time, whole seconds since the Unix epoch.
+    pub mtime: i64,
+    /// The nanoseconds of the modification time.
+    pub mtime_nsec: u32,
+}
+
+impl Stamp {
+    /// The stamp of a file's metadata.
+    #[cfg(unix)]
+    pub fn of(meta: &fs::Metadata) -> Stamp {
+        use std::os::unix::fs::MetadataExt;
+        Stamp {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            size: meta.size(),
+            mtime: meta.mtime(),
+            mtime_nsec: u32::try_from(meta.mtime_nsec()).unwrap_or(0),
+        }
+    }
+
+    /// The stamp of a file's metadata (no device or inode outside Unix:
+    /// size and modification time only).
+    #[cfg(not(unix))]
+    pub fn of(meta: &fs::Metadata) -> Stamp {
+        let (mtime, mtime_nsec) = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or((0, 0), |d| {
+                (i64::try_from(d.as_secs()).unwrap_or(0), d.subsec_nanos())
+            });
+        Stamp {
+            dev: 0,
+            ino: 0,
+            size: meta.len(),
+            mtime,
+            mtime_nsec,
+        }
+    }
+
+    /// The stamp of `path` (following links); `None` when it is not there.
+    pub(crate) fn stat(path: &Path) -> io::Result<Option<Stamp>> {
+        match fs::metadata(path) {
+            Ok(m) => Ok(Some(Stamp::of(&m))),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The modification time in nanoseconds since the epoch.
+    pub fn mtime_ns(&self) -> i128 {
+        i128::from(self.mtime) * 1_000_000_000 + i128::from(self.mtime_nsec)
+    }
+
+    /// Whether the same file or directory (same device and inode).
+    pub fn same_object(&self, other: &Stamp) -> bool {
+        self.dev == other.dev && self.ino == other.ino
+    }
+}
+
+/// How close to a checkpoint's time a modification time must be for the
+/// stamp not to be trusted: a directory or file modified within this of the
+/// scan (or after it) may have changed again in the same clock tick of a
+/// file system with coarse timestamps (FAT keeps 2 s, ext3 and many
+/// network file systems 1 s), so the next scan lists or reads it again.
+pub const RACY_MARGIN_NS: i128 = 2_000_000_000;
+
+/// A file recorded by name and identity.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileMark {
+    /// The index of the event in the sequence (for `retry`), or 0.
+    pub index: u64,
+    /// The file name in `events/`.
+    pub name: String,
+    /// Its identity when read.
+    pub stamp: Stamp,
+}
+
+/// `base_state.json` or `meta.json` as last read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JsonMark {
+    /// Its identity when read.
+    pub stamp: Stamp,
+    /// The SHA-256 of its bytes, in hex.
+    pub sha256: String,
+}
+
+/// What a checkpoint records of one conversation.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ConversationMark {
+    /// The conversation's ID as the CLI's `export` prints it
+    /// (`base_state.json`'s `id`, else `meta.json`'s, as 32 hex digits, else
+    /// the directory's name).
+    pub id: String,
+    /// 0 for a top-level conversation, 1 for a sub-agent's…
+    pub depth: usize,
+    /// The identity of the conversation directory.
+    pub dir: Stamp,
+    /// The identity of `events/`, when there is one.
+    pub events_dir: Option<Stamp>,
+    /// The identity of `subagents/`, when there is one.
+    pub subagents_dir: Option<Stamp>,
+    /// The names under `subagents/` that are sub-agents' conversations,
+    /// sorted.
+    pub subagents: Vec<String>,
+    /// The next index of the sequence to read: every event below it was
+    /// handed out.
+    pub next: u64,
+    /// The file of index `next - 1`.
+    pub last: Option<FileMark>,
+    /// The SHA-256 (hex) of the names of the sequence's files 0 to
+    /// `next - 1`, each followed by a line break: a file of the read
+    /// history renamed, replaced by another name or removed changes it.
+    pub names: String,
+    /// The files of the sequence below `next` that were malformed (torn,
+    /// empty, not JSON) when handed out: read again when they change.
+    pub retry: Vec<FileMark>,
+    /// Whether `events/` must be listed next time whatever its stamp:
+    /// files were there past the sequence read (after a gap, or held back
+    /// while a writer was still writing them).
+    pub unsettled: bool,
+    /// The first missing index when files of larger indexes were there.
+    pub gap: Option<u64>,
+    /// `base_state.json` as last read.
+    pub state: Option<JsonMark>,
+    /// `meta.json` as last read.
+    pub meta: Option<JsonMark>,
+}
+
+/// What a checkpoint records of a directory the discovery walk went
+/// through (one that is not a conversation).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct DirMark {
+    /// Its identity when listed; `None` to list it again next time.
+    pub stamp: Option<Stamp>,
+    /// The names of its directories the walk took (conversations and
+    /// directories walked into), sorted.
+    pub children: Vec<String>,
+}
+
+/// What a scan of a store read, for the next scan to read only what
+/// changed (see the [module docs](self)).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Checkpoint {
+    /// The root as given to the scan.
+    pub(crate) root: PathBuf,
+    /// The root made absolute with links resolved.
+    pub(crate) canonical: PathBuf,
+    /// The root directory's device and inode.
+    pub(crate) root_id: (u64, u64),
+    /// The event-name pattern the scan used.
+    pub(crate) pattern: NamePattern,
+    /// When the scan started (nanoseconds since the epoch).
+    pub(crate) taken: i128,
+    /// The directories walked, by path relative to the root.
+    pub(crate) dirs: BTreeMap<PathBuf, DirMark>,
+    /// The conversations, by path relative to the root (a sub-agent's is
+    /// `<parent>/subagents/<name>`).
+    pub(crate) conversations: BTreeMap<PathBuf, ConversationMark>,
+}
+
+impl Checkpoint {
+    /// The root the checkpoint was taken of, as given to the scan.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// When the scan that made it started, nanoseconds since the epoch.
+    pub fn taken_ns(&self) -> i128 {
+        self.taken
+    }
+
+    /// The conversations recorded, by path relative to the root (a
+    /// sub-agent's is `<parent>/subagents/<name>`), in path order.
+    pub fn conversations(&self) -> impl Iterator<Item = (&Path, &ConversationMark)> {
+        self.conversations.iter().map(|(p, m)| (p.as_path(), m))
+    }
+
+    /// The mark of the conversation at `rel` (relative to the root).
+    pub fn conversation(&self, rel: impl AsRef<Path>) -> Option<&ConversationMark> {
+        self.conversations.get(rel.as_ref())
+    }
+
+    /// How many conversations are recorded (sub-agents included).
+    pub fn len(&self) -> usize {
+        self.conversations.len()
+    }
+
+    /// Whether no conversation is recorded.
+    pub fn is_empty(&self) -> bool {
+        self.conversations.is_empty()
+    }
+
+    /// How many events are recorded as read, over every conversation.
+    pub fn events(&self) -> u64 {
+        self.conversations.values().map(|m| m.next).sum()
+    }
+
+    /// Whether a stamp recorded by this checkpoint cannot be trusted to
+    /// tell a change (see [`RACY_MARGIN_NS`]).
+    pub(crate) fn racy(&self, s: &Stamp) -> bool {
+        s.mtime_ns() >= self.taken - RACY_MARGIN_NS
+    }
+
+    /// The checkpoint as the bytes [`save`](Self::save) writes.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut body = Vec::with_capacity(256 + self.conversations.len() * 512);
+        self.to_value().write_to(&mut body, Style::COMPACT);
+        let header = obj(vec![
+            ("format", OwnedValue::string(FORMAT)),
+            ("version", uint(CHECKPOINT_VERSION)),
+            ("sha256", OwnedValue::string(sha256_hex(&body))),
+        ]);
+        let mut out = Vec::with_capacity(body.len() + 128);
+        header.write_to(&mut out, Style::COMPACT);
+        out.push(b'\n');
+        out.extend_from_slice(&body);
+        out.push(b'\n');
+        out
+    }
+
+    /// Reads a checkpoint from the bytes [`to_bytes`](Self::to_bytes)
+    /// gives; `path` is only reported in errors.
+    pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Checkpoint, CheckpointError> {
+        let not = || CheckpointError::NotACheckpoint {
+            path: path.to_path_buf(),
+        };
+        let corrupt = |reason: &str| CheckpointError::Corrupt {
+            path: path.to_path_buf(),
+            reason: reason.to_owned(),
+        };
+        let nl = bytes.iter().position(|&b| b == b'\n').ok_or_else(not)?;
+        let (head, rest) = bytes.split_at(nl);
+        let header = OwnedValue::parse(head).map_err(|_| not())?;
+        if header.get("format").and_then(OwnedValue::as_str) != Some(FORMAT) {
+            return Err(not());
+        }
+        let version = header
+            .get("version")
+            .and_then(as_u64)
+            .ok_or_else(|| corrupt("the header has no version"))?;
+        if version > CHECKPOINT_VERSION {
+            return Err(CheckpointError::Version {
+                path: path.to_path_buf(),
+                found: version,
+            });
+        }
+        if version != CHECKPOINT_VERSION {
+            return Err(corrupt("unknown format version"));
+        }
+        let body = rest.get(1..).unwrap_or(&[]);
+        let body = body.strip_suffix(b"\n").unwrap_or(body);
+        let digest = header
+            .get("sha256")
+            .and_then(OwnedValue::as_str)
+            .ok_or_else(|| corrupt("the header has no digest"))?;
+        if sha256_hex(body) != digest {
+            return Err(corrupt("the body does not match its digest"));
+        }
+        let v = OwnedValue::parse(body).map_err(|e| corrupt(&format!("body: {e}")))?;
+        Checkpoint::from_value(&v).map_err(|r| corrupt(&r))
+    }
+
+    /// Loads the checkpoint saved at `path`.
+    pub fn load(path: impl AsRef<Path>) -> Result<Checkpoint, CheckpointError> {
+        let path = path.as_ref();
+        let io_err = |source| CheckpointError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let meta = fs::metadata(path).map_err(io_err)?;
+        if !meta.is_file() {
+            return Err(CheckpointError::NotAFile {
+                path: path.to_path_buf(),
+            });
+        }
+        let mut bytes = Vec::new();
+        crate::source::read_into(path, &mut bytes).map_err(|e| match e {
+            crate::source::SourceError::Empty { .. } => CheckpointError::NotACheckpoint {
+                path: path.to_path_buf(),
+            },
+            crate::source::SourceError::NotAFile { .. } => CheckpointError::NotAFile {
+                path: path.to_path_buf(),
+            },
+            other => CheckpointError::Io {
+                path: path.to_path_buf(),
+                source: io::Error::other(other.to_string()),
+            },
+        })?;
+        Checkpoint::from_bytes(&bytes, path)
+    }
+
+    /// Loads the checkpoint at `path`, or `None` when there is no file
+    /// there (a first run).
+    pub fn load_or_none(path: impl AsRef<Path>) -> Result<Option<Checkpoint>, CheckpointError> {
+        let path = path.as_ref();
+        match fs::symlink_metadata(path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            // A dangling link: no checkpoint yet, saved through the link.
+            Ok(m) if m.file_type().is_symlink() && fs::metadata(path).is_err() => Ok(None),
+            _ => Checkpoint::load(path).map(Some),
+        }
+    }
+
+    /// Saves the checkpoint at `path` atomically (see the [module
+    /// docs](self)): a reader sees the old file or the new one, never a
+    /// part; a failure leaves the old file.
+    pub fn save(&self, path: impl AsRef<Path>) -> Result<(), CheckpointError> {
+        write_atomic(path.as_ref(), &self.to_bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,163 @@
+use super::*;
+
+fn sample() -> Checkpoint {
+    let mut c = Checkpoint {
+        root: PathBuf::from("store"),
+        canonical: PathBuf::from("/abs/store"),
+        root_id: (1, 2),
+        pattern: NamePattern::FiveOrMoreDigits,
+        taken: 1_700_000_000_123_456_789,
+        ..Checkpoint::default()
+    };
+    let st = Stamp {
+        dev: 3,
+        ino: 4,
+        size: 5,
+        mtime: -6,
+        mtime_nsec: 999_999_999,
+    };
+    c.dirs.insert(
+        PathBuf::new(),
+        DirMark {
+            stamp: Some(st),
+            children: vec!["a".into()],
+        },
+    );
+    c.conversations.insert(
+        PathBuf::from("a"),
+        ConversationMark {
+            id: "ab".into(),
+            dir: st,
+            events_dir: Some(st),
+            next: 2,
+            last: Some(FileMark {
+                index: 1,
+                name: "event-00001-abcdef12.json".into(),
+                stamp: st,
+            }),
+            names: "x".into(),
+            retry: vec![FileMark {
+                index: 0,
+                name: "event-00000-abcdef12.json".into(),
+                stamp: st,
+            }],
+            state: Some(JsonMark {
+                stamp: st,
+                sha256: "00".into(),
+            }),
+            ..ConversationMark::default()
+        },
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let odd = PathBuf::from(std::ffi::OsStr::from_bytes(b"a/\xff"));
+        c.conversations.insert(odd, ConversationMark::default());
+    }
+    c
+}
+
+#[test]
+fn round_trip() {
+    let c = sample();
+    let b = c.to_bytes();
+    let back = Checkpoint::from_bytes(&b, Path::new("cp")).unwrap();
+    assert_eq!(back, c);
+}
+
+#[test]
+fn refuses() {
+    let c = sample();
+    let b = c.to_bytes();
+    let p = Path::new("cp");
+    // Any one byte of the body changed: corrupt.
+    let nl = b.iter().position(|&x| x == b'\n').unwrap();
+    for i in (nl + 1..b.len() - 1).step_by(7) {
+        let mut x = b.clone();
+        x[i] ^= 0x01;
+        assert!(
+            matches!(
+                Checkpoint::from_bytes(&x, p),
+                Err(CheckpointError::Corrupt { .. })
+            ),
+            "byte {i}"
+        );
+    }
+    // Truncated anywhere: refused.
+    for n in 0..b.len() - 1 {
+        assert!(Checkpoint::from_bytes(&b[..n], p).is_err(), "length {n}");
+    }
+    let newer = String::from_utf8(b.clone())
+        .unwrap()
+        .replacen("\"version\":1", "\"version\":2", 1);
+    assert!(matches!(
+        Checkpoint::from_bytes(newer.as_bytes(), p),
+        Err(CheckpointError::Version { found: 2, .. })
+    ));
+    assert!(matches!(
+        Checkpoint::from_bytes(b"{\"a\":1}\n{}", p),
+        Err(CheckpointError::NotACheckpoint { .. })
+    ));
+    // A body that matches its digest but is not a checkpoint.
+    let body = b"{\"root\":1}";
+    let fake = format!(
+        "{{\"format\":\"agentlog-checkpoint\",\"version\":1,\"sha256\":\"{}\"}}\n{}\n",
+        sha256_hex(body),
+        std::str::from_utf8(body).unwrap()
+    );
+    assert!(matches!(
+        Checkpoint::from_bytes(fake.as_bytes(), p),
+        Err(CheckpointError::Corrupt { .. })
+    ));
+}
+
+#[cfg(unix)]
+#[test]
+fn saves_atomically_through_links_never_over_other_files() {
+    let t = tempfile::tempdir().unwrap();
+    let c = sample();
+    let real = t.path().join("real.cp");
+    let link = t.path().join("link.cp");
+    std::os::unix::fs::symlink("real.cp", &link).unwrap();
+    assert!(Checkpoint::load_or_none(&link).unwrap().is_none());
+    c.save(&link).unwrap();
+    assert!(
+        fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(Checkpoint::load(&real).unwrap(), c);
+    assert_eq!(Checkpoint::load(&link).unwrap(), c);
+    // A directory and a FIFO are never replaced.
+    let d = t.path().join("dir.cp");
+    fs::create_dir(&d).unwrap();
+    assert!(matches!(c.save(&d), Err(CheckpointError::NotAFile { .. })));
+    assert!(matches!(
+        Checkpoint::load(&d),
+        Err(CheckpointError::NotAFile { .. })
+    ));
+    let fifo = t.path().join("fifo.cp");
+    let st = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    assert!(matches!(
+        c.save(&fifo),
+        Err(CheckpointError::NotAFile { .. })
+    ));
+    assert!(matches!(
+        Checkpoint::load(&fifo),
+        Err(CheckpointError::NotAFile { .. })
+    ));
+    use std::os::unix::fs::FileTypeExt;
+    assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+    // No temporary file left.
+    let left: Vec<_> = fs::read_dir(t.path())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().contains("agentlog-tmp"))
+        .collect();
+    assert!(left.is_empty());
+}
