@@ -1,0 +1,297 @@
+//! Opening an output and committing it: a device, FIFO or standard output
+//! written in place; a regular file written to a temporary file beside it,
+//! renamed over it on commit, removed if dropped uncommitted.
+
+use super::*;
+
+impl OutputPath {
+    /// Opens the output for writing (see the module docs): the temporary
+    /// file for a replacement, the node itself for an in-place output.
+    pub fn open(self) -> Result<Output, OutputError> {
+        let sink = match self.kind {
+            OutputKind::Stdout => Sink::Stdout(io::stdout()),
+            OutputKind::Replace => self.open_temp()?,
+            OutputKind::InPlace(Node::Socket) if self.descriptor.is_none() => Sink::Socket(
+                UnixStream::connect(&self.dest).map_err(|e| io_err("connect", &self.dest, e))?,
+            ),
+            OutputKind::InPlace(node) => self.open_in_place(node)?,
+        };
+        Ok(Output {
+            given: self.given,
+            replaces: match self.kind {
+                OutputKind::Replace => self.existing.map(|e| e.id),
+                _ => None,
+            },
+            sink,
+        })
+    }
+
+    fn open_in_place(&self, node: Node) -> Result<Sink, OutputError> {
+        let file = match self.descriptor.and_then(dup_descriptor) {
+            Some(f) => f,
+            None => OpenOptions::new()
+                .write(true)
+                .custom_flags(nix_flags::O_NOCTTY)
+                .open(&self.dest)
+                .map_err(|e| io_err("open", &self.dest, e))?,
+        };
+        // The node opened must be the node looked at: a regular file
+        // swapped in is not written in place.
+        let m = file
+            .metadata()
+            .map_err(|e| io_err("examine", &self.dest, e))?;
+        if let Some(e) = self.existing {
+            let same_kind = match node {
+                Node::OpenFile => m.is_file(),
+                _ => Node::of(&m) == Some(node) && m.rdev() == e.rdev,
+            };
+            if !same_kind {
+                return Err(OutputError::Changed {
+                    path: self.dest.clone(),
+                    detail: "another kind of node after opening",
+                });
+            }
+        }
+        Ok(Sink::InPlace {
+            file,
+            regular: m.is_file(),
+            path: self.dest.clone(),
+        })
+    }
+
+    fn open_temp(&self) -> Result<Sink, OutputError> {
+        let dir = parent_of(&self.dest);
+        let name = self
+            .dest
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        // A temporary name short enough for any file system.
+        let short: String = name.chars().take(100).collect();
+        let mut attempt = 0;
+        loop {
+            let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
+            let tmp = dir.join(format!(".{short}.agentlog-tmp-{}-{n}", std::process::id()));
+            let mut o = OpenOptions::new();
+            o.write(true).create_new(true);
+            // Replacing a file: the temporary file is private until it has
+            // the old file's permissions; a new file gets the usual
+            // 0o666 less the umask.
+            o.mode(if self.existing.is_some() {
+                0o600
+            } else {
+                0o666
+            });
+            match o.open(&tmp) {
+                Ok(file) => {
+                    if let Some(e) = self.existing {
+                        // Best effort for the owner: only root may give a
+                        // file away.
+                        let _ = std::os::unix::fs::fchown(&file, Some(e.uid), Some(e.gid));
+                        if let Err(err) =
+                            file.set_permissions(fs::Permissions::from_mode(e.mode & 0o777))
+                        {
+                            let _ = fs::remove_file(&tmp);
+                            return Err(io_err("set permissions", &tmp, err));
+                        }
+                    }
+                    return Ok(Sink::Replace {
+                        file,
+                        tmp,
+                        dest: self.dest.clone(),
+                        done: false,
+                    });
+                }
+                Err(e) if e.kind() == ErrorKind::AlreadyExists && attempt < 16 => attempt += 1,
+                Err(e) => return Err(io_err("create temporary file", &tmp, e)),
+            }
+        }
+    }
+}
+
+static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// Open flags not in the standard library.
+mod nix_flags {
+    /// Opening a terminal does not make it the controlling terminal.
+    #[cfg(target_os = "linux")]
+    pub const O_NOCTTY: i32 = libc::O_NOCTTY;
+    #[cfg(not(target_os = "linux"))]
+    pub const O_NOCTTY: i32 = 0;
+}
+
+/// A duplicate of this process's descriptor `fd`, if it is open.
+#[cfg(target_os = "linux")]
+fn dup_descriptor(fd: i32) -> Option<File> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: fcntl(F_DUPFD_CLOEXEC) on any integer is defined: it fails
+    // with EBADF for a descriptor that is not open.
+    let new = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
+    if new < 0 {
+        return None;
+    }
+    // SAFETY: `new` is a descriptor this call just made and nothing else
+    // owns.
+    Some(unsafe { File::from_raw_fd(new) })
+}
+
+#[cfg(not(target_os = "linux"))]
+fn dup_descriptor(_fd: i32) -> Option<File> {
+    None
+}
+
+enum Sink {
+    Stdout(io::Stdout),
+    InPlace {
+        file: File,
+        regular: bool,
+        path: PathBuf,
+    },
+    Socket(UnixStream),
+    Replace {
+        file: File,
+        tmp: PathBuf,
+        dest: PathBuf,
+        done: bool,
+    },
+}
+
+/// An open output (see the module docs): write to it, then
+/// [`commit`](Self::commit). Dropped without a commit, a replacement's
+/// temporary file is removed and the old file stays; an in-place node keeps
+/// what was written to it.
+pub struct Output {
+    given: PathBuf,
+    replaces: Option<FileId>,
+    sink: Sink,
+}
+
+impl std::fmt::Debug for Output {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Output")
+            .field("path", &self.given)
+            .field("replaces", &self.replaces)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Output {
+    /// [`OutputPath::classify`] then [`OutputPath::open`].
+    pub fn create(path: &Path) -> Result<Output, OutputError> {
+        OutputPath::classify(path)?.open()
+    }
+
+    /// The path as given.
+    pub fn path(&self) -> &Path {
+        &self.given
+    }
+
+    /// The identity of the file a commit replaces (see
+    /// [`OutputPath::replaces`]).
+    pub fn replaces(&self) -> Option<FileId> {
+        self.replaces
+    }
+
+    /// [`OutputPath::refuse_input`], on the open output: an input found
+    /// while writing. A refused output is then dropped, not committed.
+    pub fn refuse_input(&self, input: &Path) -> Result<(), OutputError> {
+        refuse(&self.given, self.replaces, input)
+    }
+
+    /// Completes the write: flushes, and for a replacement syncs the
+    /// temporary file, renames it over the destination (unless a node
+    /// other than a regular file has appeared there meanwhile) and syncs
+    /// the directory; an in-place regular file is synced, a socket shut
+    /// down for writing.
+    pub fn commit(mut self) -> Result<(), OutputError> {
+        let given = self.given.clone();
+        match &mut self.sink {
+            Sink::Stdout(s) => s.flush().map_err(|e| io_err("write", &given, e)),
+            Sink::Socket(s) => {
+                s.flush().map_err(|e| io_err("write", &given, e))?;
+                s.shutdown(std::net::Shutdown::Write)
+                    .map_err(|e| io_err("shut down", &given, e))
+            }
+            Sink::InPlace {
+                file,
+                regular,
+                path,
+            } => {
+                file.flush().map_err(|e| io_err("write", path, e))?;
+                if *regular {
+                    file.sync_all().map_err(|e| io_err("fsync", path, e))?;
+                }
+                Ok(())
+            }
+            Sink::Replace {
+                file,
+                tmp,
+                dest,
+                done,
+            } => {
+                file.flush().map_err(|e| io_err("write", tmp, e))?;
+                file.sync_all().map_err(|e| io_err("fsync", tmp, e))?;
+                match fs::symlink_metadata(&*dest) {
+                    Ok(m) if !m.is_file() => {
+                        return Err(OutputError::Changed {
+                            path: dest.clone(),
+                            detail: "no longer a regular file",
+                        });
+                    }
+                    _ => {}
+                }
+                fs::rename(&*tmp, &*dest).map_err(|e| io_err("rename", dest, e))?;
+                *done = true;
+                let dir = parent_of(dest);
+                match File::open(&dir).and_then(|d| d.sync_all()) {
+                    Ok(()) => Ok(()),
+                    // Some file systems cannot sync a directory; the rename
+                    // is atomic there all the same.
+                    Err(e)
+                        if matches!(e.kind(), ErrorKind::InvalidInput | ErrorKind::Unsupported) =>
+                    {
+                        Ok(())
+                    }
+                    Err(e) => Err(io_err("fsync directory", &dir, e)),
+                }
+            }
+        }
+    }
+}
+
+impl Write for Output {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match &mut self.sink {
+            Sink::Stdout(s) => s.write(buf),
+            Sink::InPlace { file, .. } | Sink::Replace { file, .. } => file.write(buf),
+            Sink::Socket(s) => s.write(buf),
+        }
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        match &mut self.sink {
+            Sink::Stdout(s) => s.write_all(buf),
+            Sink::InPlace { file, .. } | Sink::Replace { file, .. } => file.write_all(buf),
+            Sink::Socket(s) => s.write_all(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match &mut self.sink {
+            Sink::Stdout(s) => s.flush(),
+            Sink::InPlace { file, .. } | Sink::Replace { file, .. } => file.flush(),
+            Sink::Socket(s) => s.flush(),
+        }
+    }
+}
+
+impl Drop for Output {
+    fn drop(&mut self) {
+        if let Sink::Replace {
+            tmp, done: false, ..
+        } = &self.sink
+        {
+            let _ = fs::remove_file(tmp);
+        }
+    }
+}
