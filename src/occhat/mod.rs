@@ -7,6 +7,7 @@ mod glibc_tz;
 mod highlight;
 mod journal;
 mod layout;
+mod list;
 mod migrate;
 mod names;
 mod origin;
@@ -29,6 +30,7 @@ pub use export::render_html;
 pub use fsops::{HookAction, WriteHook, WriteStep};
 pub use journal::PENDING_NAME;
 pub use layout::LayoutProblem;
+pub use list::{SessionEntry, SessionList, Skipped};
 pub use migrate::MigrationSummary;
 pub use names::fs_safe_name;
 pub use origin::{FileStamp, Origin};
@@ -36,8 +38,8 @@ pub use recover::Recovery;
 pub use save::{SaveAll, SaveError, SaveNote};
 pub use session::{ChatSession, TokenStats};
 pub use store::{
-    CrashSignal, LoadError, LoadedChatLog, LoadedSessionMetadata, RecordKind, SessionEntry,
-    SessionList, Skipped, canonical_record_locator,
+    CrashSignal, LoadError, LoadedChatLog, LoadedSessionMetadata, RecordKind,
+    canonical_record_locator,
 };
 pub use tail::{
     RecoveryChoice, TailKind, TailReport, UnknownChoice, VARIABLE_CONTEXT_SENTINEL,
