@@ -1,7 +1,7 @@
 //! OC Chat store: listing a generated store and loading every chat log,
 //! beside baselines on the same files in the same run.
 //!
-//! - `agentlog`: `Store::list_sessions`, and `Store::load_chat_log(name)`
+//! - `agentlog`: `SessionStore::list_sessions`, and `SessionStore::load_chat_log(name)`
 //!   for every listed session (resolution by name, read, parse, owned
 //!   value, validation).
 //! - `serde_json`: the obvious Rust reader doing the same work: the same
@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use agentlog::json::{Map, OwnedValue, Style};
-use agentlog::occhat::{Store, TimeZone};
+use agentlog::occhat::{SessionStore, TimeZone};
 use criterion::{Criterion, criterion_group, criterion_main};
 
 fn obj(pairs: Vec<(&str, OwnedValue)>) -> OwnedValue {
@@ -312,7 +312,7 @@ fn bench(c: &mut Criterion) {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("sessions");
     generate(&root, n);
-    let store = Store::new(&root).with_time_zone(TimeZone::utc());
+    let store = SessionStore::new(&root).with_time_zone(TimeZone::utc());
     let list = store.list_sessions();
     assert_eq!(list.sessions.len(), n);
     assert_eq!(list_serde(&root), n);

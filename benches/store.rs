@@ -225,7 +225,7 @@ fn generate(dir: &Path, conversations: usize, events: usize) -> u64 {
 
 /// An OC Chat store of `n` sessions of 20 to 60 messages each.
 fn generate_occhat(dir: &Path, n: usize) {
-    let store = occhat::Store::new(dir);
+    let store = occhat::SessionStore::new(dir);
     let para = "The quick brown fox jumps over the lazy dog; ".repeat(12);
     for i in 0..n {
         let mut s = occhat::ChatSession::new(format!("session {i:05}"), "gpt-5");
@@ -342,7 +342,7 @@ fn occhat_floor(root: &Path, parse: bool, serde: bool) -> u64 {
 }
 
 fn occhat_ours(root: &Path) -> u64 {
-    let store = occhat::Store::new(root);
+    let store = occhat::SessionStore::new(root);
     let list = store.list_sessions();
     let mut n = 0u64;
     for s in &list.sessions {

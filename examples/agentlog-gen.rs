@@ -8,7 +8,7 @@
 //! ```
 
 use agentlog::json::Parser;
-use agentlog::synth::{GenConfig, Style, write_store};
+use agentlog::synth::{GenConfig, SdkStyle, write_store};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -63,7 +63,7 @@ fn parse_args(args: &[String]) -> Result<(GenConfig, PathBuf), String> {
             "--style" => {
                 let v = value()?;
                 cfg.style =
-                    Style::parse(v).ok_or_else(|| format!("--style: unknown style {v:?}"))?;
+                    SdkStyle::parse(v).ok_or_else(|| format!("--style: unknown style {v:?}"))?;
             }
             "--subagents-ratio" | "--subagent-ratio" => cfg.subagent_ratio = num(flag, value()?)?,
             "--condenser-ratio" => cfg.condenser_ratio = num(flag, value()?)?,

@@ -9,7 +9,7 @@ use std::error::Error;
 use std::path::Path;
 use std::process::ExitCode;
 
-use agentlog::occhat::Store;
+use agentlog::occhat::SessionStore;
 
 fn main() -> ExitCode {
     match run() {
@@ -26,7 +26,7 @@ fn run() -> Result<(), Box<dyn Error>> {
     let [sessions_dir, name, out] = args.as_slice() else {
         return Err("usage: occhat_export SESSIONS_DIR SESSION OUT.md".into());
     };
-    let store = Store::new(sessions_dir);
+    let store = SessionStore::new(sessions_dir);
     let session = store.load_session(name)?;
     let written = store.export_markdown(&session, Some(Path::new(out)))?;
     println!(

@@ -30,12 +30,12 @@
 //! `<id>-summary` events), user images, and `navigate_to` branches
 //! (`parent_id` pointing back; 1.58 style).
 //!
-//! Two spellings, as the SDK wrote them: [`Style::V1_58`] (pydantic's
+//! Two spellings, as the SDK wrote them: [`SdkStyle::V1_58`] (pydantic's
 //! compact JSON, `kind` last, `parent_id` chains, `summary` members,
-//! sidecar files, files mode 0600) and [`Style::V1_0`] (`json.dumps` with
+//! sidecar files, files mode 0600) and [`SdkStyle::V1_0`] (`json.dumps` with
 //! `", "` separators, `\uXXXX` escapes, `kind` first, `ExecuteBash*` kinds,
 //! no `parent_id`, no sidecars, delegate sub-agents without directories).
-//! [`Style::Mixed`] picks one per conversation.
+//! [`SdkStyle::Mixed`] picks one per conversation.
 //!
 //! # Sizes
 //!
@@ -88,7 +88,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// Which SDK version's spelling the generated files use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Style {
+pub enum SdkStyle {
     /// SDK 1.58.2: compact JSON, `kind` last, `parent_id`, sidecars.
     #[default]
     V1_58,
@@ -98,13 +98,13 @@ pub enum Style {
     Mixed,
 }
 
-impl Style {
+impl SdkStyle {
     /// Parses `1.58`, `1.0` or `mixed`.
-    pub fn parse(s: &str) -> Option<Style> {
+    pub fn parse(s: &str) -> Option<SdkStyle> {
         match s {
-            "1.58" | "1.58.2" => Some(Style::V1_58),
-            "1.0" | "1.0.0" => Some(Style::V1_0),
-            "mixed" => Some(Style::Mixed),
+            "1.58" | "1.58.2" => Some(SdkStyle::V1_58),
+            "1.0" | "1.0.0" => Some(SdkStyle::V1_0),
+            "mixed" => Some(SdkStyle::Mixed),
             _ => None,
         }
     }
@@ -122,7 +122,7 @@ pub struct GenConfig {
     /// The random-number seed: the same value gives the same bytes.
     pub seed: u64,
     /// SDK spelling.
-    pub style: Style,
+    pub style: SdkStyle,
     /// Fraction of conversations that run sub-agents (1.58: each gets a
     /// `subagents/<hex>/` conversation of 6–16 events).
     pub subagent_ratio: f64,
@@ -158,7 +158,7 @@ impl Default for GenConfig {
             conversations: 100,
             events_per_conversation: 200,
             seed: 0,
-            style: Style::V1_58,
+            style: SdkStyle::V1_58,
             subagent_ratio: 0.1,
             condenser_ratio: 0.3,
             confirm_ratio: 0.1,

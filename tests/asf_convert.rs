@@ -116,10 +116,10 @@ fn every_corpus_conversation_converts_verifies_and_rebuilds_the_next_request() {
 #[test]
 fn every_occhat_sample_session_converts_and_verifies() {
     use agentlog::convert::occhat;
-    use agentlog::occhat::Store;
+    use agentlog::occhat::SessionStore;
     let mut converted = 0;
     for sample in ["sample_basic", "sample_legacy", "sample_recovery"] {
-        let store = Store::new(
+        let store = SessionStore::new(
             common::corpus_dir()
                 .join("occhat")
                 .join(sample)

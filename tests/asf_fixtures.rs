@@ -7,7 +7,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use agentlog::asf::{ProblemKind, ReadError, Session};
+use agentlog::asf::{HeaderError, ProblemKind, Session};
 use agentlog::json::OwnedValue;
 
 fn fixtures() -> PathBuf {
@@ -197,13 +197,13 @@ fn a_changed_byte_fails_the_hash_and_an_unknown_format_is_refused() {
     let err = Session::read(newer.as_bytes()).unwrap_err();
     assert_eq!(
         err,
-        ReadError::UnsupportedFormat("agentsession/0.11".into())
+        HeaderError::UnsupportedFormat("agentsession/0.11".into())
     );
     assert!(err.to_string().contains("agentsession/0.11"));
     let older = text.replacen("agentsession/0.10", "agentsession/0.4", 1);
     assert!(matches!(
         Session::read(older.as_bytes()),
-        Err(ReadError::UnsupportedFormat(_))
+        Err(HeaderError::UnsupportedFormat(_))
     ));
     let minor9 = text.replacen("agentsession/0.10", "agentsession/0.9", 1);
     assert!(
@@ -212,10 +212,10 @@ fn a_changed_byte_fails_the_hash_and_an_unknown_format_is_refused() {
             .verify()
             .is_empty()
     );
-    assert_eq!(Session::read(b"").unwrap_err(), ReadError::Empty);
+    assert_eq!(Session::read(b"").unwrap_err(), HeaderError::Empty);
     assert_eq!(
         Session::read(b"{\"type\":\"x\"}\n").unwrap_err(),
-        ReadError::NotSession
+        HeaderError::NotSession
     );
 }
 

@@ -345,11 +345,11 @@ fn lines_when(out: &Path, n: usize) -> Vec<serde_json::Value> {
 #[test]
 fn follow_oc_chat_sessions() {
     use agentlog::json::OwnedValue;
-    use agentlog::occhat::{ChatSession, Store};
+    use agentlog::occhat::{ChatSession, SessionStore};
     let t = tempfile::tempdir().unwrap();
     let root = t.path().join("sessions");
     fs::create_dir_all(&root).unwrap();
-    let store = Store::new(&root);
+    let store = SessionStore::new(&root);
     let msg = |role: &str, text: &str| {
         OwnedValue::parse(format!(r#"{{"role":"{role}","content":"{text}"}}"#).as_bytes()).unwrap()
     };

@@ -3,7 +3,7 @@
 #![cfg(feature = "gen")]
 
 use agentlog::json::{Parser, Value};
-use agentlog::synth::{GenConfig, GenError, Generator, Style, write_store};
+use agentlog::synth::{GenConfig, GenError, Generator, SdkStyle, write_store};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
@@ -40,7 +40,7 @@ fn config() -> GenConfig {
         conversations: 14,
         events_per_conversation: 120,
         seed: 7,
-        style: Style::Mixed,
+        style: SdkStyle::Mixed,
         subagent_ratio: 0.5,
         condenser_ratio: 0.5,
         confirm_ratio: 0.4,
@@ -345,7 +345,7 @@ fn every_file_parses_and_shapes_hold() {
             first.size
         );
 
-        // Style: 1.58 (kind last, parent chain) or 1.0 (kind first).
+        // SdkStyle: 1.58 (kind last, parent chain) or 1.0 (kind first).
         let legacy = first.raw_start.starts_with(b"{\"kind\": ");
         styles.insert(legacy);
         for e in &evs {
@@ -550,7 +550,7 @@ fn sample_config() -> GenConfig {
         conversations: 3,
         events_per_conversation: 30,
         seed: SAMPLE_SEED,
-        style: Style::Mixed,
+        style: SdkStyle::Mixed,
         subagent_ratio: 0.34,
         content_scale: 0.5,
         ..GenConfig::default()

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use agentlog::json::{JsonErrorKind, JsonType, OwnedValue, Parser};
-use agentlog::occhat::{LoadError, Store};
+use agentlog::occhat::{LoadError, SessionStore};
 use agentlog::openhands::view::{View, ViewIssue, ViewOptions};
 use agentlog::openhands::{
     self, Conversation, FileError, FileStatus, MessageEvent, NameError, ReadError, Reader, Reason,
@@ -339,10 +339,10 @@ fn fifo_is_not_opened() {
         .arg(root.join("s/s_2025-01-01--00-00-00_meta.json"))
         .status()
         .unwrap();
-    let list = Store::new(&root).list_sessions();
+    let list = SessionStore::new(&root).list_sessions();
     assert_eq!(list.sessions.len() + list.skipped.len(), 1);
     assert!(matches!(
-        Store::new(&root).load_session_metadata("s"),
+        SessionStore::new(&root).load_session_metadata("s"),
         Err(LoadError::Read(SourceError::NotAFile { .. }))
     ));
 }
@@ -469,7 +469,7 @@ fn non_utf8_names() {
         br#"{"session_name": "x"}"#,
     )
     .unwrap();
-    let list = Store::new(&root).list_sessions();
+    let list = SessionStore::new(&root).list_sessions();
     assert_eq!(list.sessions.len(), 1, "{list:?}");
 }
 
@@ -595,7 +595,7 @@ fn one_gib_plus_one_byte_is_refused_before_reading() {
     ));
     assert!(conv.event(2).unwrap().is_ok());
     let _ = view_of(&conv);
-    let store = Store::new(&root);
+    let store = SessionStore::new(&root);
     let list = store.list_sessions();
     assert!(matches!(
         list.skipped.first().map(|s| &s.error),
@@ -653,7 +653,7 @@ fn nesting_100000_deep() {
         let t = tempfile::tempdir().unwrap();
         fs::create_dir_all(t.path().join("s")).unwrap();
         fs::write(t.path().join("s/s_2025-01-01--00-00-00_meta.json"), doc).unwrap();
-        let store = Store::new(t.path());
+        let store = SessionStore::new(t.path());
         assert_eq!(store.list_sessions().skipped.len(), 1);
         assert!(matches!(
             store.load_session("s"),
@@ -728,7 +728,7 @@ fn a_million_tiny_members() {
     meta.push(b'}');
     fs::write(t.path().join("s/s_2025-01-01--00-00-00_meta.json"), &meta).unwrap();
     let started = Instant::now();
-    let store = Store::new(t.path());
+    let store = SessionStore::new(t.path());
     assert_eq!(store.list_sessions().sessions.len(), 1);
     let s = store.load_session("s").unwrap();
     assert_eq!(s.meta_extra.len(), 500_000, "duplicates collapse");
@@ -776,7 +776,7 @@ fn numbers_of_10000_digits() {
             ),
         )
         .unwrap();
-        let store = Store::new(t.path());
+        let store = SessionStore::new(t.path());
         assert_eq!(store.list_sessions().sessions.len(), 1);
         let _ = store.load_session("s").unwrap();
     }
@@ -821,7 +821,7 @@ fn invalid_utf8_inside_strings() {
         let t = tempfile::tempdir().unwrap();
         fs::create_dir_all(t.path().join("s")).unwrap();
         fs::write(t.path().join("s/s_2025-01-01--00-00-00_meta.json"), doc).unwrap();
-        let store = Store::new(t.path());
+        let store = SessionStore::new(t.path());
         let list = store.list_sessions();
         assert!(matches!(
             list.skipped.first().map(|s| &s.error),
@@ -1088,7 +1088,7 @@ fn occhat_files_and_directories_swapped() {
     .unwrap();
     // The archive is a file.
     fs::write(root.join("archive"), b"x").unwrap();
-    let store = Store::new(root);
+    let store = SessionStore::new(root);
     let list = store.list_sessions();
     assert_eq!(list.sessions.len(), 1, "{list:?}");
     assert_eq!(list.skipped.len(), 1);

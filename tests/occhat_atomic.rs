@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use agentlog::json::OwnedValue;
-use agentlog::occhat::{ChatSession, HookAction, Store, TimeZone, WriteHook, WriteStep};
+use agentlog::occhat::{ChatSession, HookAction, SessionStore, TimeZone, WriteHook, WriteStep};
 use occhat_support::{store_at, tree};
 
 const T0: u64 = 1_744_016_143_000_000_000;
@@ -71,9 +71,9 @@ fn prepare(root: &Path) {
     store.write_clean_exit_marker().unwrap();
 }
 
-type Op = fn(&Store) -> Result<(), agentlog::occhat::SaveError>;
+type Op = fn(&SessionStore) -> Result<(), agentlog::occhat::SaveError>;
 
-fn next_session(store: &Store) -> ChatSession {
+fn next_session(store: &SessionStore) -> ChatSession {
     let mut s = store.load_session("s").unwrap();
     s.messages.push(msg("user", "three"));
     s
@@ -160,7 +160,7 @@ fn check_after_crash(
         );
     }
     // The session is still listed and loads.
-    let store = Store::new(root).with_time_zone(TimeZone::utc());
+    let store = SessionStore::new(root).with_time_zone(TimeZone::utc());
     let list = store.list_sessions();
     assert_eq!(list.sessions.len(), 1, "{what}: {:?}", list.skipped);
     assert!(store.load_chat_log("s").is_ok(), "{what}");
@@ -229,7 +229,7 @@ fn crash_at_every_step_of_migration_loses_nothing() {
     {
         let root = base.path().join("clean");
         copy_dir(&case.sessions(), &root);
-        let st = Store::new(&root)
+        let st = SessionStore::new(&root)
             .with_time_zone(TimeZone::utc())
             .with_write_hook(counting_hook(counter.clone(), None, false));
         st.migrate_legacy_layout().unwrap();
@@ -239,7 +239,7 @@ fn crash_at_every_step_of_migration_loses_nothing() {
     for k in 0..steps {
         let root = base.path().join(format!("run-{k}"));
         copy_dir(&case.sessions(), &root);
-        let st = Store::new(&root)
+        let st = SessionStore::new(&root)
             .with_time_zone(TimeZone::utc())
             .with_write_hook(counting_hook(Arc::new(AtomicUsize::new(0)), Some(k), false));
         assert!(st.migrate_legacy_layout().is_err());
@@ -248,7 +248,7 @@ fn crash_at_every_step_of_migration_loses_nothing() {
             assert!(now.contains(b), "crash at step {k}: lost {p}");
         }
         // Running it again finishes the job.
-        let st = Store::new(&root).with_time_zone(TimeZone::utc());
+        let st = SessionStore::new(&root).with_time_zone(TimeZone::utc());
         let s = st.migrate_legacy_layout().unwrap();
         assert!(s.errors.is_empty(), "{:?}", s.errors);
         let list = st.list_sessions();
@@ -269,7 +269,7 @@ fn crash_at_every_step_of_migration_loses_nothing() {
 
 /// Saves session "s" `n` times with unique markers, under the real clock.
 fn writer(root: &Path, id: &str, n: usize) -> Vec<String> {
-    let store = Store::new(root).with_time_zone(TimeZone::utc());
+    let store = SessionStore::new(root).with_time_zone(TimeZone::utc());
     let mut markers = Vec::new();
     for j in 0..n {
         let marker = format!("{id}-{j}");
@@ -287,7 +287,7 @@ fn writer(root: &Path, id: &str, n: usize) -> Vec<String> {
 
 /// Lists and loads until `stop`: every read must succeed.
 fn reader(root: &Path, stop: &AtomicBool) -> usize {
-    let store = Store::new(root).with_time_zone(TimeZone::utc());
+    let store = SessionStore::new(root).with_time_zone(TimeZone::utc());
     let mut reads = 0;
     while !stop.load(Ordering::SeqCst) {
         let list = store.list_sessions();

@@ -8,13 +8,13 @@ use std::fs;
 use std::path::Path;
 
 use agentlog::json::JsonErrorKind;
-use agentlog::occhat::{ChatSession, LoadError, Store, TimeZone, fs_safe_name};
+use agentlog::occhat::{ChatSession, LoadError, SessionStore, TimeZone, fs_safe_name};
 use occhat_support::store_at;
 use proptest::prelude::*;
 
 const T0: u64 = 1_744_016_143_000_000_000; // 2025-04-07T08:55:43Z
 
-fn saved_session(root: &Path, name: &str) -> Store {
+fn saved_session(root: &Path, name: &str) -> SessionStore {
     let (store, _) = store_at(root, T0);
     let mut s = ChatSession::new(name, "deepseek-chat");
     s.messages
@@ -234,7 +234,7 @@ fn d4_session_exists_uses_the_loaders_lookup() {
 fn d5_find_latest_artifact_creates_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("sessions");
-    let store = Store::new(&root).with_time_zone(TimeZone::utc());
+    let store = SessionStore::new(&root).with_time_zone(TimeZone::utc());
     // The seed's find_latest_artifact runs _session_dir(), which mkdirs
     // sessions/never-saved/.
     assert_eq!(store.find_latest_artifact("never-saved"), None);
@@ -268,7 +268,7 @@ fn d6_differing_orphan_kept_under_a_counter_name() {
     fs::write(chat.join("chat_log_2.json"), b"{\"v\": \"same\"}").unwrap();
     fs::write(chat.join("chat_log_3.json"), b"{\"v\": \"c\"}").unwrap();
     fs::write(chat.join(".gitkeep"), b"").unwrap();
-    let store = Store::new(&root).with_time_zone(TimeZone::utc());
+    let store = SessionStore::new(&root).with_time_zone(TimeZone::utc());
     let summary = store.migrate_legacy_layout().unwrap();
     // The seed unlinks all three orphans (their names exist in legacy/),
     // losing "new" and "c".
@@ -308,7 +308,7 @@ fn d6_flat_meta_whose_migrated_name_is_taken_is_kept() {
     fs::write(&flat, b"{\"session_name\": \"notes\", \"v\": 1}").unwrap();
     let t = occhat_support::from_ns(1_700_000_000_000_000_000);
     occhat_support::set_mtime(&flat, t);
-    let store = Store::new(&root).with_time_zone(TimeZone::utc());
+    let store = SessionStore::new(&root).with_time_zone(TimeZone::utc());
     assert_eq!(store.migrate_legacy_layout().unwrap().migrated, 1);
     // The same flat file comes back with other content and the same mtime.
     fs::write(&flat, b"{\"session_name\": \"notes\", \"v\": 2}").unwrap();

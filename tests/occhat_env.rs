@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use agentlog::occhat::{DEFAULT_SESSIONS_DIR, SESSIONS_DIR_ENV, Store, sessions_dir};
+use agentlog::occhat::{DEFAULT_SESSIONS_DIR, SESSIONS_DIR_ENV, SessionStore, sessions_dir};
 
 #[test]
 fn explicit_then_env_then_default() {
@@ -15,10 +15,13 @@ fn explicit_then_env_then_default() {
     assert_eq!(DEFAULT_SESSIONS_DIR, "oc_chat/sessions");
     unsafe { std::env::set_var(SESSIONS_DIR_ENV, "/srv/oc/sessions") };
     assert_eq!(sessions_dir(None), PathBuf::from("/srv/oc/sessions"));
-    assert_eq!(Store::locate(None).dir(), Path::new("/srv/oc/sessions"));
+    assert_eq!(
+        SessionStore::locate(None).dir(),
+        Path::new("/srv/oc/sessions")
+    );
     let explicit = Path::new("elsewhere");
     assert_eq!(sessions_dir(Some(explicit)), explicit);
-    assert_eq!(Store::locate(Some(explicit)).dir(), explicit);
+    assert_eq!(SessionStore::locate(Some(explicit)).dir(), explicit);
     // Set but empty is taken as given (Python's os.environ.get), the
     // current directory.
     unsafe { std::env::set_var(SESSIONS_DIR_ENV, "") };

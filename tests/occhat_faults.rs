@@ -21,7 +21,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use agentlog::json::OwnedValue;
 use agentlog::occhat::{
-    ChatSession, HookAction, RecoveryChoice, SaveError, Store, TimeZone, WriteHook, WriteStep,
+    ChatSession, HookAction, RecoveryChoice, SaveError, SessionStore, TimeZone, WriteHook,
+    WriteStep,
 };
 use occhat_writes::*;
 
@@ -94,15 +95,15 @@ fn live_files(root: &Path) -> BTreeMap<String, Vec<u8>> {
 
 /// An operation: its name, the clock it runs at, and the run itself (the
 /// same function is the faulted run and the rerun).
-type Op = fn(&Store, &mut Option<ChatSession>) -> Result<(), SaveError>;
+type Op = fn(&SessionStore, &mut Option<ChatSession>) -> Result<(), SaveError>;
 
-fn at(ns: u64) -> Store {
+fn at(ns: u64) -> SessionStore {
     store_at(Path::new("/nonexistent"), ns)
 }
 
 /// The session a save works on: loaded once before the first attempt and
 /// kept, as an app holds it and retries the same save.
-fn held(store: &Store, held: &mut Option<ChatSession>) -> ChatSession {
+fn held(store: &SessionStore, held: &mut Option<ChatSession>) -> ChatSession {
     held.get_or_insert_with(|| {
         let mut s = store.load_session("s").unwrap();
         s.messages.push(msg("assistant", "four"));
@@ -223,7 +224,7 @@ fn every_fault_at_every_step_of_migration() {
     let clean_root = base.path().join("clean");
     copy_dir(&case, &clean_root);
     let migrate = |root: &Path, h: Option<WriteHook>| {
-        let mut st = Store::new(root).with_time_zone(TimeZone::utc());
+        let mut st = SessionStore::new(root).with_time_zone(TimeZone::utc());
         if let Some(h) = h {
             st = st.with_write_hook(h);
         }
@@ -233,7 +234,7 @@ fn every_fault_at_every_step_of_migration() {
     let steps = counter.load(Ordering::SeqCst);
     assert!(steps > 10, "{steps}");
     let names = |root: &Path| -> Vec<String> {
-        Store::new(root)
+        SessionStore::new(root)
             .list_sessions()
             .sessions
             .iter()

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 
 use agentlog::json::OwnedValue;
 use agentlog::occhat::{
-    RecordKind, RecoveryChoice, Store, TimeZone, canonical_record_locator, detect_incomplete_tail,
-    fs_safe_name, recovery_indexes,
+    RecordKind, RecoveryChoice, SessionStore, TimeZone, canonical_record_locator,
+    detect_incomplete_tail, fs_safe_name, recovery_indexes,
 };
 use occhat_support::{Case, arr, at, cwd_lock, read_json, restore, s};
 
@@ -41,8 +41,8 @@ fn cases() -> Vec<String> {
     out
 }
 
-fn store() -> Store {
-    Store::new("sessions").with_time_zone(TimeZone::utc())
+fn store() -> SessionStore {
+    SessionStore::new("sessions").with_time_zone(TimeZone::utc())
 }
 
 /// Runs `f` with the working directory at the case's folder (the oracle's

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use agentlog::json::{OwnedValue, Style};
 use agentlog::occhat::{
-    ChatSession, LoadError, RecordKind, SaveError, Store, TimeZone, TokenStats,
+    ChatSession, LoadError, RecordKind, SaveError, SessionStore, TimeZone, TokenStats,
 };
 use occhat_support::{from_ns, set_mtime, store_at};
 
@@ -148,7 +148,7 @@ fn newest_by_mtime_not_by_name() {
     fs::write(&b, br#"{"session_name": "s", "model": "by-mtime"}"#).unwrap();
     set_mtime(&a, from_ns(T0));
     set_mtime(&b, from_ns(T0 + SEC));
-    let store = Store::new(&root).with_time_zone(TimeZone::utc());
+    let store = SessionStore::new(&root).with_time_zone(TimeZone::utc());
     assert_eq!(store.resolve_record_path("s", RecordKind::Meta).unwrap(), b);
     let list = store.list_sessions();
     assert_eq!(list.sessions[0].model, OwnedValue::from("by-mtime"));
@@ -174,7 +174,7 @@ fn byte_order_marks_are_tolerated() {
         b"\xef\xbb\xbf{\"session_name\": \"bom\", \"messages\": [{\"role\": \"user\", \"content\": \"q\"}]}",
     )
     .unwrap();
-    let store = Store::new(&root).with_time_zone(TimeZone::utc());
+    let store = SessionStore::new(&root).with_time_zone(TimeZone::utc());
     let list = store.list_sessions();
     assert_eq!(list.sessions.len(), 1);
     assert_eq!(list.sessions[0].model, OwnedValue::from("m"));

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use agentlog::json::{OwnedValue, Style};
 use agentlog::openhands::read_conversation;
-use agentlog::openhands::view::{Entry, SdkVersion, View, ViewOptions};
+use agentlog::openhands::view::{SdkVersion, View, ViewEntry, ViewOptions};
 
 fn oracles() -> Vec<PathBuf> {
     let root = common::corpus_dir().join("openhands");
@@ -103,7 +103,7 @@ fn check(scenario_dir: &Path, sdk: SdkVersion, conv: &OwnedValue) -> (Vec<String
             .all(|((e, o), t)| {
                 match e {
                     // Before 1.10.0 the SDK gives the summary a random id.
-                    Entry::Summary(_) if sdk < SdkVersion::V1_10_0 => !event_ids.contains(t),
+                    ViewEntry::Summary(_) if sdk < SdkVersion::V1_10_0 => !event_ids.contains(t),
                     _ => o == t,
                 }
             });

@@ -11,7 +11,7 @@ mod fuzz_checks;
 use std::collections::{BTreeSet, HashMap};
 
 use agentlog::openhands::view::{
-    Entry, EventInput, Head, Parent, PathFault, SdkVersion, View, ViewInput, ViewOptions,
+    EventInput, Head, Parent, PathFault, SdkVersion, View, ViewEntry, ViewInput, ViewOptions,
     WireOptions,
 };
 use fuzz_checks::ViewCase;
@@ -266,7 +266,7 @@ proptest! {
         let conversation = view.conversation().to_vec();
         for e in view.entries() {
             match *e {
-                Entry::Event(p) | Entry::Summary(p) => {
+                ViewEntry::Event(p) | ViewEntry::Summary(p) => {
                     prop_assert!(p < n);
                     prop_assert!(conversation.contains(&p));
                 }

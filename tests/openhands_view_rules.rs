@@ -6,8 +6,8 @@
 
 use agentlog::json::OwnedValue;
 use agentlog::openhands::view::{
-    Entry, EventInput, EventProblem, Evidence, Head, Role, SdkVersion, Sidecars, View, ViewInput,
-    ViewIssue, ViewOptions,
+    EventInput, EventProblem, Evidence, Head, Role, SdkVersion, Sidecars, View, ViewEntry,
+    ViewInput, ViewIssue, ViewOptions,
 };
 
 /// One synthetic event: its id and JSON text.
@@ -205,7 +205,11 @@ fn later_condensation_forgets_an_earlier_summary() {
     let view = view_at(&events, OLD);
     assert_eq!(
         view.entries(),
-        [Entry::Event(0), Entry::Event(5), Entry::Summary(4)]
+        [
+            ViewEntry::Event(0),
+            ViewEntry::Event(5),
+            ViewEntry::Summary(4)
+        ]
     );
 }
 

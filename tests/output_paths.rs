@@ -1,5 +1,5 @@
 //! Output paths are written as what they are, by every writer of one: the
-//! library's `agentlog::output::Output`, `occhat::Store::export_markdown`
+//! library's `agentlog::output::Output`, `occhat::SessionStore::export_markdown`
 //! and `export_html` with a given path, and (with the `cli` feature) the
 //! command's `export --jsonl -o` and `occhat export-md -o`.
 //!
@@ -24,7 +24,7 @@ use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::thread::JoinHandle;
 
-use agentlog::occhat::{ChatSession, SaveError, Store};
+use agentlog::occhat::{ChatSession, SaveError, SessionStore};
 use agentlog::output::{Output, OutputError, OutputKind, OutputPath};
 
 // ---------------------------------------------------------------- nodes
@@ -200,7 +200,7 @@ impl Writer for LibOutput {
 
 /// An OC Chat export with a given path (fixed clock: the bytes are known).
 struct LibExport {
-    store: Store,
+    store: SessionStore,
     session: ChatSession,
     html: bool,
 }
@@ -208,9 +208,9 @@ struct LibExport {
 impl Writer for LibExport {
     fn name(&self) -> String {
         if self.html {
-            "Store::export_html".into()
+            "SessionStore::export_html".into()
         } else {
-            "Store::export_markdown".into()
+            "SessionStore::export_markdown".into()
         }
     }
     fn write(&self, path: &Path) -> Result<(), String> {
@@ -277,7 +277,7 @@ impl Fixture {
         d
     }
 
-    fn store(&self) -> Store {
+    fn store(&self) -> SessionStore {
         occhat_support::store_at(self.occhat.sessions(), 1_744_016_143_000_000_000).0
     }
 

@@ -12,7 +12,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use agentlog::json::{OwnedValue, Parser};
-use agentlog::occhat::Store;
+use agentlog::occhat::SessionStore;
 use agentlog::openhands::view::{EventInput, View, ViewInput, ViewOptions};
 use agentlog::openhands::{self, MessageEvent};
 
@@ -149,7 +149,7 @@ fn memory_is_proportional_to_input() {
         let dir = t.path().to_path_buf();
         let occhat = peak_of(|| {
             std::thread::spawn(move || {
-                let store = Store::new(&dir);
+                let store = SessionStore::new(&dir);
                 assert_eq!(store.list_sessions().sessions.len(), 1);
                 let s = store.load_session("s").expect("loads");
                 assert!(!s.meta_extra.is_empty());

@@ -7,7 +7,7 @@
 //!   the header, then the entries, each borrowing its line. A file whose
 //!   first line is not a session header, or whose `format` is not
 //!   `agentsession/0.5` to `agentsession/0.10`, is refused with a
-//!   [`ReadError`] naming the format; anything else is read, a last line
+//!   [`HeaderError`] naming the format; anything else is read, a last line
 //!   that does not parse tolerated and reported.
 //! - [`Session::verify`] reports every rule this reader checks as a typed
 //!   [`Problem`] with its line: header and envelope members, the `ts`
@@ -54,7 +54,7 @@ mod write;
 pub use context::{Context, ContextError, Part, Settings};
 pub use problem::{Problem, ProblemKind};
 pub use read::{
-    CORE_TYPES, ENVELOPE, Entry, FORMAT, Header, NEWEST_MINOR, OLDEST_MINOR, PAYLOAD, ParentRef,
-    ReadError, Session,
+    CORE_TYPES, ENVELOPE, Entry, FORMAT, Header, HeaderError, NEWEST_MINOR, OLDEST_MINOR, PAYLOAD,
+    ParentRef, Session,
 };
 pub use write::{Appender, WriteError};

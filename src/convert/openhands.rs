@@ -45,7 +45,7 @@ use crate::asf::{Appender, ProblemKind, WriteError, ts::is_canonical_ts};
 use crate::json::{Map, OwnedValue, Parser, Value};
 use crate::openhands::Conversation;
 use crate::openhands::Kind;
-use crate::openhands::view::{Entry, View, ViewOptions};
+use crate::openhands::view::{View, ViewEntry, ViewOptions};
 
 use super::chat::items_of;
 use super::{ConvertError, Converted, Outcome, ReportRow};
@@ -120,14 +120,14 @@ fn tool_of(t: &OwnedValue) -> OwnedValue {
 }
 
 /// The Responses-shaped usage and the SDK's metrics for one response id.
-struct Metrics {
+struct ResponseMetrics {
     usage: HashMap<String, OwnedValue>,
     latency: HashMap<String, f64>,
     raw: HashMap<String, OwnedValue>,
 }
 
-fn metrics(state: Option<Value<'_>>) -> Metrics {
-    let mut m = Metrics {
+fn metrics(state: Option<Value<'_>>) -> ResponseMetrics {
+    let mut m = ResponseMetrics {
         usage: HashMap::new(),
         latency: HashMap::new(),
         raw: HashMap::new(),
@@ -270,14 +270,14 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
     let mut last_user: Option<usize> = None;
     for &entry in view.context() {
         match entry {
-            Entry::Summary(p) => {
+            ViewEntry::Summary(p) => {
                 if w < wire.len() {
                     summary_of.insert(p, w);
                     w += 1;
                 }
                 last_user = None;
             }
-            Entry::Event(p) => {
+            ViewEntry::Event(p) => {
                 let raw = raw_of(p);
                 let Ok(doc) = parser.parse(&raw) else {
                     continue;

@@ -60,7 +60,7 @@ struct Seen {
 
 /// An OC Chat store followed (see the [module docs](self)).
 pub struct Sessions {
-    store: occhat::Store,
+    store: occhat::SessionStore,
     root: PathBuf,
     seen: HashMap<String, Seen>,
 }
@@ -84,7 +84,7 @@ impl Sessions {
     pub fn new(root: impl Into<PathBuf>) -> Sessions {
         let root = root.into();
         Sessions {
-            store: occhat::Store::new(&root),
+            store: occhat::SessionStore::new(&root),
             root,
             seen: HashMap::new(),
         }

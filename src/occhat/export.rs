@@ -39,7 +39,7 @@ use super::layout::SessionTarget;
 use super::save::SaveError;
 use super::session::ChatSession;
 use super::store::RecordKind;
-use super::{ARCHIVE_DIR_NAME, CLEAN_EXIT_MARKER_NAME, LEGACY_DIR_NAME, Store, py};
+use super::{ARCHIVE_DIR_NAME, CLEAN_EXIT_MARKER_NAME, LEGACY_DIR_NAME, SessionStore, py};
 
 /// A message's content as the exports use it: `msg.get("content") or ""`,
 /// with a non-string content written as its JSON text.
@@ -340,7 +340,7 @@ pub fn render_html(session: &ChatSession) -> String {
     out
 }
 
-impl Store {
+impl SessionStore {
     /// Exports the conversation as Markdown, as `persistence.py` does: to
     /// `filepath` when given (written as [`crate::output`] writes every
     /// output path, `-` being standard output; refused with
@@ -418,7 +418,7 @@ impl Store {
     }
 }
 
-impl Store {
+impl SessionStore {
     /// Writes an export to a path the caller gave, as [`crate::output`]
     /// writes every output path: a regular file (or nothing yet) replaced
     /// atomically, through a symbolic link to its target, a device, FIFO

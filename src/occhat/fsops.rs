@@ -121,16 +121,16 @@ pub(crate) fn io_err(op: &'static str, path: &Path, source: io::Error) -> SaveEr
 }
 
 /// A file's identity: device and inode.
-pub(crate) type FileId = (u64, u64);
+pub(crate) type DevIno = (u64, u64);
 
 /// The identity of what `path` names, links not followed.
-pub(crate) fn lstat_id(path: &Path) -> Option<FileId> {
+pub(crate) fn lstat_id(path: &Path) -> Option<DevIno> {
     use std::os::unix::fs::MetadataExt;
     fs::symlink_metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
 
 /// The identity of what `path` leads to, links followed.
-pub(crate) fn stat_id(path: &Path) -> Option<FileId> {
+pub(crate) fn stat_id(path: &Path) -> Option<DevIno> {
     use std::os::unix::fs::MetadataExt;
     fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
@@ -151,7 +151,7 @@ pub(crate) struct Found {
 /// followed): what tells a name still holds the file it held.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct EntryStamp {
-    pub(crate) id: FileId,
+    pub(crate) id: DevIno,
     pub(crate) len: u64,
     pub(crate) mtime_ns: i128,
 }

@@ -101,12 +101,12 @@ pub(super) fn posix_rule(s: &str) -> Option<TimeZone> {
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct GlibcRule {
     std_offset: i32,
-    dst: Option<(i32, Change, Change)>,
+    dst: Option<(i32, TzRule, TzRule)>,
 }
 
 /// One change rule as glibc's `tz_rule` holds it (all zero to start).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
-struct Change {
+struct TzRule {
     kind: DayKind,
     /// `J0`/`J1`: the day; `M`: the weekday.
     d: u16,
@@ -145,7 +145,7 @@ impl GlibcRule {
     }
 }
 
-impl Change {
+impl TzRule {
     fn strict(&self) -> Option<String> {
         let date = match self.kind {
             DayKind::J0 => format!("{}", self.d),
@@ -195,7 +195,7 @@ fn posix_offset(east: i32) -> Option<String> {
 /// glibc's reader, step by step (`__tzset_parse_tz`, `parse_tzname`,
 /// `parse_offset`, `parse_rule`); `None` where it leaves UTC.
 fn read_rule(s: &[u8]) -> Option<GlibcRule> {
-    let mut p = Reader { s, i: 0 };
+    let mut p = TzStringReader { s, i: 0 };
     if !p.name() {
         return None;
     }
@@ -207,8 +207,8 @@ fn read_rule(s: &[u8]) -> Option<GlibcRule> {
         });
     }
     let mut dst_offset = 0;
-    let mut start = Change::default();
-    let mut end = Change::default();
+    let mut start = TzRule::default();
+    let mut end = TzRule::default();
     if p.name() {
         dst_offset = p.offset(false).unwrap_or(std_offset + 3600);
         if p.done() || p.rest() == b"," {
@@ -226,12 +226,12 @@ fn read_rule(s: &[u8]) -> Option<GlibcRule> {
     })
 }
 
-struct Reader<'a> {
+struct TzStringReader<'a> {
     s: &'a [u8],
     i: usize,
 }
 
-impl Reader<'_> {
+impl TzStringReader<'_> {
     fn peek(&self) -> u8 {
         self.s.get(self.i).copied().unwrap_or(0)
     }
@@ -293,7 +293,7 @@ impl Reader<'_> {
 
     /// `parse_rule`: a change's date and time into `c`, `false` where glibc
     /// stops (what was read stays in `c`).
-    fn change(&mut self, which: usize, c: &mut Change) -> bool {
+    fn change(&mut self, which: usize, c: &mut TzRule) -> bool {
         if self.peek() == b',' {
             self.i += 1;
         }

@@ -2,12 +2,12 @@
 //! between its two files (a full disk, a crash) is completed by the next
 //! save or recovery of that session.
 //!
-//! [`Store::save_all`] writes the chat log, then the meta that names it.
+//! [`SessionStore::save_all`] writes the chat log, then the meta that names it.
 //! Before the chat log is published, `.occhat-pending` is written in the
 //! session directory (atomically; its name has no `_`, so no glob of the
 //! store sees it) holding the chat log's name and hash and the meta's name
 //! and bytes; it is removed once the meta is live. Finding it, the next
-//! save of the session (or [`Store::complete_interrupted_save`]) decides:
+//! save of the session (or [`SessionStore::complete_interrupted_save`]) decides:
 //!
 //! - the chat log it names is live with the recorded bytes, and no meta is
 //!   newer than the record: the chat log was published and the meta not,
@@ -25,7 +25,7 @@ use super::fsops::{self, WriteStep, io_err};
 use super::layout::SessionTarget;
 use super::origin::hash_bytes;
 use super::save::SaveError;
-use super::{Store, py};
+use super::{SessionStore, py};
 
 /// The journal's file name in a session directory.
 pub const PENDING_NAME: &str = ".occhat-pending";
@@ -102,7 +102,7 @@ pub(crate) fn read_pending(dir: &Path) -> Result<Option<(Pending, bool)>, SaveEr
     Ok(Some((p, chat_live && !meta_newer)))
 }
 
-impl Store {
+impl SessionStore {
     /// Writes the journal of a save into `t` (lock held).
     pub(crate) fn write_pending(&self, t: &SessionTarget, p: &Pending) -> Result<(), SaveError> {
         let path = path_in(t);

@@ -14,9 +14,9 @@ use std::fs;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use super::fsops::{self, FileId};
+use super::fsops::{self, DevIno};
 use super::save::SaveError;
-use super::{ARCHIVE_DIR_NAME, LEGACY_DIR_NAME, Store, fs_safe_name, py};
+use super::{ARCHIVE_DIR_NAME, LEGACY_DIR_NAME, SessionStore, fs_safe_name, py};
 
 /// Why a layout is refused for writing.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,7 +88,7 @@ fn refuse(path: &Path, problem: LayoutProblem) -> SaveError {
 
 /// `path` is missing or a real directory (not a symlink). Its identity
 /// when it exists.
-pub(crate) fn real_dir_or_missing(path: &Path) -> Result<Option<FileId>, SaveError> {
+pub(crate) fn real_dir_or_missing(path: &Path) -> Result<Option<DevIno>, SaveError> {
     match fs::symlink_metadata(path) {
         Err(_) => Ok(None),
         Ok(m) if m.file_type().is_symlink() => Err(refuse(path, LayoutProblem::Symlink)),
@@ -102,10 +102,10 @@ pub(crate) fn is_reserved(name: &OsStr) -> bool {
     name.as_bytes() == ARCHIVE_DIR_NAME.as_bytes() || name.as_bytes() == LEGACY_DIR_NAME.as_bytes()
 }
 
-impl Store {
+impl SessionStore {
     /// The root's identity (links followed: the root is the caller's
     /// choice), or `None` when it does not exist yet.
-    fn root_id(&self) -> Result<Option<FileId>, SaveError> {
+    fn root_id(&self) -> Result<Option<DevIno>, SaveError> {
         match fs::metadata(&self.dir) {
             Err(_) => Ok(None),
             Ok(m) if !m.is_dir() => Err(refuse(&self.dir, LayoutProblem::NotADirectory)),

@@ -10,9 +10,9 @@ use crate::json::{Map, OwnedValue, Value};
 use super::fsops::{self, Found};
 use super::session::TokenStats;
 use super::store::{LoadError, collapse_duplicates, unlistable, with_json};
-use super::{ARCHIVE_DIR_NAME, LEGACY_DIR_NAME, Store, py};
+use super::{ARCHIVE_DIR_NAME, LEGACY_DIR_NAME, SessionStore, py};
 
-/// One session of [`Store::list_sessions`]: `persistence.py`'s list entry.
+/// One session of [`SessionStore::list_sessions`]: `persistence.py`'s list entry.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SessionEntry {
     /// `session_name` from the meta (any JSON value, as `persistence.py` passes it
@@ -80,7 +80,7 @@ pub struct Skipped {
     pub error: LoadError,
 }
 
-/// What [`Store::list_sessions`] found.
+/// What [`SessionStore::list_sessions`] found.
 #[derive(Debug, Default)]
 pub struct SessionList {
     /// One entry per readable session, in directory-name order.
@@ -96,7 +96,7 @@ impl SessionList {
     }
 }
 
-impl Store {
+impl SessionStore {
     /// Lists the sessions: every directory under the root, in name order,
     /// except `archive/` and `legacy/`, whose newest `*_meta.json` (by
     /// modification time) reads as a JSON object. A directory without a

@@ -10,9 +10,9 @@ use crate::json::{Map, OwnedValue};
 use super::fsops::{self, Archived, Found, WriteStep};
 use super::save::SaveError;
 use super::store::read_owned;
-use super::{LEGACY_DIR_NAME, Store, fs_safe_name, py};
+use super::{LEGACY_DIR_NAME, SessionStore, fs_safe_name, py};
 
-/// What [`Store::migrate_legacy_layout`] did (`persistence.py`'s summary dict).
+/// What [`SessionStore::migrate_legacy_layout`] did (`persistence.py`'s summary dict).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MigrationSummary {
     /// Flat `{name}.json` metas moved into `{name}/` directories.
@@ -51,7 +51,7 @@ fn lossy(s: &OsStr) -> String {
     s.to_string_lossy().into_owned()
 }
 
-impl Store {
+impl SessionStore {
     /// Converts a flat-layout store to the per-session-directory layout, as
     /// `persistence.py` does; running it again changes nothing.
     ///

@@ -87,16 +87,16 @@ pub fn sessions_dir(explicit: Option<&Path>) -> PathBuf {
 /// path arguments are taken relative to the process's working directory,
 /// as `persistence.py` takes them.
 #[derive(Clone)]
-pub struct Store {
+pub struct SessionStore {
     dir: PathBuf,
     clock: Arc<dyn Clock>,
     tz: TimeZone,
     hook: Option<WriteHook>,
 }
 
-impl fmt::Debug for Store {
+impl fmt::Debug for SessionStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Store")
+        f.debug_struct("SessionStore")
             .field("dir", &self.dir)
             .field("clock", &self.clock)
             .field("tz", &self.tz)
@@ -105,12 +105,12 @@ impl fmt::Debug for Store {
     }
 }
 
-impl Store {
+impl SessionStore {
     /// A store rooted at `dir`, with the system clock and the local time
     /// zone ([`TimeZone::local`]). Nothing is created until something is
     /// written.
     pub fn new(dir: impl Into<PathBuf>) -> Self {
-        Store {
+        SessionStore {
             dir: dir.into(),
             clock: Arc::new(SystemClock),
             tz: TimeZone::local(),

@@ -5,9 +5,9 @@ use std::path::PathBuf;
 
 use super::save::{SaveAll, SaveError, SaveNote};
 use super::tail::{RecoveryChoice, apply_tail_recovery};
-use super::{Store, fsops};
+use super::{SessionStore, fsops};
 
-/// What [`Store::recover_session`] did.
+/// What [`SessionStore::recover_session`] did.
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct Recovery {
@@ -31,7 +31,7 @@ pub struct Recovery {
     pub notes: Vec<SaveNote>,
 }
 
-impl Store {
+impl SessionStore {
     /// Applies `choice` to the newest chat log of the session
     /// `name_or_path` resolves to and saves the result (unless `dry_run`,
     /// or nothing changes):

@@ -15,7 +15,7 @@ use super::origin::{FileStamp, hash_bytes};
 use super::session::ChatSession;
 use super::store::{LoadError, RecordKind, read_owned};
 use super::time::unix_nanos;
-use super::{CLEAN_EXIT_MARKER_NAME, Store, fs_safe_name, py};
+use super::{CLEAN_EXIT_MARKER_NAME, SessionStore, fs_safe_name, py};
 
 /// Why a write did not happen (or did not finish).
 #[derive(Debug, thiserror::Error)]
@@ -120,7 +120,7 @@ impl std::fmt::Display for SaveNote {
     }
 }
 
-/// What [`Store::save_all`] did.
+/// What [`SessionStore::save_all`] did.
 #[derive(Debug)]
 pub struct SaveAll {
     /// The chat log written, unless the save was refused.
@@ -159,7 +159,7 @@ pub(crate) struct Begun {
     pub(crate) notes: Vec<SaveNote>,
 }
 
-impl Store {
+impl SessionStore {
     /// `{fs_safe_name(name)}_{stamp}_{kind}.{ext}`.
     pub(crate) fn stamped_name(name: &str, stamp: &str, kind: &str, ext: &str) -> String {
         format!("{}_{stamp}_{kind}.{ext}", fs_safe_name(name))

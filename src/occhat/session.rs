@@ -243,21 +243,21 @@ pub struct ChatSession {
     pub meta_extra: Map,
     /// Chat-log members `persistence.py` does not write, kept for the round trip.
     pub chat_log_extra: Map,
-    /// Set when loading the chat log failed: [`Store::save_chat_log`]
+    /// Set when loading the chat log failed: [`SessionStore::save_chat_log`]
     /// then refuses to overwrite it with a near-empty buffer.
     ///
-    /// [`Store::save_chat_log`]: super::Store::save_chat_log
+    /// [`SessionStore::save_chat_log`]: super::SessionStore::save_chat_log
     pub load_failed: bool,
     /// The meta file last written (set by the saves).
     pub filepath: Option<PathBuf>,
     /// Whether there are unsaved changes (cleared by the saves).
     pub dirty: bool,
-    /// Where the session was loaded from ([`Store::load_session`] sets it):
+    /// Where the session was loaded from ([`SessionStore::load_session`] sets it):
     /// the saves write that directory, and first check that the files it
     /// records are still the newest. `None` (a session made in memory, or
     /// one being renamed) saves to `{root}/{fs_safe_name(name)}`.
     ///
-    /// [`Store::load_session`]: super::Store::load_session
+    /// [`SessionStore::load_session`]: super::SessionStore::load_session
     pub origin: Option<super::Origin>,
 }
 

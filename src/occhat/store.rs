@@ -13,7 +13,7 @@ use super::fsops::{self, Found};
 use super::list::SessionEntry;
 use super::schema::{self, Model};
 use super::time::py_mtime;
-use super::{CLEAN_EXIT_MARKER_NAME, Store, fs_safe_name, py};
+use super::{CLEAN_EXIT_MARKER_NAME, SessionStore, fs_safe_name, py};
 
 /// The two record kinds a session directory holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -223,7 +223,7 @@ fn has_duplicates(map: &Map) -> bool {
     e.iter().any(|(k, _)| !seen.insert(k.as_str()))
 }
 
-/// What [`Store::load_session_metadata`] returns: the metadata and the
+/// What [`SessionStore::load_session_metadata`] returns: the metadata and the
 /// canonical record it came from (`persistence.py`'s `LoadedSessionMetadata`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct LoadedSessionMetadata {
@@ -238,7 +238,7 @@ pub struct LoadedSessionMetadata {
     pub path: PathBuf,
 }
 
-/// What [`Store::load_chat_log`] returns.
+/// What [`SessionStore::load_chat_log`] returns.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LoadedChatLog {
     /// The chat log: validated and completed with defaults, or the record
@@ -349,7 +349,7 @@ impl Resolved {
     }
 }
 
-impl Store {
+impl SessionStore {
     /// The candidate directories for `name`, most faithful first: the
     /// verbatim `Path(root) / name`, then `Path(root) / fs_safe_name(name)`
     /// when that differs (`persistence.py`'s `_name_lookup_dirs`).

@@ -157,7 +157,7 @@ impl Store {
         Stream {
             dirs: &self.dirs,
             next: 0,
-            cursor: Cursor::new(self.pattern),
+            cursor: StreamCursor::new(self.pattern),
         }
     }
 
@@ -188,23 +188,23 @@ pub struct StoreItem<'a> {
 
 /// A sub-agent waiting to be read.
 #[derive(Debug)]
-struct Pending {
+struct PendingSubagent {
     dir: PathBuf,
     depth: usize,
 }
 
 /// What reading a store's conversations one at a time keeps.
 #[derive(Debug)]
-struct Cursor {
+struct StreamCursor {
     reader: Reader,
     conv: Conversation,
-    pending: Vec<Pending>,
+    pending: Vec<PendingSubagent>,
     current: PathBuf,
 }
 
-impl Cursor {
-    fn new(pattern: NamePattern) -> Cursor {
-        Cursor {
+impl StreamCursor {
+    fn new(pattern: NamePattern) -> StreamCursor {
+        StreamCursor {
             reader: Reader::with_pattern(pattern),
             conv: Conversation::new(),
             pending: Vec::new(),
@@ -219,7 +219,7 @@ impl Cursor {
         next: &mut usize,
         visit: &mut dyn FnMut(Parsed, &Document<'_>),
     ) -> Option<Result<StoreItem<'_>, StoreError>> {
-        let Cursor {
+        let StreamCursor {
             reader,
             conv,
             pending,
@@ -253,7 +253,7 @@ impl Cursor {
         for s in conv.subagents().iter().rev() {
             let mut dir = conv.dir().join(DIR_SUBAGENTS);
             dir.push(s);
-            pending.push(Pending {
+            pending.push(PendingSubagent {
                 dir,
                 depth: depth + 1,
             });
@@ -273,7 +273,7 @@ impl Cursor {
 pub struct Stream<'s> {
     dirs: &'s [PathBuf],
     next: usize,
-    cursor: Cursor,
+    cursor: StreamCursor,
 }
 
 impl Stream<'_> {
@@ -313,7 +313,7 @@ mod par {
     use crate::parallel::for_each_ordered;
 
     /// Reads one top-level conversation and its sub-agents.
-    fn one<T, F>(cursor: &mut Cursor, dir: &PathBuf, f: &F) -> SmallVec<[T; 1]>
+    fn one<T, F>(cursor: &mut StreamCursor, dir: &PathBuf, f: &F) -> SmallVec<[T; 1]>
     where
         F: Fn(Result<StoreItem<'_>, StoreError>) -> T,
     {
@@ -355,7 +355,7 @@ mod par {
             let Ok(()) = for_each_ordered::<_, _, _, Infallible>(
                 &self.dirs,
                 window,
-                || Cursor::new(pattern),
+                || StreamCursor::new(pattern),
                 |cursor, dir| one(cursor, dir, &f),
                 |part| {
                     part.into_iter().for_each(&mut sink);
@@ -440,15 +440,21 @@ impl Listing {
 
 /// A conversation found by the listing walk, with its sub-agents.
 #[derive(Debug, Default)]
-struct Node {
+struct WalkNode {
     events: usize,
     event_files: usize,
     files: usize,
     gap: Option<u64>,
-    subs: Vec<(PathBuf, Node)>,
+    subs: Vec<(PathBuf, WalkNode)>,
 }
 
-fn flatten(out: &mut Vec<Listed>, dir: PathBuf, node: Node, parent: Option<usize>, depth: usize) {
+fn flatten(
+    out: &mut Vec<Listed>,
+    dir: PathBuf,
+    node: WalkNode,
+    parent: Option<usize>,
+    depth: usize,
+) {
     let me = out.len();
     out.push(Listed {
         dir,
@@ -479,7 +485,7 @@ impl ListCtx {
     /// with its counts and sub-agents.
     ///
     /// [`is_conversation_dir`]: super::is_conversation_dir
-    fn probe(&mut self, dir: &Path, depth: usize) -> Option<Node> {
+    fn probe(&mut self, dir: &Path, depth: usize) -> Option<WalkNode> {
         self.path.as_mut_os_string().clear();
         self.path.push(dir);
         self.path.push(DIR_EVENTS);
@@ -501,7 +507,7 @@ impl ListCtx {
         if !has_event && !is_conversation_dir_with(dir, &mut self.parser, &mut self.buf) {
             return None;
         }
-        let mut node = Node {
+        let mut node = WalkNode {
             events: self.files.len(),
             event_files: self.files.event_file_count(),
             files: self.files.files().len(),

@@ -230,7 +230,7 @@ pub struct ParsedTime {
 /// fractional offsets, and a leap second.
 pub fn parse_time(s: &str, offset: UtcOffset) -> Option<ParsedTime> {
     let b = s.as_bytes();
-    let mut p = Cursor { b, i: 0 };
+    let mut p = TimeCursor { b, i: 0 };
     let year = p.digits(4)?;
     p.expect(b'-')?;
     let month = p.digits(2)?;
@@ -303,12 +303,12 @@ pub fn parse_time(s: &str, offset: UtcOffset) -> Option<ParsedTime> {
     Some(ParsedTime { time, naive })
 }
 
-struct Cursor<'a> {
+struct TimeCursor<'a> {
     b: &'a [u8],
     i: usize,
 }
 
-impl Cursor<'_> {
+impl TimeCursor<'_> {
     fn peek(&self) -> Option<u8> {
         self.b.get(self.i).copied()
     }

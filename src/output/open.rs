@@ -9,9 +9,9 @@ impl OutputPath {
     /// file for a replacement, the node itself for an in-place output.
     pub fn open(self) -> Result<Output, OutputError> {
         let sink = match self.kind {
-            OutputKind::Stdout => Sink::Stdout(io::stdout()),
+            OutputKind::Stdout => OutputSink::Stdout(io::stdout()),
             OutputKind::Replace => self.open_temp()?,
-            OutputKind::InPlace(Node::Socket) if self.descriptor.is_none() => Sink::Socket(
+            OutputKind::InPlace(Node::Socket) if self.descriptor.is_none() => OutputSink::Socket(
                 UnixStream::connect(&self.dest).map_err(|e| io_err("connect", &self.dest, e))?,
             ),
             OutputKind::InPlace(node) => self.open_in_place(node)?,
@@ -26,7 +26,7 @@ impl OutputPath {
         })
     }
 
-    fn open_in_place(&self, node: Node) -> Result<Sink, OutputError> {
+    fn open_in_place(&self, node: Node) -> Result<OutputSink, OutputError> {
         let file = match self.descriptor.and_then(dup_descriptor) {
             Some(f) => f,
             None => OpenOptions::new()
@@ -52,14 +52,14 @@ impl OutputPath {
                 });
             }
         }
-        Ok(Sink::InPlace {
+        Ok(OutputSink::InPlace {
             file,
             regular: m.is_file(),
             path: self.dest.clone(),
         })
     }
 
-    fn open_temp(&self) -> Result<Sink, OutputError> {
+    fn open_temp(&self) -> Result<OutputSink, OutputError> {
         let dir = parent_of(&self.dest);
         let name = self
             .dest
@@ -95,7 +95,7 @@ impl OutputPath {
                             return Err(io_err("set permissions", &tmp, err));
                         }
                     }
-                    return Ok(Sink::Replace {
+                    return Ok(OutputSink::Replace {
                         file,
                         tmp,
                         dest: self.dest.clone(),
@@ -140,7 +140,7 @@ fn dup_descriptor(_fd: i32) -> Option<File> {
     None
 }
 
-enum Sink {
+enum OutputSink {
     Stdout(io::Stdout),
     InPlace {
         file: File,
@@ -163,7 +163,7 @@ enum Sink {
 pub struct Output {
     given: PathBuf,
     replaces: Option<FileId>,
-    sink: Sink,
+    sink: OutputSink,
 }
 
 impl std::fmt::Debug for Output {
@@ -206,13 +206,13 @@ impl Output {
     pub fn commit(mut self) -> Result<(), OutputError> {
         let given = self.given.clone();
         match &mut self.sink {
-            Sink::Stdout(s) => s.flush().map_err(|e| io_err("write", &given, e)),
-            Sink::Socket(s) => {
+            OutputSink::Stdout(s) => s.flush().map_err(|e| io_err("write", &given, e)),
+            OutputSink::Socket(s) => {
                 s.flush().map_err(|e| io_err("write", &given, e))?;
                 s.shutdown(std::net::Shutdown::Write)
                     .map_err(|e| io_err("shut down", &given, e))
             }
-            Sink::InPlace {
+            OutputSink::InPlace {
                 file,
                 regular,
                 path,
@@ -223,7 +223,7 @@ impl Output {
                 }
                 Ok(())
             }
-            Sink::Replace {
+            OutputSink::Replace {
                 file,
                 tmp,
                 dest,
@@ -262,32 +262,34 @@ impl Output {
 impl Write for Output {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match &mut self.sink {
-            Sink::Stdout(s) => s.write(buf),
-            Sink::InPlace { file, .. } | Sink::Replace { file, .. } => file.write(buf),
-            Sink::Socket(s) => s.write(buf),
+            OutputSink::Stdout(s) => s.write(buf),
+            OutputSink::InPlace { file, .. } | OutputSink::Replace { file, .. } => file.write(buf),
+            OutputSink::Socket(s) => s.write(buf),
         }
     }
 
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
         match &mut self.sink {
-            Sink::Stdout(s) => s.write_all(buf),
-            Sink::InPlace { file, .. } | Sink::Replace { file, .. } => file.write_all(buf),
-            Sink::Socket(s) => s.write_all(buf),
+            OutputSink::Stdout(s) => s.write_all(buf),
+            OutputSink::InPlace { file, .. } | OutputSink::Replace { file, .. } => {
+                file.write_all(buf)
+            }
+            OutputSink::Socket(s) => s.write_all(buf),
         }
     }
 
     fn flush(&mut self) -> io::Result<()> {
         match &mut self.sink {
-            Sink::Stdout(s) => s.flush(),
-            Sink::InPlace { file, .. } | Sink::Replace { file, .. } => file.flush(),
-            Sink::Socket(s) => s.flush(),
+            OutputSink::Stdout(s) => s.flush(),
+            OutputSink::InPlace { file, .. } | OutputSink::Replace { file, .. } => file.flush(),
+            OutputSink::Socket(s) => s.flush(),
         }
     }
 }
 
 impl Drop for Output {
     fn drop(&mut self) {
-        if let Sink::Replace {
+        if let OutputSink::Replace {
             tmp, done: false, ..
         } = &self.sink
         {

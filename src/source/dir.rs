@@ -25,7 +25,7 @@ use super::{Fill, MAX_SIZE, fill_max};
 
 /// What an entry of a directory is, as the listing tells it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
+pub(crate) enum DirEntryKind {
     /// A directory.
     Dir,
     /// A symbolic link (to anything).
@@ -210,11 +210,11 @@ mod imp {
 
         /// Whether `name`, of the kind the listing gave, is a directory,
         /// following a symbolic link.
-        pub(crate) fn is_dir(&self, name: &OsStr, kind: Kind) -> bool {
+        pub(crate) fn is_dir(&self, name: &OsStr, kind: DirEntryKind) -> bool {
             match kind {
-                Kind::Dir => true,
-                Kind::Other => false,
-                Kind::Symlink | Kind::Unknown => {
+                DirEntryKind::Dir => true,
+                DirEntryKind::Other => false,
+                DirEntryKind::Symlink | DirEntryKind::Unknown => {
                     let mut buf = [0u8; NAME_MAX + 1];
                     let Some(c) = c_name(name.as_bytes(), &mut buf) else {
                         return false;
@@ -236,7 +236,7 @@ mod imp {
         pub(crate) fn for_each(
             &self,
             listing: &mut ListBuf,
-            mut f: impl FnMut(&OsStr, Kind),
+            mut f: impl FnMut(&OsStr, DirEntryKind),
         ) -> io::Result<()> {
             const CHUNK: usize = 32 * 1024;
             if listing.buf.len() < CHUNK {
@@ -279,10 +279,10 @@ mod imp {
                         .unwrap_or(rec);
                     if name != b"." && name != b".." {
                         let kind = match d_type {
-                            libc::DT_DIR => Kind::Dir,
-                            libc::DT_LNK => Kind::Symlink,
-                            libc::DT_UNKNOWN => Kind::Unknown,
-                            _ => Kind::Other,
+                            libc::DT_DIR => DirEntryKind::Dir,
+                            libc::DT_LNK => DirEntryKind::Symlink,
+                            libc::DT_UNKNOWN => DirEntryKind::Unknown,
+                            _ => DirEntryKind::Other,
                         };
                         f(OsStr::from_bytes(name), kind);
                     }
@@ -335,13 +335,15 @@ mod imp {
 
         /// Whether `name`, of the kind the listing gave, is a directory,
         /// following a symbolic link.
-        pub(crate) fn is_dir(&self, name: &OsStr, kind: Kind) -> bool {
+        pub(crate) fn is_dir(&self, name: &OsStr, kind: DirEntryKind) -> bool {
             match kind {
-                Kind::Dir => true,
-                Kind::Other => false,
-                Kind::Symlink | Kind::Unknown => std::fs::metadata(self.path.join(name))
-                    .map(|m| m.is_dir())
-                    .unwrap_or(false),
+                DirEntryKind::Dir => true,
+                DirEntryKind::Other => false,
+                DirEntryKind::Symlink | DirEntryKind::Unknown => {
+                    std::fs::metadata(self.path.join(name))
+                        .map(|m| m.is_dir())
+                        .unwrap_or(false)
+                }
             }
         }
 
@@ -349,15 +351,15 @@ mod imp {
         pub(crate) fn for_each(
             &self,
             _listing: &mut ListBuf,
-            mut f: impl FnMut(&OsStr, Kind),
+            mut f: impl FnMut(&OsStr, DirEntryKind),
         ) -> io::Result<()> {
             for e in std::fs::read_dir(&self.path)? {
                 let e = e?;
                 let kind = match e.file_type() {
-                    Ok(t) if t.is_dir() => Kind::Dir,
-                    Ok(t) if t.is_symlink() => Kind::Symlink,
-                    Ok(_) => Kind::Other,
-                    Err(_) => Kind::Unknown,
+                    Ok(t) if t.is_dir() => DirEntryKind::Dir,
+                    Ok(t) if t.is_symlink() => DirEntryKind::Symlink,
+                    Ok(_) => DirEntryKind::Other,
+                    Err(_) => DirEntryKind::Unknown,
                 };
                 f(&e.file_name(), kind);
             }
@@ -426,8 +428,8 @@ mod tests {
         assert!(d.read_file(OsStr::new("a/b"), &mut buf).is_err());
         assert!(d.read_file(OsStr::new("a\0b"), &mut buf).is_err());
         assert_eq!(buf, b"x{\"a\":1}");
-        assert!(!d.is_dir(OsStr::new("missing"), Kind::Unknown));
-        assert!(d.is_dir(OsStr::new("sub"), Kind::Unknown));
+        assert!(!d.is_dir(OsStr::new("missing"), DirEntryKind::Unknown));
+        assert!(d.is_dir(OsStr::new("sub"), DirEntryKind::Unknown));
     }
 
     #[cfg(unix)]

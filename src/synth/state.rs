@@ -2,11 +2,11 @@
 //! stats with per-call metrics), `meta.json` (agent-server conversations),
 //! `TASKS.json` and the zero-byte sidecars in `events/`.
 
-use super::conv::{Conv, LlmCall, Model, TaskItem, push_iso};
+use super::conv::{Conv, LlmCall, LlmModel, TaskItem, push_iso};
 use super::jw::{Jw, Spelling};
 use super::{GenError, Sdk};
 
-fn llm(w: &mut Jw, sdk: Sdk, m: &Model, usage_id: &str) {
+fn llm(w: &mut Jw, sdk: Sdk, m: &LlmModel, usage_id: &str) {
     let proxy = m.name.starts_with("litellm_proxy/");
     w.begin(None);
     w.kv_str("model", m.name);

@@ -513,7 +513,7 @@ pub(crate) fn numbered(out: &mut String, text: &str, first: usize) {
 
 /// What a terminal command printed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Output {
+pub(crate) enum CommandOutput {
     Listing,
     Tests,
     Grep,
@@ -524,29 +524,29 @@ pub(crate) enum Output {
 }
 
 /// Appends a command for the given output kind.
-pub(crate) fn command(rng: &mut Rng, out: &mut String, kind: Output) {
+pub(crate) fn command(rng: &mut Rng, out: &mut String, kind: CommandOutput) {
     let a = rng.pick(DIRS);
     let b = rng.pick(IDENTS);
     let _ = match kind {
-        Output::Listing => match rng.below(3) {
+        CommandOutput::Listing => match rng.below(3) {
             0 => write!(out, "ls -la {a}"),
             1 => write!(out, "find {a} -name '*.py' | head -20"),
             _ => write!(out, "cd {a} && ls"),
         },
-        Output::Tests => match rng.below(3) {
+        CommandOutput::Tests => match rng.below(3) {
             0 => write!(out, "python -m pytest tests/test_{b}.py -q"),
             1 => write!(out, "python -m unittest test_{b}"),
             _ => write!(out, "cargo test {b} 2>&1 | tail -30"),
         },
-        Output::Grep => write!(out, "grep -rn \"{b}\" {a}/ | head -40"),
-        Output::Git => match rng.below(3) {
+        CommandOutput::Grep => write!(out, "grep -rn \"{b}\" {a}/ | head -40"),
+        CommandOutput::Git => match rng.below(3) {
             0 => write!(out, "git status --short"),
             1 => write!(out, "git diff --stat"),
             _ => write!(out, "git log --oneline -10"),
         },
-        Output::Install => write!(out, "pip install -e . 2>&1 | tail -5"),
-        Output::Traceback => write!(out, "python {a}/{b}.py --input data.json"),
-        Output::Plain => match rng.below(4) {
+        CommandOutput::Install => write!(out, "pip install -e . 2>&1 | tail -5"),
+        CommandOutput::Traceback => write!(out, "python {a}/{b}.py --input data.json"),
+        CommandOutput::Plain => match rng.below(4) {
             0 => write!(out, "echo $PATH"),
             1 => write!(out, "wc -l {a}/*.py"),
             2 => write!(out, "cat {a}/{b}.txt"),
@@ -557,7 +557,7 @@ pub(crate) fn command(rng: &mut Rng, out: &mut String, kind: Output) {
 
 /// Appends terminal output of the given kind, at least `target` bytes when
 /// `target > 0` (an empty output stays empty).
-pub(crate) fn terminal_output(rng: &mut Rng, out: &mut String, kind: Output, target: usize) {
+pub(crate) fn terminal_output(rng: &mut Rng, out: &mut String, kind: CommandOutput, target: usize) {
     let start = out.len();
     if target == 0 {
         return;
@@ -570,7 +570,7 @@ pub(crate) fn terminal_output(rng: &mut Rng, out: &mut String, kind: Output, tar
         let a = rng.pick(IDENTS);
         let b = rng.pick(DIRS);
         let _ = match kind {
-            Output::Listing => write!(
+            CommandOutput::Listing => write!(
                 out,
                 "-rw-r--r-- 1 dev dev {:>6} Nov {:>2} {:02}:{:02} {a}.{}",
                 rng.below(90_000),
@@ -579,7 +579,7 @@ pub(crate) fn terminal_output(rng: &mut Rng, out: &mut String, kind: Output, tar
                 rng.below(60),
                 ext(rng)
             ),
-            Output::Tests => match rng.below(6) {
+            CommandOutput::Tests => match rng.below(6) {
                 0 => write!(
                     out,
                     "FAILED tests/test_{a}.py::test_{b} - AssertionError: {} != {}",
@@ -601,7 +601,7 @@ pub(crate) fn terminal_output(rng: &mut Rng, out: &mut String, kind: Output, tar
                     rng.below(101)
                 ),
             },
-            Output::Grep => write!(
+            CommandOutput::Grep => write!(
                 out,
                 "{b}/{a}.py:{}:    {} = {}(\"{}\")",
                 rng.range(1, 900),
@@ -609,7 +609,7 @@ pub(crate) fn terminal_output(rng: &mut Rng, out: &mut String, kind: Output, tar
                 a,
                 rng.pick(WORDS)
             ),
-            Output::Git => match rng.below(3) {
+            CommandOutput::Git => match rng.below(3) {
                 0 => write!(out, " M {b}/{a}.py"),
                 1 => write!(out, "?? {b}/{a}_new.py"),
                 _ => write!(
@@ -620,7 +620,7 @@ pub(crate) fn terminal_output(rng: &mut Rng, out: &mut String, kind: Output, tar
                     a
                 ),
             },
-            Output::Install => write!(
+            CommandOutput::Install => write!(
                 out,
                 "Requirement already satisfied: {a}>={}.{} in /usr/lib/python3/site-packages ({}.{}.{})",
                 rng.below(5),
@@ -629,7 +629,7 @@ pub(crate) fn terminal_output(rng: &mut Rng, out: &mut String, kind: Output, tar
                 rng.below(20),
                 rng.below(10)
             ),
-            Output::Traceback => {
+            CommandOutput::Traceback => {
                 if n == 0 {
                     write!(out, "Traceback (most recent call last):")
                 } else if rng.below(4) == 0 {
@@ -646,7 +646,7 @@ pub(crate) fn terminal_output(rng: &mut Rng, out: &mut String, kind: Output, tar
                     )
                 }
             }
-            Output::Plain => {
+            CommandOutput::Plain => {
                 let k = rng.range(3, 12);
                 sentence(rng, out, k);
                 Ok(())

@@ -18,11 +18,11 @@ use std::sync::Arc;
 
 use agentlog::json::{FieldValue, JsonType, List, Map, OwnedValue, Parser, Str, Style, Value};
 use agentlog::occhat::{
-    self, ChatSession, ManualClock, RecoveryChoice, Store, TailKind, TimeZone, apply_tail_recovery,
-    detect_incomplete_tail, fs_safe_name, recovery_indexes,
+    self, ChatSession, ManualClock, RecoveryChoice, SessionStore, TailKind, TimeZone,
+    apply_tail_recovery, detect_incomplete_tail, fs_safe_name, recovery_indexes,
 };
 use agentlog::openhands::view::{
-    Entry, EventInput, Head, PathFault, SdkVersion, Sidecars, View, ViewInput, ViewIssue,
+    EventInput, Head, PathFault, SdkVersion, Sidecars, View, ViewEntry, ViewInput, ViewIssue,
     ViewOptions,
 };
 use agentlog::openhands::{
@@ -835,7 +835,7 @@ pub fn view(case: &ViewCase) {
     }
     for e in view.entries() {
         match *e {
-            Entry::Event(p) | Entry::Summary(p) => assert!(p < n),
+            ViewEntry::Event(p) | ViewEntry::Summary(p) => assert!(p < n),
         }
         let _ = view.entry_id(*e);
     }
@@ -975,7 +975,7 @@ pub fn fs_safe(data: &[u8]) {
     if legal_name(&name) {
         assert_eq!(safe, name, "a legal name changed");
     }
-    let store = Store::new("/root-of-store");
+    let store = SessionStore::new("/root-of-store");
     let dir = store.session_dir(&name);
     assert_eq!(dir.parent(), Some(Path::new("/root-of-store")), "{dir:?}");
 }
@@ -1035,7 +1035,7 @@ pub fn occhat(case: &OcChatCase) {
     if let Some(l) = &case.log {
         std::fs::write(sdir.join("s_2024-01-01--00-00-00_chat_log.json"), l).expect("log");
     }
-    let store = Store::new(root)
+    let store = SessionStore::new(root)
         .with_clock(Arc::new(ManualClock::at_unix_nanos(NOW_NS)))
         .with_time_zone(TimeZone::utc());
 

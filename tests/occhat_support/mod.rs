@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use agentlog::json::OwnedValue;
-use agentlog::occhat::{ManualClock, Store, TimeZone};
+use agentlog::occhat::{ManualClock, SessionStore, TimeZone};
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -127,9 +127,9 @@ pub fn cwd_lock() -> MutexGuard<'static, ()> {
 }
 
 /// A store in UTC with a manual clock at `ns`.
-pub fn store_at(dir: impl Into<PathBuf>, ns: u64) -> (Store, Arc<ManualClock>) {
+pub fn store_at(dir: impl Into<PathBuf>, ns: u64) -> (SessionStore, Arc<ManualClock>) {
     let clock = Arc::new(ManualClock::at_unix_nanos(ns));
-    let store = Store::new(dir)
+    let store = SessionStore::new(dir)
         .with_time_zone(TimeZone::utc())
         .with_clock(clock.clone());
     (store, clock)

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use agentlog::json::OwnedValue;
-use agentlog::occhat::{ChatSession, ManualClock, Store, TimeZone};
+use agentlog::occhat::{ChatSession, ManualClock, SessionStore, TimeZone};
 
 /// 2025-04-07 08:55:43 UTC.
 pub const T0: u64 = 1_744_016_143_000_000_000;
@@ -26,8 +26,8 @@ pub fn msg(role: &str, content: &str) -> OwnedValue {
 }
 
 /// A store in UTC with a manual clock at `ns`.
-pub fn store_at(root: &Path, ns: u64) -> Store {
-    Store::new(root)
+pub fn store_at(root: &Path, ns: u64) -> SessionStore {
+    SessionStore::new(root)
         .with_time_zone(TimeZone::utc())
         .with_clock(std::sync::Arc::new(ManualClock::at_unix_nanos(ns)))
 }

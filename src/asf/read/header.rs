@@ -7,15 +7,15 @@ pub(super) fn read_header(
     parser: &mut Parser,
     line: &[u8],
     problems: &mut Vec<Problem>,
-) -> Result<Header, ReadError> {
+) -> Result<Header, HeaderError> {
     let doc = parser
         .parse(line)
-        .map_err(|e| ReadError::HeaderNotJson(e.to_string()))?;
+        .map_err(|e| HeaderError::HeaderNotJson(e.to_string()))?;
     let Some(obj) = doc.root().as_object() else {
-        return Err(ReadError::HeaderNotJson("not an object".into()));
+        return Err(HeaderError::HeaderNotJson("not an object".into()));
     };
     if obj.get("type").and_then(|v| v.as_str()) != Some("session") {
-        return Err(ReadError::NotSession);
+        return Err(HeaderError::NotSession);
     }
     let format = obj.get("format").and_then(|v| v.as_str()).unwrap_or("");
     let minor = format
@@ -23,7 +23,7 @@ pub(super) fn read_header(
         .and_then(|m| (!m.starts_with('0') || m == "0").then_some(m))
         .and_then(|m| m.parse::<u32>().ok())
         .filter(|m| (OLDEST_MINOR..=NEWEST_MINOR).contains(m))
-        .ok_or_else(|| ReadError::UnsupportedFormat(format.to_owned()))?;
+        .ok_or_else(|| HeaderError::UnsupportedFormat(format.to_owned()))?;
     let mut bad = |m: String| {
         problems.push(Problem {
             line: 1,

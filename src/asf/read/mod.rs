@@ -58,7 +58,7 @@ pub const CORE_TYPES: [&str; 15] = [
 
 /// Why a file is not read at all.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ReadError {
+pub enum HeaderError {
     /// The file holds no line.
     #[error("empty file: an ASF file opens with its header")]
     Empty,
@@ -181,10 +181,10 @@ impl<'a> Session<'a> {
     /// format this reader does not read, is refused; anything else is read,
     /// every broken rule a line-local check finds recorded
     /// ([`Session::read_problems`]), and the rest kept.
-    pub fn read(bytes: &'a [u8]) -> Result<Self, ReadError> {
+    pub fn read(bytes: &'a [u8]) -> Result<Self, HeaderError> {
         let mut lines = split_lines(bytes);
         let Some((first, first_cr, _)) = lines.next() else {
-            return Err(ReadError::Empty);
+            return Err(HeaderError::Empty);
         };
         let mut parser = Parser::new();
         let mut problems = Vec::new();

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use agentlog::convert::Converted;
 use agentlog::convert::openhands::{Options, convert_with, session_id};
-use agentlog::occhat::Store;
+use agentlog::occhat::SessionStore;
 use agentlog::openhands::Reader;
 
 use crate::out::{Fail, Obj, Out, Res, Status, error};
@@ -92,7 +92,7 @@ pub fn run(a: ConvertArgs, out: &mut Out) -> Res<u8> {
 
 /// Converts every session of an OC Chat sessions directory.
 fn occhat(root: &Path, a: &ConvertArgs, out: &mut Out, status: &mut Status) -> Res<()> {
-    let store = Store::new(root);
+    let store = SessionStore::new(root);
     let list = store.list_sessions();
     for skipped in &list.skipped {
         error(&format!("{skipped:?}"));

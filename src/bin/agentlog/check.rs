@@ -25,7 +25,7 @@
 use std::path::{Path, PathBuf};
 
 use agentlog::json::{OwnedValue, Parser, Value};
-use agentlog::occhat::{Store, detect_incomplete_tail};
+use agentlog::occhat::{SessionStore, detect_incomplete_tail};
 use agentlog::openhands::{
     self, ActionEvent, AgentErrorEvent, Condensation, Conversation, FileStatus, Kind, MessageEvent,
     Meta, ObservationEvent, ReadError, State, SystemPromptEvent, UserRejectObservation,
@@ -365,7 +365,7 @@ fn check_conversation(
 
 /// Checks every session of an OC Chat store.
 fn check_occhat(root: &Path) -> Vec<Found> {
-    let store = Store::new(root);
+    let store = SessionStore::new(root);
     let list = store.list_sessions();
     let mut out = vec![Found {
         problems: list

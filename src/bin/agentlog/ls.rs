@@ -23,7 +23,7 @@ use std::fs;
 use std::path::Path;
 
 use agentlog::json::{OwnedValue, Parser, Style};
-use agentlog::occhat::Store;
+use agentlog::occhat::SessionStore;
 use agentlog::openhands::{
     self, DIR_EVENTS, DIR_SUBAGENTS, EventFiles, FILE_BASE_STATE, FILE_META, NamePattern,
     is_conversation_dir,
@@ -357,7 +357,7 @@ fn asf_row(file: &Path) -> Row {
 }
 
 fn occhat_rows(root: &Path) -> Vec<Row> {
-    let store = Store::new(root);
+    let store = SessionStore::new(root);
     let list = store.list_sessions();
     for s in &list.skipped {
         warn(&format!("{} (skipped)", s.error));

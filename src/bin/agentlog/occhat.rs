@@ -18,7 +18,7 @@ use std::path::PathBuf;
 
 use agentlog::json::{OwnedValue, Style};
 use agentlog::occhat::{
-    LoadError, RecoveryChoice, SaveError, Store, detect_incomplete_tail, fs_safe_name,
+    LoadError, RecoveryChoice, SaveError, SessionStore, detect_incomplete_tail, fs_safe_name,
 };
 
 use crate::ls::text_of;
@@ -172,7 +172,7 @@ fn preview(m: &OwnedValue) -> String {
 
 /// Runs the command.
 pub fn run(args: Args, out: &mut Out) -> Res<u8> {
-    let store = Store::locate(args.sessions_dir.as_deref());
+    let store = SessionStore::locate(args.sessions_dir.as_deref());
     let fatal = |e: &dyn std::fmt::Display| Fail::Fatal(e.to_string());
     // A session that is not there is what was asked for missing (1); a
     // store that cannot be read is fatal (2).

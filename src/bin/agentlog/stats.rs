@@ -49,7 +49,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use agentlog::json::{Document, OwnedValue};
-use agentlog::occhat::Store;
+use agentlog::occhat::SessionStore;
 use agentlog::openhands::{Conversation, FileStatus, Kind, Parsed, State, StateUsage, Usage};
 use rayon::prelude::*;
 
@@ -511,7 +511,7 @@ fn asf_totals(file: &Path) -> Totals {
 }
 
 fn occhat_totals(root: &Path) -> Totals {
-    let store = Store::new(root);
+    let store = SessionStore::new(root);
     let list = store.list_sessions();
     let mut t = Totals::default();
     for s in &list.skipped {

@@ -223,7 +223,7 @@ struct Current {
     has_conv: bool,
 }
 
-enum Step {
+enum ScanStep {
     Skip,
     Yield,
     Fail(StoreError),
@@ -478,9 +478,9 @@ impl Changes {
                 },
             };
             match self.process(task) {
-                Step::Skip => continue,
-                Step::Yield => break,
-                Step::Fail(e) => return Some(Err(e)),
+                ScanStep::Skip => continue,
+                ScanStep::Yield => break,
+                ScanStep::Fail(e) => return Some(Err(e)),
             }
         }
         let c = &self.cur;

@@ -109,9 +109,9 @@ impl Changes {
         sha256_hex(&s)
     }
 
-    pub(super) fn process(&mut self, task: Task) -> Step {
+    pub(super) fn process(&mut self, task: Task) -> ScanStep {
         if task.depth > MAX_SUBAGENT_DEPTH {
-            return Step::Fail(StoreError::TooDeep { path: task.path });
+            return ScanStep::Fail(StoreError::TooDeep { path: task.path });
         }
         let old = self.since.conversations.get(&task.rel).cloned();
         let dir = match fs::metadata(&task.path) {
@@ -120,17 +120,17 @@ impl Changes {
                 if old.is_some() {
                     self.queue_gone(&task.rel, &task.path, task.parent.clone());
                 }
-                return Step::Skip;
+                return ScanStep::Skip;
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 if old.is_some() {
                     self.queue_gone(&task.rel, &task.path, task.parent.clone());
                 }
-                return Step::Skip;
+                return ScanStep::Skip;
             }
             Err(e) => {
                 self.keep_old(&task.rel);
-                return Step::Fail(ReadError::io(&task.path, e).into());
+                return ScanStep::Fail(ReadError::io(&task.path, e).into());
             }
         };
         let mut kind = match &old {
@@ -145,7 +145,7 @@ impl Changes {
             self.new.conversations.insert(task.rel.clone(), o.clone());
             let (subs, id) = (o.subagents.clone(), o.id.clone());
             self.push_subs(&task, &subs, &id);
-            return Step::Skip;
+            return ScanStep::Skip;
         }
         // Stamps before reading: a change while reading shows next time.
         let events_dir = Self::stat_or_none(&task.path.join(DIR_EVENTS));
@@ -168,11 +168,11 @@ impl Changes {
                 if old.is_some() {
                     self.queue_gone(&task.rel, &task.path, task.parent.clone());
                 }
-                return Step::Skip;
+                return ScanStep::Skip;
             }
             Err(e) => {
                 self.keep_old(&task.rel);
-                return Step::Fail(e.into());
+                return ScanStep::Fail(e.into());
             }
         };
         // Does the history still match?
@@ -203,7 +203,7 @@ impl Changes {
                     Ok(r) => self.id_of(r, None),
                     Err(e) => {
                         self.keep_old(&task.rel);
-                        return Step::Fail(e.into());
+                        return ScanStep::Fail(e.into());
                     }
                 };
             }
@@ -333,7 +333,7 @@ impl Changes {
         self.new.conversations.insert(task.rel.clone(), mark);
         self.push_subs(&task, &subagents, &id);
         if !any {
-            return Step::Skip;
+            return ScanStep::Skip;
         }
         self.cur = Current {
             kind: Some(kind),
@@ -350,6 +350,6 @@ impl Changes {
             to,
             has_conv: true,
         };
-        Step::Yield
+        ScanStep::Yield
     }
 }

@@ -25,7 +25,7 @@ use fixpoint::enforce_properties;
 
 /// One element of the view.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Entry {
+pub enum ViewEntry {
     /// The event at this position of [`View::events`](super::View::events).
     Event(usize),
     /// The summary of the condensation at this position.
@@ -33,10 +33,10 @@ pub enum Entry {
 }
 
 /// The id of an entry: the event's JSON id, or `<condensation id>-summary`.
-pub(crate) fn entry_id<'e>(events: &'e [ViewEvent<'_>], e: Entry) -> Cow<'e, str> {
+pub(crate) fn entry_id<'e>(events: &'e [ViewEvent<'_>], e: ViewEntry) -> Cow<'e, str> {
     match e {
-        Entry::Event(p) => Cow::Borrowed(events.get(p).map_or("", |ev| ev.id.as_ref())),
-        Entry::Summary(p) => Cow::Owned(format!(
+        ViewEntry::Event(p) => Cow::Borrowed(events.get(p).map_or("", |ev| ev.id.as_ref())),
+        ViewEntry::Summary(p) => Cow::Owned(format!(
             "{}-summary",
             events.get(p).map_or("", |ev| ev.id.as_ref())
         )),
@@ -53,41 +53,41 @@ impl<'v, 'a> Ctx<'v, 'a> {
     }
 
     /// The kind the view gives `e`; `None` for an event it cannot use.
-    fn kind(&self, e: Entry) -> Option<&'v Kind<'a>> {
+    fn kind(&self, e: ViewEntry) -> Option<&'v Kind<'a>> {
         match e {
-            Entry::Event(p) => self.ev(p).and_then(|v| v.effective_kind()),
-            Entry::Summary(_) => Some(&Kind::CondensationSummary),
+            ViewEntry::Event(p) => self.ev(p).and_then(|v| v.effective_kind()),
+            ViewEntry::Summary(_) => Some(&Kind::CondensationSummary),
         }
     }
 
-    fn is_action(&self, e: Entry) -> bool {
+    fn is_action(&self, e: ViewEntry) -> bool {
         self.kind(e) == Some(&Kind::Action)
     }
 
-    fn is_obs(&self, e: Entry) -> bool {
+    fn is_obs(&self, e: ViewEntry) -> bool {
         self.kind(e).is_some_and(Kind::is_observation_like)
     }
 
-    fn tcid(&self, e: Entry) -> Option<&'v str> {
+    fn tcid(&self, e: ViewEntry) -> Option<&'v str> {
         match e {
-            Entry::Event(p) => self.ev(p).and_then(|v| v.tool_call_id()),
-            Entry::Summary(_) => None,
+            ViewEntry::Event(p) => self.ev(p).and_then(|v| v.tool_call_id()),
+            ViewEntry::Summary(_) => None,
         }
     }
 
-    fn rid(&self, e: Entry) -> Option<&'v str> {
+    fn rid(&self, e: ViewEntry) -> Option<&'v str> {
         match e {
-            Entry::Event(p) => self.ev(p).and_then(|v| v.llm_response_id()),
-            Entry::Summary(_) => None,
+            ViewEntry::Event(p) => self.ev(p).and_then(|v| v.llm_response_id()),
+            ViewEntry::Summary(_) => None,
         }
     }
 
-    fn id(&self, e: Entry) -> Cow<'v, str> {
+    fn id(&self, e: ViewEntry) -> Cow<'v, str> {
         entry_id(self.events, e)
     }
 
     /// `{llm_response_id: [action ids]}` over `seq`, first-seen order.
-    fn batches(&self, seq: impl Iterator<Item = Entry>) -> Vec<(&'v str, Vec<Cow<'v, str>>)> {
+    fn batches(&self, seq: impl Iterator<Item = ViewEntry>) -> Vec<(&'v str, Vec<Cow<'v, str>>)> {
         let mut order: Vec<(&'v str, Vec<Cow<'v, str>>)> = Vec::new();
         let mut at: HashMap<&'v str, usize> = HashMap::new();
         for e in seq {
@@ -113,7 +113,7 @@ pub(crate) fn from_events(
     events: &[ViewEvent<'_>],
     seq: &[usize],
     version: SdkVersion,
-) -> Vec<Entry> {
+) -> Vec<ViewEntry> {
     let cx = Ctx { events };
     match version.algorithm() {
         ViewAlgorithm::Legacy => legacy(&cx, seq, version),
@@ -130,7 +130,7 @@ pub(crate) fn from_events(
 }
 
 /// 1.0.0 – 1.9.x.
-fn legacy(cx: &Ctx<'_, '_>, seq: &[usize], version: SdkVersion) -> Vec<Entry> {
+fn legacy(cx: &Ctx<'_, '_>, seq: &[usize], version: SdkVersion) -> Vec<ViewEntry> {
     let mut forgotten: HashSet<Cow<'_, str>> = HashSet::new();
     for &p in seq {
         let Some(ev) = cx.ev(p) else { continue };
@@ -148,15 +148,15 @@ fn legacy(cx: &Ctx<'_, '_>, seq: &[usize], version: SdkVersion) -> Vec<Entry> {
         }
     }
     // Batch atomicity over all events.
-    let all = seq.iter().map(|&p| Entry::Event(p));
+    let all = seq.iter().map(|&p| ViewEntry::Event(p));
     for (_, ids) in cx.batches(all) {
         if ids.iter().any(|id| forgotten.contains(id)) {
             forgotten.extend(ids);
         }
     }
-    let mut kept: Vec<Entry> = seq
+    let mut kept: Vec<ViewEntry> = seq
         .iter()
-        .map(|&p| Entry::Event(p))
+        .map(|&p| ViewEntry::Event(p))
         .filter(|&e| cx.kind(e).is_some_and(Kind::in_context) && !forgotten.contains(&cx.id(e)))
         .collect();
     // Only the latest condensation with both a summary and an offset.
@@ -175,7 +175,7 @@ fn legacy(cx: &Ctx<'_, '_>, seq: &[usize], version: SdkVersion) -> Vec<Entry> {
         }
     });
     if let Some((p, offset)) = latest {
-        kept.insert(offset.min(kept.len()), Entry::Summary(p));
+        kept.insert(offset.min(kept.len()), ViewEntry::Summary(p));
     }
     // Tool-call pairing, one pass.
     let action_ids: HashSet<&str> = kept
@@ -188,7 +188,7 @@ fn legacy(cx: &Ctx<'_, '_>, seq: &[usize], version: SdkVersion) -> Vec<Entry> {
         .filter(|&&e| cx.is_obs(e))
         .filter_map(|&e| cx.tcid(e))
         .collect();
-    let keep = |e: Entry| -> bool {
+    let keep = |e: ViewEntry| -> bool {
         if cx.is_obs(e) {
             cx.tcid(e).is_some_and(|t| action_ids.contains(t))
         } else if cx.is_action(e) {
@@ -240,7 +240,7 @@ fn legacy(cx: &Ctx<'_, '_>, seq: &[usize], version: SdkVersion) -> Vec<Entry> {
 /// condensation, which a store of many condensations turns quadratic. The
 /// list here is a [`Blocks`] sequence, where both cost about the square root
 /// of its length.
-fn apply_condensations(cx: &Ctx<'_, '_>, seq: &[usize]) -> Vec<Entry> {
+fn apply_condensations(cx: &Ctx<'_, '_>, seq: &[usize]) -> Vec<ViewEntry> {
     let mut out = Blocks::default();
     for &p in seq {
         let Some(ev) = cx.ev(p) else { continue };
@@ -256,12 +256,12 @@ fn apply_condensations(cx: &Ctx<'_, '_>, seq: &[usize]) -> Vec<Entry> {
                     out.forget(f.as_ref());
                 }
                 if let (Some(_), Some(o)) = (summary, offset) {
-                    let e = Entry::Summary(p);
+                    let e = ViewEntry::Summary(p);
                     out.insert(*o, e, cx.id(e));
                 }
             }
         } else if kind.is_some_and(Kind::in_context) {
-            let e = Entry::Event(p);
+            let e = ViewEntry::Event(p);
             out.push(e, cx.id(e));
         }
     }
@@ -271,17 +271,17 @@ fn apply_condensations(cx: &Ctx<'_, '_>, seq: &[usize]) -> Vec<Entry> {
 /// `{llm_response_id: {action ids}}` over the whole conversation.
 fn all_batches<'v>(cx: &Ctx<'v, '_>, seq: &[usize]) -> HashMap<&'v str, HashSet<Cow<'v, str>>> {
     let mut map: HashMap<&'v str, HashSet<Cow<'v, str>>> = HashMap::new();
-    for (rid, ids) in cx.batches(seq.iter().map(|&p| Entry::Event(p))) {
+    for (rid, ids) in cx.batches(seq.iter().map(|&p| ViewEntry::Event(p))) {
         map.entry(rid).or_default().extend(ids);
     }
     map
 }
 
 /// 1.10.0 – 1.11.4 `_enforce_batch_atomicity(view, all)`.
-fn batch_atomicity_v10(cx: &Ctx<'_, '_>, out: Vec<Entry>, seq: &[usize]) -> Vec<Entry> {
+fn batch_atomicity_v10(cx: &Ctx<'_, '_>, out: Vec<ViewEntry>, seq: &[usize]) -> Vec<ViewEntry> {
     let in_view: HashSet<Cow<'_, str>> = out.iter().map(|&e| cx.id(e)).collect();
     let mut remove: HashSet<Cow<'_, str>> = HashSet::new();
-    for (_, ids) in cx.batches(seq.iter().map(|&p| Entry::Event(p))) {
+    for (_, ids) in cx.batches(seq.iter().map(|&p| ViewEntry::Event(p))) {
         if ids.iter().any(|id| !in_view.contains(id)) {
             remove.extend(ids);
         }
@@ -292,7 +292,7 @@ fn batch_atomicity_v10(cx: &Ctx<'_, '_>, out: Vec<Entry>, seq: &[usize]) -> Vec<
 }
 
 /// 1.10.0 – 1.11.4 `_filter_unmatched_tool_calls(view, all)`.
-fn unmatched_v10(cx: &Ctx<'_, '_>, out: Vec<Entry>, seq: &[usize]) -> Vec<Entry> {
+fn unmatched_v10(cx: &Ctx<'_, '_>, out: Vec<ViewEntry>, seq: &[usize]) -> Vec<ViewEntry> {
     let action_ids: HashSet<&str> = out
         .iter()
         .filter(|&&e| cx.is_action(e))
@@ -303,7 +303,7 @@ fn unmatched_v10(cx: &Ctx<'_, '_>, out: Vec<Entry>, seq: &[usize]) -> Vec<Entry>
         .filter(|&&e| cx.is_obs(e))
         .filter_map(|&e| cx.tcid(e))
         .collect();
-    let kept: Vec<Entry> = out
+    let kept: Vec<ViewEntry> = out
         .into_iter()
         .filter(|&e| {
             if cx.is_obs(e) {
@@ -320,7 +320,7 @@ fn unmatched_v10(cx: &Ctx<'_, '_>, out: Vec<Entry>, seq: &[usize]) -> Vec<Entry>
     // action id -> tool_call_id over all events (a later duplicate id wins).
     let mut action_tcid: HashMap<Cow<'_, str>, &str> = HashMap::new();
     for &p in seq {
-        let e = Entry::Event(p);
+        let e = ViewEntry::Event(p);
         if cx.is_action(e)
             && let Some(t) = cx.tcid(e)
         {
@@ -337,7 +337,7 @@ fn unmatched_v10(cx: &Ctx<'_, '_>, out: Vec<Entry>, seq: &[usize]) -> Vec<Entry>
         .collect()
 }
 
-fn observation_uniqueness<'v>(cx: &Ctx<'v, '_>, out: &[Entry]) -> HashSet<Cow<'v, str>> {
+fn observation_uniqueness<'v>(cx: &Ctx<'v, '_>, out: &[ViewEntry]) -> HashSet<Cow<'v, str>> {
     let mut seen: HashSet<&str> = HashSet::new();
     let mut drop = HashSet::new();
     for &e in out {
@@ -358,7 +358,7 @@ fn tool_loops<'v>(cx: &Ctx<'v, '_>, seq: &[usize]) -> Vec<HashSet<Cow<'v, str>>>
     let mut loops = Vec::new();
     let mut current: Option<HashSet<Cow<'v, str>>> = None;
     for &p in seq {
-        let e = Entry::Event(p);
+        let e = ViewEntry::Event(p);
         let thinking = cx
             .ev(p)
             .is_some_and(|v| v.effective_kind() == Some(&Kind::Action) && v.has_thinking_blocks());

@@ -109,7 +109,7 @@ use std::borrow::Cow;
 use crate::json::{OwnedValue, Parser, Value};
 use crate::openhands::Kind;
 
-pub use build::Entry;
+pub use build::ViewEntry;
 pub use event::{EventProblem, ParentField, ViewEvent};
 pub use message::{
     Content, ImageContent, LegacyFlags, Message, ReasoningItem, Role, TEXT_CONTENT_LIMIT,
@@ -390,8 +390,8 @@ pub struct View<'a> {
     tree: EventTree,
     detected: Detected,
     conversation: Vec<usize>,
-    entries: Vec<Entry>,
-    context: Vec<Entry>,
+    entries: Vec<ViewEntry>,
+    context: Vec<ViewEntry>,
     messages: Vec<Message<'a>>,
     wire: WireOptions,
     issues: Vec<ViewIssue>,
@@ -472,7 +472,7 @@ impl<'a> View<'a> {
             (0..events.len()).collect()
         };
         let entries = build::from_events(&events, &conversation, version);
-        let context: Vec<Entry> = if version < SdkVersion::V1_3_0 && !state.condenser {
+        let context: Vec<ViewEntry> = if version < SdkVersion::V1_3_0 && !state.condenser {
             conversation
                 .iter()
                 .copied()
@@ -481,7 +481,7 @@ impl<'a> View<'a> {
                         .get(p)
                         .is_some_and(|e| e.effective_kind().is_some_and(Kind::in_context))
                 })
-                .map(Entry::Event)
+                .map(ViewEntry::Event)
                 .collect()
         } else {
             entries.clone()
@@ -553,13 +553,13 @@ impl<'a> View<'a> {
     }
 
     /// The SDK's `View`: the events (and summaries) in the model's context.
-    pub fn entries(&self) -> &[Entry] {
+    pub fn entries(&self) -> &[ViewEntry] {
         &self.entries
     }
 
     /// The id of a view entry: the event's JSON id, or
     /// `<condensation id>-summary`.
-    pub fn entry_id(&self, e: Entry) -> Cow<'_, str> {
+    pub fn entry_id(&self, e: ViewEntry) -> Cow<'_, str> {
         build::entry_id(&self.events, e)
     }
 
@@ -571,7 +571,7 @@ impl<'a> View<'a> {
     /// The events turned into messages: [`View::entries`], except before
     /// 1.3.0 without a condenser, where the agent used every LLM-convertible
     /// event of the conversation.
-    pub fn context(&self) -> &[Entry] {
+    pub fn context(&self) -> &[ViewEntry] {
         &self.context
     }
 
@@ -619,7 +619,7 @@ impl<'a> View<'a> {
 /// its message.
 fn events_to_messages<'a>(
     events: &mut [ViewEvent<'a>],
-    context: &[Entry],
+    context: &[ViewEntry],
     version: SdkVersion,
 ) -> Vec<Message<'a>> {
     let mut messages: Vec<Message<'a>> = Vec::with_capacity(context.len());
@@ -627,7 +627,7 @@ fn events_to_messages<'a>(
     let mut i = 0;
     while let Some(&entry) = context.get(i) {
         let msg = match entry {
-            Entry::Summary(p) => {
+            ViewEntry::Summary(p) => {
                 i += 1;
                 match events.get(p).map(|e| &e.body) {
                     Some(Body::Condensation {
@@ -636,7 +636,7 @@ fn events_to_messages<'a>(
                     _ => None,
                 }
             }
-            Entry::Event(p) => {
+            ViewEntry::Event(p) => {
                 let rid = events
                     .get(p)
                     .filter(|e| e.effective_kind() == Some(&Kind::Action))
@@ -646,7 +646,7 @@ fn events_to_messages<'a>(
                     Some(rid) => {
                         let start = i;
                         let mut batch = Vec::new();
-                        while let Some(&Entry::Event(q)) = context.get(i) {
+                        while let Some(&ViewEntry::Event(q)) = context.get(i) {
                             let Some(ev) = events.get_mut(q) else { break };
                             if ev.effective_kind() != Some(&Kind::Action)
                                 || ev.llm_response_id() != Some(rid.as_str())

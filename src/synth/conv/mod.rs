@@ -9,7 +9,7 @@ mod turn;
 use super::jw::{Jw, Spelling, push_padded};
 use super::prompt::Prompt;
 use super::rng::{Rng, derive};
-use super::text::{self, Output};
+use super::text::{self, CommandOutput};
 use super::{GenConfig, GenError, Sdk, Sink};
 use crate::openhands::{
     KIND_ACTION, KIND_AGENT_ERROR, KIND_CONDENSATION, KIND_INTERRUPT, KIND_MESSAGE,
@@ -18,7 +18,7 @@ use crate::openhands::{
 use std::fmt::Write as _;
 
 /// An LLM the conversation talks to.
-pub(crate) struct Model {
+pub(crate) struct LlmModel {
     pub name: &'static str,
     pub input_cost: f64,
     pub output_cost: f64,
@@ -27,36 +27,36 @@ pub(crate) struct Model {
     pub context_window: i64,
 }
 
-pub(crate) const MODELS: &[Model] = &[
-    Model {
+pub(crate) const MODELS: &[LlmModel] = &[
+    LlmModel {
         name: "anthropic/claude-sonnet-4-5-20250929",
         input_cost: 3e-6,
         output_cost: 1.5e-5,
         anthropic: true,
         context_window: 200_000,
     },
-    Model {
+    LlmModel {
         name: "litellm_proxy/claude-opus-4-1-20250805",
         input_cost: 1.5e-5,
         output_cost: 7.5e-5,
         anthropic: true,
         context_window: 200_000,
     },
-    Model {
+    LlmModel {
         name: "openai/gpt-5-2025-08-07",
         input_cost: 1.25e-6,
         output_cost: 1e-5,
         anthropic: false,
         context_window: 272_000,
     },
-    Model {
+    LlmModel {
         name: "openai/gpt-4o",
         input_cost: 2.5e-6,
         output_cost: 1e-5,
         anthropic: false,
         context_window: 128_000,
     },
-    Model {
+    LlmModel {
         name: "deepseek/deepseek-chat",
         input_cost: 2.7e-7,
         output_cost: 1.1e-6,
@@ -140,7 +140,7 @@ struct Call {
     /// old_str / description.
     b: String,
     /// Terminal output kind and exit code.
-    output: Option<Output>,
+    output: Option<CommandOutput>,
     exit_code: i64,
     timeout: bool,
     insert_line: usize,
@@ -171,7 +171,7 @@ pub(crate) struct Counters {
 pub(crate) struct Plan {
     pub sdk: Sdk,
     pub events: usize,
-    pub model: &'static Model,
+    pub model: &'static LlmModel,
     pub condenser: Option<Condenser>,
     pub confirm: bool,
     pub subagents: usize,
@@ -503,9 +503,9 @@ pub(crate) fn generate(
 ) -> Result<Counters, GenError> {
     let mut rng = Rng::new(derive(cfg.seed, index as u64));
     let sdk = match cfg.style {
-        super::Style::V1_58 => Sdk::V158,
-        super::Style::V1_0 => Sdk::V10,
-        super::Style::Mixed => {
+        super::SdkStyle::V1_58 => Sdk::V158,
+        super::SdkStyle::V1_0 => Sdk::V10,
+        super::SdkStyle::Mixed => {
             if rng.below(2) == 0 {
                 Sdk::V158
             } else {

@@ -53,7 +53,7 @@ impl Conv<'_> {
                 text::terminal_output(
                     &mut self.trng,
                     &mut self.s1,
-                    c.output.unwrap_or(Output::Plain),
+                    c.output.unwrap_or(CommandOutput::Plain),
                     target,
                 );
                 if c.exit_code == 127 {

@@ -15,21 +15,21 @@ impl Conv<'_> {
         match tool {
             Tool::Terminal => {
                 let kinds = [
-                    Output::Listing,
-                    Output::Tests,
-                    Output::Grep,
-                    Output::Git,
-                    Output::Install,
-                    Output::Traceback,
-                    Output::Plain,
+                    CommandOutput::Listing,
+                    CommandOutput::Tests,
+                    CommandOutput::Grep,
+                    CommandOutput::Git,
+                    CommandOutput::Install,
+                    CommandOutput::Traceback,
+                    CommandOutput::Plain,
                 ];
                 let k = kinds[self.rng.weighted(&[20, 20, 15, 10, 5, 5, 25]).min(6)];
                 text::command(&mut self.trng, &mut c.command, k);
                 c.output = Some(k);
                 c.exit_code = match k {
-                    Output::Tests if self.rng.below(3) == 0 => 1,
-                    Output::Traceback => 1,
-                    Output::Grep if self.rng.below(5) == 0 => 1,
+                    CommandOutput::Tests if self.rng.below(3) == 0 => 1,
+                    CommandOutput::Traceback => 1,
+                    CommandOutput::Grep if self.rng.below(5) == 0 => 1,
                     _ => 0,
                 };
                 if self.rng.below(100) == 0 {

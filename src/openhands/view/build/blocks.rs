@@ -11,7 +11,7 @@ use super::*;
 /// ID.
 #[derive(Default)]
 pub(super) struct Blocks<'v> {
-    entries: Vec<Entry>,
+    entries: Vec<ViewEntry>,
     alive: Vec<bool>,
     /// The block (stable number) each entry is in.
     block_of: Vec<usize>,
@@ -29,7 +29,7 @@ pub(super) struct Blocks<'v> {
 pub(super) const BLOCK: usize = 256;
 
 impl<'v> Blocks<'v> {
-    pub(super) fn add(&mut self, e: Entry, id: Cow<'v, str>) -> usize {
+    pub(super) fn add(&mut self, e: ViewEntry, id: Cow<'v, str>) -> usize {
         let h = self.entries.len();
         self.entries.push(e);
         self.alive.push(true);
@@ -57,7 +57,7 @@ impl<'v> Blocks<'v> {
     }
 
     /// Appends at the end.
-    pub(super) fn push(&mut self, e: Entry, id: Cow<'v, str>) {
+    pub(super) fn push(&mut self, e: ViewEntry, id: Cow<'v, str>) {
         let h = self.add(e, id);
         let last = self.order.last().copied();
         match last {
@@ -80,7 +80,7 @@ impl<'v> Blocks<'v> {
 
     /// Inserts so that `k` live entries come before it (`k` clamped to the
     /// length, as Python's `list.insert`).
-    pub(super) fn insert(&mut self, k: usize, e: Entry, id: Cow<'v, str>) {
+    pub(super) fn insert(&mut self, k: usize, e: ViewEntry, id: Cow<'v, str>) {
         let k = k.min(self.len);
         let h = self.add(e, id);
         // The block holding the k-th live entry (the first block for 0).
@@ -153,7 +153,7 @@ impl<'v> Blocks<'v> {
         }
     }
 
-    pub(super) fn into_vec(self) -> Vec<Entry> {
+    pub(super) fn into_vec(self) -> Vec<ViewEntry> {
         let mut out = Vec::with_capacity(self.len);
         for b in self.order {
             for &h in self.blocks.get(b).map_or(&[][..], Vec::as_slice) {

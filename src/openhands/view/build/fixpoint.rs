@@ -28,10 +28,10 @@ use super::*;
 /// leave together.
 pub(super) fn enforce_properties(
     cx: &Ctx<'_, '_>,
-    mut out: Vec<Entry>,
+    mut out: Vec<ViewEntry>,
     seq: &[usize],
     version: SdkVersion,
-) -> Vec<Entry> {
+) -> Vec<ViewEntry> {
     if version >= SdkVersion::V1_20_1 {
         let drop = observation_uniqueness(cx, &out);
         if !drop.is_empty() {
@@ -89,7 +89,7 @@ struct Fixpoint<'v> {
 impl<'v> Fixpoint<'v> {
     fn new(
         cx: &Ctx<'v, '_>,
-        out: &[Entry],
+        out: &[ViewEntry],
         batches: &HashMap<&'v str, HashSet<Cow<'v, str>>>,
         loops: &[HashSet<Cow<'_, str>>],
     ) -> Self {
@@ -324,7 +324,7 @@ impl<'v> Fixpoint<'v> {
         }
     }
 
-    fn run(mut self, out: Vec<Entry>) -> Vec<Entry> {
+    fn run(mut self, out: Vec<ViewEntry>) -> Vec<ViewEntry> {
         loop {
             self.drain();
             // Tool-loop atomicity, on the view as it now stands: every

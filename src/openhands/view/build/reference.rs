@@ -7,7 +7,7 @@ use super::*;
 #[cfg(test)]
 fn batch_atomicity<'v>(
     cx: &Ctx<'v, '_>,
-    out: &[Entry],
+    out: &[ViewEntry],
     all: &HashMap<&str, HashSet<Cow<'_, str>>>,
 ) -> HashSet<Cow<'v, str>> {
     let mut drop = HashSet::new();
@@ -24,7 +24,7 @@ fn batch_atomicity<'v>(
 }
 
 #[cfg(test)]
-fn tool_call_matching<'v>(cx: &Ctx<'v, '_>, out: &[Entry]) -> HashSet<Cow<'v, str>> {
+fn tool_call_matching<'v>(cx: &Ctx<'v, '_>, out: &[ViewEntry]) -> HashSet<Cow<'v, str>> {
     let mut actions: HashSet<&str> = HashSet::new();
     let mut observations: HashSet<&str> = HashSet::new();
     for &e in out {
@@ -48,7 +48,7 @@ fn tool_call_matching<'v>(cx: &Ctx<'v, '_>, out: &[Entry]) -> HashSet<Cow<'v, st
 #[cfg(test)]
 fn tool_loop_atomicity<'v>(
     cx: &Ctx<'v, '_>,
-    out: &[Entry],
+    out: &[ViewEntry],
     loops: &[HashSet<Cow<'_, str>>],
 ) -> HashSet<Cow<'v, str>> {
     if loops.is_empty() {
@@ -90,10 +90,10 @@ fn tool_loop_atomicity<'v>(
 #[cfg(test)]
 fn enforce_properties_rounds(
     cx: &Ctx<'_, '_>,
-    mut out: Vec<Entry>,
+    mut out: Vec<ViewEntry>,
     seq: &[usize],
     version: SdkVersion,
-) -> Vec<Entry> {
+) -> Vec<ViewEntry> {
     let batches = all_batches(cx, seq);
     let loops = tool_loops(cx, seq);
     let uniqueness = version >= SdkVersion::V1_20_1;
@@ -125,8 +125,8 @@ fn enforce_properties_rounds(
 /// Condensations applied to a plain list, as the SDK applies them: the
 /// reference for [`apply_condensations`].
 #[cfg(test)]
-fn apply_condensations_vec(cx: &Ctx<'_, '_>, seq: &[usize]) -> Vec<Entry> {
-    let mut out: Vec<Entry> = Vec::new();
+fn apply_condensations_vec(cx: &Ctx<'_, '_>, seq: &[usize]) -> Vec<ViewEntry> {
+    let mut out: Vec<ViewEntry> = Vec::new();
     for &p in seq {
         let Some(ev) = cx.ev(p) else { continue };
         let kind = ev.effective_kind();
@@ -140,11 +140,11 @@ fn apply_condensations_vec(cx: &Ctx<'_, '_>, seq: &[usize]) -> Vec<Entry> {
                 let f: HashSet<&str> = forgotten.iter().map(|x| x.as_ref()).collect();
                 out.retain(|&e| !f.contains(cx.id(e).as_ref()));
                 if let (Some(_), Some(o)) = (summary, offset) {
-                    out.insert((*o).min(out.len()), Entry::Summary(p));
+                    out.insert((*o).min(out.len()), ViewEntry::Summary(p));
                 }
             }
         } else if kind.is_some_and(Kind::in_context) {
-            out.push(Entry::Event(p));
+            out.push(ViewEntry::Event(p));
         }
     }
     out
@@ -184,7 +184,7 @@ mod tests {
         }
     }
 
-    fn both(specs: &[Spec], version: SdkVersion) -> (Vec<Entry>, Vec<Entry>) {
+    fn both(specs: &[Spec], version: SdkVersion) -> (Vec<ViewEntry>, Vec<ViewEntry>) {
         let raws: Vec<String> = specs.iter().map(json).collect();
         let ids: Vec<String> = (0..specs.len()).map(|i| format!("{i:08x}")).collect();
         let mut parser = Parser::new();
