@@ -1,7 +1,13 @@
-//! Helpers shared by the integration tests.
+//! Helpers shared by the integration tests: the `it` crate (`tests/it/`) and
+//! the binaries that must run alone (`tests/alloc/`, `tests/process/`).
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+pub mod occhat;
+pub mod occhat_writes;
+pub mod unprivileged;
+
+use std::fs;
+use std::path::{Path, PathBuf};
 
 /// The shared data folder, `../shared` beside the repository. The tests
 /// that need it fail, saying so, when it is missing: they never look
@@ -20,4 +26,23 @@ pub fn shared_dir() -> PathBuf {
 /// `../shared/corpus`.
 pub fn corpus_dir() -> PathBuf {
     shared_dir().join("corpus")
+}
+
+/// Copies the directory tree `from` to `to` (created as needed): regular
+/// files by content, directories recursively. Test data holds nothing else;
+/// anything else (a link, a device) fails the test.
+pub fn copy_tree(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap_or_else(|e| panic!("{}: {e}", to.display()));
+    for e in fs::read_dir(from).unwrap_or_else(|e| panic!("{}: {e}", from.display())) {
+        let e = e.unwrap();
+        let t = to.join(e.file_name());
+        let kind = e.file_type().unwrap();
+        if kind.is_dir() {
+            copy_tree(&e.path(), &t);
+        } else if kind.is_file() {
+            fs::copy(e.path(), &t).unwrap_or_else(|e| panic!("{}: {e}", t.display()));
+        } else {
+            panic!("{}: neither a file nor a directory", e.path().display());
+        }
+    }
 }
