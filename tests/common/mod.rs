@@ -4,6 +4,7 @@
 
 pub mod occhat;
 pub mod occhat_writes;
+pub mod openhands;
 pub mod unprivileged;
 
 use std::fs;
@@ -32,15 +33,30 @@ pub fn corpus_dir() -> PathBuf {
 /// files by content, directories recursively. Test data holds nothing else;
 /// anything else (a link, a device) fails the test.
 pub fn copy_tree(from: &Path, to: &Path) {
+    copy(from, to, false);
+}
+
+/// [`copy_tree`], each copied file given its source's modification time
+/// (directories get the time of the copy).
+pub fn copy_tree_keeping_mtimes(from: &Path, to: &Path) {
+    copy(from, to, true);
+}
+
+fn copy(from: &Path, to: &Path, mtimes: bool) {
     fs::create_dir_all(to).unwrap_or_else(|e| panic!("{}: {e}", to.display()));
     for e in fs::read_dir(from).unwrap_or_else(|e| panic!("{}: {e}", from.display())) {
         let e = e.unwrap();
         let t = to.join(e.file_name());
         let kind = e.file_type().unwrap();
         if kind.is_dir() {
-            copy_tree(&e.path(), &t);
+            copy(&e.path(), &t, mtimes);
         } else if kind.is_file() {
             fs::copy(e.path(), &t).unwrap_or_else(|e| panic!("{}: {e}", t.display()));
+            if mtimes {
+                let m = e.metadata().unwrap().modified().unwrap();
+                let f = fs::File::options().write(true).open(&t).unwrap();
+                f.set_modified(m).unwrap();
+            }
         } else {
             panic!("{}: neither a file nor a directory", e.path().display());
         }

@@ -3,6 +3,7 @@
 //! the checkpoint ahead of what it wrote out, nor damaged.
 
 use crate::common;
+use crate::common::openhands::{backdate, event_file_names};
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -78,13 +79,7 @@ fn hold_back(root: &Path, held: &Path) -> Vec<(PathBuf, PathBuf)> {
                 stack.push(p);
                 continue;
             }
-            let mut names: Vec<String> = fs::read_dir(&p)
-                .unwrap()
-                .flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|n| n.starts_with("event-"))
-                .collect();
-            names.sort();
+            let names = event_file_names(&d);
             for n in names.iter().skip(names.len() / 2) {
                 k += 1;
                 let dst = held.join(k.to_string());
@@ -242,26 +237,6 @@ fn kill_9_never_leaves_the_checkpoint_ahead_of_the_output() {
         committed == want,
         "every event exactly once over the committed runs"
     );
-}
-
-/// Sets every modification time under `dir` (itself included) an hour
-/// back, so that no stamp is within the racy margin of a scan.
-fn backdate(dir: &Path) {
-    let t = SystemTime::now() - Duration::from_secs(3600);
-    for e in fs::read_dir(dir).unwrap().flatten() {
-        let p = e.path();
-        if e.file_type().unwrap().is_dir() {
-            backdate(&p);
-        } else {
-            fs::File::options()
-                .write(true)
-                .open(&p)
-                .unwrap()
-                .set_modified(t)
-                .unwrap();
-        }
-    }
-    fs::File::open(dir).unwrap().set_modified(t).unwrap();
 }
 
 /// `check ARGS`: (exit code, standard output).

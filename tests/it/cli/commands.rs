@@ -107,38 +107,23 @@ struct Oracle {
 
 fn oracles() -> Vec<Oracle> {
     let mut out = Vec::new();
-    let root = openhands_corpus();
-    let mut versions: Vec<_> = fs::read_dir(&root)
-        .unwrap()
-        .flatten()
-        .filter(|e| e.path().is_dir())
-        .collect();
-    versions.sort_by_key(|e| e.file_name());
-    for v in versions {
-        let mut files: Vec<_> = fs::read_dir(v.path())
+    for f in common::openhands::oracle_files() {
+        let v = f.parent().unwrap();
+        let o: Value = json(&fs::read_to_string(&f).unwrap());
+        let scenario = f
+            .file_name()
             .unwrap()
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.to_string_lossy().ends_with(".oracle.json"))
-            .collect();
-        files.sort();
-        for f in files {
-            let o: Value = json(&fs::read_to_string(&f).unwrap());
-            let scenario = f
-                .file_name()
-                .unwrap()
-                .to_string_lossy()
-                .trim_end_matches(".oracle.json")
-                .to_owned();
-            for c in o["conversations"].as_array().unwrap() {
-                let rel = c["path"].as_str().unwrap();
-                out.push(Oracle {
-                    dir: v.path().join(&scenario).join(rel),
-                    version: v.file_name().to_string_lossy().into_owned(),
-                    subagent: rel.contains("/subagents/"),
-                    conv: c.clone(),
-                });
-            }
+            .to_string_lossy()
+            .trim_end_matches(".oracle.json")
+            .to_owned();
+        for c in o["conversations"].as_array().unwrap() {
+            let rel = c["path"].as_str().unwrap();
+            out.push(Oracle {
+                dir: v.join(&scenario).join(rel),
+                version: v.file_name().unwrap().to_string_lossy().into_owned(),
+                subagent: rel.contains("/subagents/"),
+                conv: c.clone(),
+            });
         }
     }
     assert!(out.len() > 50, "the corpus is there");

@@ -9,6 +9,7 @@
 //! writer stops. Event-driven and polling modes both.
 
 use crate::common;
+use crate::common::openhands::event_file_names;
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -23,17 +24,6 @@ fn bin() -> Command {
 
 fn corpus(rel: &str) -> PathBuf {
     common::corpus_dir().join("openhands/1.58.2").join(rel)
-}
-
-fn event_files(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = fs::read_dir(dir.join("events"))
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("event-"))
-        .collect();
-    v.sort();
-    v
 }
 
 /// Writes one event file the way `k` says: torn (half, a pause, the rest),
@@ -66,8 +56,10 @@ fn replay(src: &Path, dst: &Path, interleave: Option<(&Path, &Path)>) {
     fs::create_dir_all(dst.join("events")).unwrap();
     let state = fs::read(src.join("base_state.json")).unwrap();
     fs::write(dst.join("base_state.json"), &state).unwrap();
-    let names = event_files(src);
-    let sub_names = interleave.map(|(s, _)| event_files(s)).unwrap_or_default();
+    let names = event_file_names(src);
+    let sub_names = interleave
+        .map(|(s, _)| event_file_names(s))
+        .unwrap_or_default();
     let mut sub_next = 0;
     for (k, name) in names.iter().enumerate() {
         write_event(src, &dst.join("events"), name, k);
@@ -293,7 +285,7 @@ fn follow_resumes_from_its_checkpoint() {
     let conv = fs::read_dir(&src).unwrap().flatten().next().unwrap().path();
     let dst = store.join(conv.file_name().unwrap());
     common::copy_tree(&conv, &dst);
-    let names = event_files(&dst);
+    let names = event_file_names(&dst);
     let last = names.last().unwrap().clone();
     fs::remove_file(dst.join("events").join(&last)).unwrap();
     let cp = t.path().join("cp");

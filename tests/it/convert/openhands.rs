@@ -4,106 +4,56 @@
 //! the leaf, rendered as chat-completions messages, equals the SDK's own
 //! next request (`next_messages.wire_messages` of the corpus oracles).
 
-use crate::common;
-
-use std::path::PathBuf;
-
 use agentlog::asf::Session;
 use agentlog::convert::openhands::convert;
-use agentlog::json::{OwnedValue, Style};
+use agentlog::json::OwnedValue;
 use agentlog::openhands::read_conversation;
 
-fn oracles() -> Vec<PathBuf> {
-    let root = common::corpus_dir().join("openhands");
-    let mut out = Vec::new();
-    for v in std::fs::read_dir(&root).expect("corpus") {
-        let v = v.expect("entry").path();
-        if !v.is_dir() {
-            continue;
-        }
-        for f in std::fs::read_dir(&v).expect("version dir") {
-            let f = f.expect("entry").path();
-            if f.to_string_lossy().ends_with(".oracle.json") {
-                out.push(f);
-            }
-        }
-    }
-    out.sort();
-    out
-}
+use crate::common;
+use crate::common::openhands::{first_difference, oracle_cases};
 
 #[test]
 fn every_corpus_conversation_converts_verifies_and_rebuilds_the_next_request() {
-    let mut total = 0;
     let mut failures = Vec::new();
-    for f in oracles() {
-        let oracle = OwnedValue::parse(&std::fs::read(&f).unwrap()).unwrap();
-        let scenario = oracle.get("scenario").and_then(OwnedValue::as_str).unwrap();
-        let dir = f.parent().unwrap().join(scenario);
-        for c in oracle
-            .get("conversations")
+    let cases = oracle_cases();
+    for case in &cases {
+        let name = case.name();
+        let conv = read_conversation(&case.dir).unwrap();
+        let out = match convert(&conv) {
+            Ok(o) => o,
+            Err(e) => {
+                failures.push(format!("{name}: {e}"));
+                continue;
+            }
+        };
+        assert_eq!(
+            convert(&conv).unwrap().bytes,
+            out.bytes,
+            "{name}: deterministic"
+        );
+        assert_eq!(
+            out.report.len(),
+            conv.len(),
+            "{name}: every event is reported"
+        );
+        let s = Session::read(&out.bytes).unwrap();
+        let problems = s.verify();
+        if !problems.is_empty() {
+            failures.push(format!("{name}: {:?}", &problems[..problems.len().min(3)]));
+            continue;
+        }
+        let ours = s.context(None).unwrap().chat_messages();
+        let theirs = case
+            .oracle
+            .get("next_messages")
+            .and_then(|n| n.get("wire_messages"))
             .and_then(OwnedValue::as_array)
-            .unwrap()
-        {
-            total += 1;
-            let rel = c.get("path").and_then(OwnedValue::as_str).unwrap();
-            let name = format!("{} {rel}", f.display());
-            let conv = read_conversation(dir.join(rel)).unwrap();
-            let out = match convert(&conv) {
-                Ok(o) => o,
-                Err(e) => {
-                    failures.push(format!("{name}: {e}"));
-                    continue;
-                }
-            };
-            assert_eq!(
-                convert(&conv).unwrap().bytes,
-                out.bytes,
-                "{name}: deterministic"
-            );
-            assert_eq!(
-                out.report.len(),
-                conv.len(),
-                "{name}: every event is reported"
-            );
-            let s = Session::read(&out.bytes).unwrap();
-            let problems = s.verify();
-            if !problems.is_empty() {
-                failures.push(format!("{name}: {:?}", &problems[..problems.len().min(3)]));
-                continue;
-            }
-            let ours = s.context(None).unwrap().chat_messages();
-            let theirs = c
-                .get("next_messages")
-                .and_then(|n| n.get("wire_messages"))
-                .and_then(OwnedValue::as_array)
-                .unwrap();
-            if ours.len() != theirs.len() {
-                failures.push(format!(
-                    "{name}: {} messages, oracle {}",
-                    ours.len(),
-                    theirs.len()
-                ));
-                continue;
-            }
-            for (i, (a, b)) in ours.iter().zip(theirs).enumerate() {
-                if a != b {
-                    let cut = |v: &OwnedValue| {
-                        v.to_string_styled(Style::COMPACT)
-                            .chars()
-                            .take(400)
-                            .collect::<String>()
-                    };
-                    failures.push(format!(
-                        "{name}: message {i}\n  ours   {}\n  oracle {}",
-                        cut(a),
-                        cut(b)
-                    ));
-                    break;
-                }
-            }
+            .unwrap();
+        if let Some(d) = first_difference(&ours, theirs) {
+            failures.push(format!("{name}: {d}"));
         }
     }
+    let total = cases.len();
     assert!(total > 40, "{total}");
     assert!(
         failures.is_empty(),
@@ -177,47 +127,38 @@ fn condensations_are_kept_as_records_with_the_reason() {
     use agentlog::convert::Outcome;
     use agentlog::convert::openhands::CONDENSATION_KEPT;
     let mut seen = 0;
-    for f in oracles() {
-        let oracle = OwnedValue::parse(&std::fs::read(&f).unwrap()).unwrap();
-        let scenario = oracle.get("scenario").and_then(OwnedValue::as_str).unwrap();
-        let dir = f.parent().unwrap().join(scenario);
-        for c in oracle
-            .get("conversations")
-            .and_then(OwnedValue::as_array)
-            .unwrap()
-        {
-            let rel = c.get("path").and_then(OwnedValue::as_str).unwrap();
-            let conv = read_conversation(dir.join(rel)).unwrap();
-            let out = convert(&conv).unwrap();
-            for i in 0..conv.len() {
-                let raw = conv.event(i).unwrap().raw().to_vec();
-                let v = OwnedValue::parse(&raw).unwrap();
-                if v.get("kind").and_then(OwnedValue::as_str) != Some("Condensation") {
-                    continue;
-                }
-                seen += 1;
-                let offset = v
-                    .get("summary_offset")
-                    .and_then(OwnedValue::as_number)
-                    .and_then(|n| n.as_i64());
-                assert!(
-                    offset.is_some_and(|o| o >= 2),
-                    "{rel}: a condensation whose summary precedes every item: {offset:?}"
-                );
-                let id = v.get("id").and_then(OwnedValue::as_str).unwrap();
-                let row = out.report.iter().find(|r| r.event == id).unwrap();
-                match &row.outcome {
-                    Outcome::Mapped(m) => assert!(m.contains(&"item (summary)"), "{rel}: {m:?}"),
-                    Outcome::Extension(why) => assert_eq!(why, CONDENSATION_KEPT, "{rel}"),
-                    Outcome::Dropped(why) => panic!("{rel}: dropped: {why}"),
-                }
+    for case in oracle_cases() {
+        let rel = &case.rel;
+        let conv = read_conversation(&case.dir).unwrap();
+        let out = convert(&conv).unwrap();
+        for i in 0..conv.len() {
+            let raw = conv.event(i).unwrap().raw().to_vec();
+            let v = OwnedValue::parse(&raw).unwrap();
+            if v.get("kind").and_then(OwnedValue::as_str) != Some("Condensation") {
+                continue;
             }
-            let s = Session::read(&out.bytes).unwrap();
+            seen += 1;
+            let offset = v
+                .get("summary_offset")
+                .and_then(OwnedValue::as_number)
+                .and_then(|n| n.as_i64());
             assert!(
-                s.entries().iter().all(|e| e.entry_type != "compaction"),
-                "{rel}: a compaction entry"
+                offset.is_some_and(|o| o >= 2),
+                "{rel}: a condensation whose summary precedes every item: {offset:?}"
             );
+            let id = v.get("id").and_then(OwnedValue::as_str).unwrap();
+            let row = out.report.iter().find(|r| r.event == id).unwrap();
+            match &row.outcome {
+                Outcome::Mapped(m) => assert!(m.contains(&"item (summary)"), "{rel}: {m:?}"),
+                Outcome::Extension(why) => assert_eq!(why, CONDENSATION_KEPT, "{rel}"),
+                Outcome::Dropped(why) => panic!("{rel}: dropped: {why}"),
+            }
         }
+        let s = Session::read(&out.bytes).unwrap();
+        assert!(
+            s.entries().iter().all(|e| e.entry_type != "compaction"),
+            "{rel}: a compaction entry"
+        );
     }
     assert!(seen >= 20, "{seen} condensations");
 }

@@ -5,6 +5,7 @@
 //! still shows, through the full scan an unknown path falls back to.
 
 use crate::common;
+use crate::common::openhands::event_file_names;
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -21,17 +22,6 @@ fn source() -> PathBuf {
     common::corpus_dir().join("openhands/1.58.2/chat/30fde2bf19b240ed98ce033cf244dbbd")
 }
 
-fn event_names() -> Vec<String> {
-    let mut v: Vec<String> = fs::read_dir(source().join("events"))
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("event-"))
-        .collect();
-    v.sort();
-    v
-}
-
 /// Sets a modification time an hour ahead, so that every stamp is within
 /// the racy margin of every scan: a scan that looks at a conversation
 /// lists and reads it (opens that the counter sees).
@@ -42,7 +32,7 @@ fn future(p: &Path) {
 
 /// A conversation at `dir` with the source's state and its first `n` events.
 fn conversation(dir: &Path, n: usize) {
-    let names = event_names();
+    let names = event_file_names(&source());
     fs::create_dir_all(dir.join("events")).unwrap();
     fs::copy(
         source().join("base_state.json"),
@@ -119,7 +109,7 @@ fn a_wake_opens_only_the_conversation_its_events_name() {
     assert_eq!(events.len(), CONVERSATIONS * 3);
 
     // One event into one conversation: that one is read, nothing else.
-    let names = event_names();
+    let names = event_file_names(&source());
     let to = root.join("c07/events").join(&names[3]);
     fs::copy(source().join("events").join(&names[3]), &to).unwrap();
     let ((events, kinds), (files, dirs)) = wait_scan(&mut f);

@@ -30,20 +30,6 @@ fn msg(role: &str, content: &str) -> OwnedValue {
     OwnedValue::Object(m)
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for e in fs::read_dir(from).unwrap().flatten() {
-        let t = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &t);
-        } else {
-            fs::copy(e.path(), &t).unwrap();
-            let m = fs::metadata(e.path()).unwrap().modified().unwrap();
-            occhat_support::set_mtime(&t, m);
-        }
-    }
-}
-
 /// Files of the store that are records (temporary files left by a crash
 /// are not, nor the journal of a save in progress: no glob of the store
 /// matches them).
@@ -179,7 +165,7 @@ fn crash_or_failure_at_every_step_leaves_old_or_new() {
         let clean_root = base
             .path()
             .join(format!("clean-{}", what.replace(' ', "-")));
-        copy_dir(&prepared, &clean_root);
+        crate::common::copy_tree_keeping_mtimes(&prepared, &clean_root);
         let counter = Arc::new(AtomicUsize::new(0));
         let (st, _) = store_at(&clean_root, T0 + at);
         op(&st.with_write_hook(counting_hook(counter.clone(), None, false))).unwrap();
@@ -192,7 +178,7 @@ fn crash_or_failure_at_every_step_leaves_old_or_new() {
                 let root = base
                     .path()
                     .join(format!("run-{}-{k}-{fail}", what.replace(' ', "-")));
-                copy_dir(&prepared, &root);
+                crate::common::copy_tree_keeping_mtimes(&prepared, &root);
                 let counter = Arc::new(AtomicUsize::new(0));
                 let (st, _) = store_at(&root, T0 + at);
                 let st = st.with_write_hook(counting_hook(counter, Some(k), fail));
@@ -228,7 +214,7 @@ fn crash_at_every_step_of_migration_loses_nothing() {
     let counter = Arc::new(AtomicUsize::new(0));
     {
         let root = base.path().join("clean");
-        copy_dir(&case.sessions(), &root);
+        crate::common::copy_tree_keeping_mtimes(&case.sessions(), &root);
         let st = Store::new(&root)
             .with_time_zone(TimeZone::utc())
             .with_write_hook(counting_hook(counter.clone(), None, false));
@@ -238,7 +224,7 @@ fn crash_at_every_step_of_migration_loses_nothing() {
     assert!(steps > 10);
     for k in 0..steps {
         let root = base.path().join(format!("run-{k}"));
-        copy_dir(&case.sessions(), &root);
+        crate::common::copy_tree_keeping_mtimes(&case.sessions(), &root);
         let st = Store::new(&root)
             .with_time_zone(TimeZone::utc())
             .with_write_hook(counting_hook(Arc::new(AtomicUsize::new(0)), Some(k), false));

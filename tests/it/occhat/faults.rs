@@ -55,25 +55,6 @@ fn hook(counter: Arc<AtomicUsize>, at: Option<(usize, Fault)>) -> WriteHook {
     })
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for e in fs::read_dir(from).unwrap().flatten() {
-        let t = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &t);
-        } else {
-            fs::copy(e.path(), &t).unwrap();
-            let m = fs::metadata(e.path()).unwrap().modified().unwrap();
-            fs::File::options()
-                .write(true)
-                .open(&t)
-                .unwrap()
-                .set_modified(m)
-                .unwrap();
-        }
-    }
-}
-
 /// The live files (outside `archive/` and `legacy/`, scratch left out),
 /// name to bytes.
 fn live_files(root: &Path) -> BTreeMap<String, Vec<u8>> {
@@ -161,7 +142,7 @@ fn every_fault_at_every_step_of_save_recover_export() {
     let mut runs = 0;
     for &(what, op) in OPS {
         let clean_root = base.path().join(format!("clean-{what}"));
-        copy_dir(&prepared, &clean_root);
+        crate::common::copy_tree_keeping_mtimes(&prepared, &clean_root);
         let counter = Arc::new(AtomicUsize::new(0));
         let st = store_at(&clean_root, when).with_write_hook(hook(counter.clone(), None));
         op(&st, &mut None).unwrap();
@@ -172,7 +153,7 @@ fn every_fault_at_every_step_of_save_recover_export() {
             for fault in FAULTS {
                 let label = format!("{what}, {fault:?} at step {k}");
                 let root = base.path().join("run");
-                copy_dir(&prepared, &root);
+                crate::common::copy_tree_keeping_mtimes(&prepared, &root);
                 let counter = Arc::new(AtomicUsize::new(0));
                 let st = store_at(&root, when).with_write_hook(hook(counter, Some((k, fault))));
                 let mut session = None;
@@ -208,7 +189,7 @@ fn every_fault_at_every_step_of_save_recover_export() {
 fn every_fault_at_every_step_of_migration() {
     let base = tempfile::tempdir().unwrap();
     let case = base.path().join("legacy-store");
-    copy_dir(
+    crate::common::copy_tree_keeping_mtimes(
         &Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../shared/corpus/occhat/sample_legacy/sessions"),
         &case,
@@ -222,7 +203,7 @@ fn every_fault_at_every_step_of_migration() {
     }
     let counter = Arc::new(AtomicUsize::new(0));
     let clean_root = base.path().join("clean");
-    copy_dir(&case, &clean_root);
+    crate::common::copy_tree_keeping_mtimes(&case, &clean_root);
     let migrate = |root: &Path, h: Option<WriteHook>| {
         let mut st = Store::new(root).with_time_zone(TimeZone::utc());
         if let Some(h) = h {
@@ -246,7 +227,7 @@ fn every_fault_at_every_step_of_migration() {
         for fault in FAULTS {
             let label = format!("migrate, {fault:?} at step {k}");
             let root = base.path().join("run");
-            copy_dir(&case, &root);
+            crate::common::copy_tree_keeping_mtimes(&case, &root);
             match migrate(
                 &root,
                 Some(hook(Arc::new(AtomicUsize::new(0)), Some((k, fault)))),

@@ -4,11 +4,12 @@
 //! gaps are told; hostile checkpoints are refused.
 
 use crate::common;
+use crate::common::openhands::{backdate, event_file_names};
 
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use agentlog::openhands::{
     ChangeKind, ChangesError, Checkpoint, CheckpointError, ScanOptions, Store,
@@ -18,26 +19,6 @@ use agentlog::source::opens;
 /// One event as handed out: (conversation ID, parent ID, index, file, raw
 /// bytes or the error).
 type Line = (String, Option<String>, u64, String, Result<Vec<u8>, String>);
-
-/// Sets every modification time under `dir` (itself included) an hour
-/// back, so that no stamp is within the racy margin of a scan.
-fn backdate(dir: &Path) {
-    let t = SystemTime::now() - Duration::from_secs(3600);
-    for e in fs::read_dir(dir).unwrap().flatten() {
-        let p = e.path();
-        if e.file_type().unwrap().is_dir() {
-            backdate(&p);
-        } else {
-            fs::File::options()
-                .write(true)
-                .open(&p)
-                .unwrap()
-                .set_modified(t)
-                .unwrap();
-        }
-    }
-    fs::File::open(dir).unwrap().set_modified(t).unwrap();
-}
 
 fn store() -> (tempfile::TempDir, PathBuf) {
     let t = tempfile::tempdir().unwrap();
@@ -177,13 +158,7 @@ fn two_scans_together_are_one_full_read() {
         if dir.to_string_lossy().contains("subagents") {
             continue;
         }
-        let mut names: Vec<String> = fs::read_dir(dir.join("events"))
-            .unwrap()
-            .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| n.starts_with("event-"))
-            .collect();
-        names.sort();
+        let names = event_file_names(dir);
         let keep = names.len() * 2 / 3;
         for (j, n) in names.iter().enumerate().skip(keep) {
             let dst = held.join(format!("{k}-{j}"));

@@ -3,6 +3,7 @@
 //! version reads back from them (<scenario>.oracle.json).
 
 use crate::common;
+use crate::common::openhands::oracle_files;
 
 use crate::fuzz_checks::same::assert_same;
 
@@ -21,29 +22,15 @@ fn corpus() -> PathBuf {
 
 /// Every (scenario dir, oracle) of the corpus.
 fn oracles() -> Vec<(PathBuf, J)> {
-    let mut out = Vec::new();
-    let mut versions: Vec<_> = std::fs::read_dir(corpus())
-        .expect("corpus")
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.is_dir())
-        .collect();
-    versions.sort();
-    for v in versions {
-        let mut files: Vec<_> = std::fs::read_dir(&v)
-            .unwrap()
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.to_string_lossy().ends_with(".oracle.json"))
-            .collect();
-        files.sort();
-        for f in files {
+    let out: Vec<(PathBuf, J)> = oracle_files()
+        .into_iter()
+        .map(|f| {
             let name = f.file_name().unwrap().to_string_lossy().to_string();
-            let scenario = v.join(name.trim_end_matches(".oracle.json"));
+            let scenario = f.with_file_name(name.trim_end_matches(".oracle.json"));
             let oracle: J = serde_json::from_slice(&std::fs::read(&f).unwrap()).unwrap();
-            out.push((scenario, oracle));
-        }
-    }
+            (scenario, oracle)
+        })
+        .collect();
     assert!(out.len() >= 40, "corpus incomplete: {} oracles", out.len());
     out
 }

@@ -3,68 +3,18 @@
 //! branch, SDK messages and wire messages — compared as JSON values, and
 //! then their member order too (the compact serializations are equal).
 
-use crate::common;
-
-use std::path::{Path, PathBuf};
-
-use agentlog::json::{OwnedValue, Style};
+use agentlog::json::OwnedValue;
 use agentlog::openhands::read_conversation;
 use agentlog::openhands::view::{Entry, SdkVersion, View, ViewOptions};
 
-fn oracles() -> Vec<PathBuf> {
-    let root = common::corpus_dir().join("openhands");
-    let mut out = Vec::new();
-    for v in std::fs::read_dir(&root).expect("corpus") {
-        let v = v.expect("entry").path();
-        if !v.is_dir() {
-            continue;
-        }
-        for f in std::fs::read_dir(&v).expect("version dir") {
-            let f = f.expect("entry").path();
-            if f.to_string_lossy().ends_with(".oracle.json") {
-                out.push(f);
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
-fn compact(v: &OwnedValue) -> String {
-    v.to_string_styled(Style::COMPACT)
-}
-
-fn first_difference(ours: &[OwnedValue], theirs: &[OwnedValue]) -> Option<String> {
-    if ours.len() != theirs.len() {
-        return Some(format!(
-            "{} messages, oracle {}; ours: {}",
-            ours.len(),
-            theirs.len(),
-            ours.iter()
-                .map(|m| m.get("role").and_then(OwnedValue::as_str).unwrap_or("?"))
-                .collect::<Vec<_>>()
-                .join(",")
-        ));
-    }
-    for (i, (a, b)) in ours.iter().zip(theirs).enumerate() {
-        if a != b {
-            let (a, b) = (compact(a), compact(b));
-            let cut = |s: &str| s.chars().take(1500).collect::<String>();
-            return Some(format!(
-                "message {i}:\n  ours   {}\n  oracle {}",
-                cut(&a),
-                cut(&b)
-            ));
-        }
-    }
-    None
-}
+use crate::common;
+use crate::common::openhands::{OracleCase, compact, first_difference, oracle_cases};
 
 /// Checks one conversation; returns the failures.
-fn check(scenario_dir: &Path, sdk: SdkVersion, conv: &OwnedValue) -> (Vec<String>, String) {
+fn check(case: &OracleCase, sdk: SdkVersion) -> (Vec<String>, String) {
     let mut fails = Vec::new();
-    let rel = conv.get("path").and_then(OwnedValue::as_str).expect("path");
-    let read = read_conversation(scenario_dir.join(rel)).expect("conversation");
+    let conv = &case.oracle;
+    let read = read_conversation(&case.dir).expect("conversation");
     let view = View::from_conversation(&read, &ViewOptions::default());
     let d = view.version();
     let detected = format!(
@@ -150,40 +100,23 @@ fn check(scenario_dir: &Path, sdk: SdkVersion, conv: &OwnedValue) -> (Vec<String
 fn every_corpus_conversation_matches_its_oracle() {
     let mut report = Vec::new();
     let mut failed = 0;
-    let mut total = 0;
-    let files = oracles();
-    assert!(!files.is_empty(), "no oracle files found");
-    for f in files {
-        let bytes = std::fs::read(&f).expect("oracle");
-        let oracle = OwnedValue::parse(&bytes).expect("oracle json");
-        let sdk = oracle
-            .get("sdk_version")
-            .and_then(OwnedValue::as_str)
-            .and_then(SdkVersion::parse)
-            .expect("sdk_version");
-        let scenario = oracle
-            .get("scenario")
-            .and_then(OwnedValue::as_str)
-            .expect("scenario");
-        let scenario_dir = f.parent().expect("parent").join(scenario);
-        for conv in oracle
-            .get("conversations")
-            .and_then(OwnedValue::as_array)
-            .expect("conversations")
-        {
-            total += 1;
-            let rel = conv.get("path").and_then(OwnedValue::as_str).unwrap_or("?");
-            let (fails, detected) = check(&scenario_dir, sdk, conv);
-            let status = if fails.is_empty() { "pass" } else { "FAIL" };
-            report.push(format!("{status} {sdk} {scenario} {rel} ({detected})"));
-            if !fails.is_empty() {
-                failed += 1;
-                for x in fails {
-                    report.push(format!("    {x}"));
-                }
+    let cases = oracle_cases();
+    for case in &cases {
+        let sdk = SdkVersion::parse(&case.sdk).expect("sdk_version");
+        let (fails, detected) = check(case, sdk);
+        let status = if fails.is_empty() { "pass" } else { "FAIL" };
+        report.push(format!(
+            "{status} {sdk} {} {} ({detected})",
+            case.scenario, case.rel
+        ));
+        if !fails.is_empty() {
+            failed += 1;
+            for x in fails {
+                report.push(format!("    {x}"));
             }
         }
     }
+    let total = cases.len();
     println!("{}", report.join("\n"));
     println!("{} passed, {} failed", total - failed, failed);
     assert_eq!(failed, 0, "{}", report.join("\n"));
