@@ -24,6 +24,17 @@ pub fn shared_dir() -> PathBuf {
     beside
 }
 
+/// The name the test harness gives the test function `name` of the module
+/// `module` (the caller's `module_path!()`): the module path without the
+/// crate's name, for running one test of this binary again in a child
+/// process (`--exact`).
+pub fn test_name(module: &str, name: &str) -> String {
+    match module.split_once("::") {
+        Some((_, inner)) => format!("{inner}::{name}"),
+        None => name.to_owned(),
+    }
+}
+
 /// `../shared/corpus`.
 pub fn corpus_dir() -> PathBuf {
     shared_dir().join("corpus")

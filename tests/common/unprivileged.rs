@@ -32,12 +32,7 @@ pub fn reads_anything() -> bool {
 /// or cannot run at all (a note on standard error says why): the caller
 /// then returns.
 pub fn checks_run_here(module: &str, name: &str) -> bool {
-    // The test's name as the harness spells it: the module path without
-    // the crate's name.
-    let test = match module.split_once("::") {
-        Some((_, inner)) => format!("{inner}::{name}"),
-        None => name.to_owned(),
-    };
+    let test = super::test_name(module, name);
     if !reads_anything() {
         return true;
     }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// The example `name`, built now (a no-op when it is fresh: `cargo test
-/// --test examples` alone would otherwise run a stale binary) beside the
+/// --test it examples` alone would otherwise run a stale binary) beside the
 /// test binaries, in `target/<profile>/examples/`.
 fn example(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("the test's own path");

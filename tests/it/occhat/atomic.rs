@@ -381,13 +381,8 @@ fn concurrent_processes_lose_no_version() {
     let children: Vec<_> = (0..3)
         .map(|i| {
             std::process::Command::new(&exe)
-                .args([
-                    "child_writer",
-                    "--exact",
-                    "--ignored",
-                    "--test-threads=1",
-                    "--quiet",
-                ])
+                .arg(crate::common::test_name(module_path!(), "child_writer"))
+                .args(["--exact", "--ignored", "--test-threads=1", "--quiet"])
                 .env("OCCHAT_CHILD_ROOT", &root)
                 .env("OCCHAT_CHILD_ID", format!("p{i}"))
                 .stdout(std::process::Stdio::null())

@@ -394,64 +394,28 @@ fn unknown_kinds_and_wrong_types() {
     for e in conv.events() {
         let doc = e.open(&mut p).unwrap();
         let want = OwnedValue::parse(e.raw()).unwrap();
-        let mut outs = Vec::new();
-        let d = &doc;
-        outs.push((
-            d.message().to_json(),
-            d.message()
-                .members
-                .undeclared()
-                .map(|s| s.raw.to_vec())
-                .collect::<Vec<_>>(),
-        ));
-        outs.push((
-            d.action().to_json(),
-            d.action()
-                .members
-                .undeclared()
-                .map(|s| s.raw.to_vec())
-                .collect(),
-        ));
-        outs.push((
-            d.observation().to_json(),
-            d.observation()
-                .members
-                .undeclared()
-                .map(|s| s.raw.to_vec())
-                .collect(),
-        ));
-        outs.push((
-            d.agent_error().to_json(),
-            d.agent_error()
-                .members
-                .undeclared()
-                .map(|s| s.raw.to_vec())
-                .collect(),
-        ));
-        outs.push((
-            d.condensation().to_json(),
-            d.condensation()
-                .members
-                .undeclared()
-                .map(|s| s.raw.to_vec())
-                .collect(),
-        ));
-        outs.push((
-            d.system_prompt().to_json(),
-            d.system_prompt()
-                .members
-                .undeclared()
-                .map(|s| s.raw.to_vec())
-                .collect(),
-        ));
-        outs.push((
-            d.user_reject().to_json(),
-            d.user_reject()
-                .members
-                .undeclared()
-                .map(|s| s.raw.to_vec())
-                .collect(),
-        ));
+        // Each decoder: what it writes back, and its undeclared members.
+        macro_rules! outs {
+            ($($decode:ident),*) => {
+                [$((
+                    doc.$decode().to_json(),
+                    doc.$decode()
+                        .members
+                        .undeclared()
+                        .map(|s| s.raw.to_vec())
+                        .collect::<Vec<_>>(),
+                )),*]
+            };
+        }
+        let outs = outs!(
+            message,
+            action,
+            observation,
+            agent_error,
+            condensation,
+            system_prompt,
+            user_reject
+        );
         for (out, undeclared) in outs {
             assert!(
                 OwnedValue::parse(&out).unwrap() == want,

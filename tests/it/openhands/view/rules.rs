@@ -164,6 +164,16 @@ fn ids(v: &View<'_>) -> Vec<String> {
     v.event_ids().into_iter().map(|s| s.into_owned()).collect()
 }
 
+/// The view's event ids of `events` at each version of a row are the row's
+/// ids: a table of (versions, ids).
+fn assert_ids(events: &[Ev], rows: &[(&[SdkVersion], &[&str])]) {
+    for (versions, want) in rows {
+        for &v in *versions {
+            assert_eq!(ids(&view_at(events, v)), *want, "{v}");
+        }
+    }
+}
+
 const OLD: SdkVersion = SdkVersion::new(1, 9, 1);
 const MID: SdkVersion = SdkVersion::new(1, 11, 4);
 const NEW: SdkVersion = SdkVersion::LATEST;
@@ -178,10 +188,7 @@ fn later_condensation_forgets_an_earlier_summary() {
         cond("c2", &["c1-summary", "u2"], Some("sum2"), Some(1)),
         user("u3", "three"),
     ];
-    for v in [MID, NEW] {
-        let view = view_at(&events, v);
-        assert_eq!(ids(&view), ["s", "c2-summary", "u3"], "{v}");
-    }
+    assert_ids(&events, &[(&[MID, NEW], &["s", "c2-summary", "u3"])]);
     // Without forgetting it, both summaries stay (1.10.0+).
     let events = [
         sys("s"),
@@ -244,10 +251,7 @@ fn half_forgotten_batch_is_dropped_whole() {
         cond("c", &["a1"], None, None),
         user("u2", "next"),
     ];
-    for v in [OLD, MID, NEW] {
-        let view = view_at(&events, v);
-        assert_eq!(ids(&view), ["s", "u", "u2"], "{v}");
-    }
+    assert_ids(&events, &[(&[OLD, MID, NEW], &["s", "u", "u2"])]);
     // Intact, the batch is one assistant message with two calls.
     let events = [
         sys("s"),
@@ -272,13 +276,13 @@ fn unmatched_calls_and_results_are_dropped() {
         action("a1", "t1", "r1"),
         obs("o9", "t9", "orphan"),
     ];
-    for v in [OLD, MID, NEW] {
-        assert_eq!(ids(&view_at(&events, v)), ["s", "u"], "{v}");
-    }
     // 1.0.0 without a condenser sends every LLM-convertible event: the
     // view drops them, the messages keep them.
+    assert_ids(
+        &events,
+        &[(&[SdkVersion::V1_0_0, OLD, MID, NEW], &["s", "u"])],
+    );
     let view = view_at(&events, SdkVersion::V1_0_0);
-    assert_eq!(ids(&view), ["s", "u"]);
     assert_eq!(view.context().len(), 4);
     assert_eq!(view.messages().len(), 4);
     // With a condenser in the state, 1.0.0 uses the view.
@@ -303,13 +307,13 @@ fn pairing_drops_the_rest_of_a_batch_from_1_7() {
         action("a2", "t2", "r"),
         obs("o1", "t1", "x"),
     ];
-    assert_eq!(
-        ids(&view_at(&events, SdkVersion::new(1, 6, 0))),
-        ["s", "u", "a1", "o1"]
+    assert_ids(
+        &events,
+        &[
+            (&[SdkVersion::new(1, 6, 0)], &["s", "u", "a1", "o1"]),
+            (&[SdkVersion::V1_7_0, OLD, MID, NEW], &["s", "u"]),
+        ],
     );
-    for v in [SdkVersion::V1_7_0, OLD, MID, NEW] {
-        assert_eq!(ids(&view_at(&events, v)), ["s", "u"], "{v}");
-    }
 }
 
 #[test]
@@ -349,9 +353,14 @@ fn tool_loop_is_atomic_from_1_11_5() {
         cond("c", &["a2", "o2"], None, None),
         user("u2", "next"),
     ];
-    assert_eq!(ids(&view_at(&events, NEW)), ["s", "u", "u2"]);
     // 1.11.4 has no tool-loop rule.
-    assert_eq!(ids(&view_at(&events, MID)), ["s", "u", "a1", "o1", "u2"]);
+    assert_ids(
+        &events,
+        &[
+            (&[NEW], &["s", "u", "u2"]),
+            (&[MID], &["s", "u", "a1", "o1", "u2"]),
+        ],
+    );
 }
 
 #[test]
