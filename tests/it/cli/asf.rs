@@ -17,6 +17,15 @@ fn fixture(name: &str) -> String {
         .to_string()
 }
 
+/// One JSON value per line of a command's output.
+fn json_rows(stdout: &[u8]) -> Vec<OwnedValue> {
+    std::str::from_utf8(stdout)
+        .unwrap()
+        .lines()
+        .map(|l| OwnedValue::parse(l.as_bytes()).unwrap())
+        .collect()
+}
+
 fn run(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_agentlog"))
         .args(args)
@@ -51,11 +60,7 @@ fn check_reports_problems_with_codes_and_exit_status() {
         &fixture("truncated"),
     ]);
     assert_eq!(bad.status.code(), Some(1));
-    let rows: Vec<OwnedValue> = String::from_utf8(bad.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| OwnedValue::parse(l.as_bytes()).unwrap())
-        .collect();
+    let rows = json_rows(&bad.stdout);
     assert_eq!(rows.len(), 2);
     let keys: Vec<&str> = rows[0]
         .as_object()
@@ -216,11 +221,7 @@ fn convert_writes_verifying_files_and_reports_every_event() {
         out_dir.to_str().unwrap(),
     ]);
     assert_eq!(out.status.code(), Some(0));
-    let rows: Vec<OwnedValue> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| OwnedValue::parse(l.as_bytes()).unwrap())
-        .collect();
+    let rows = json_rows(&out.stdout);
     let keys: Vec<&str> = rows[0]
         .as_object()
         .unwrap()
@@ -264,11 +265,7 @@ fn ls_stats_and_check_recognise_asf_files() {
     let d = dir.path().display().to_string();
     let ls = run(&["ls", "--json", &d]);
     assert_eq!(ls.status.code(), Some(0));
-    let rows: Vec<OwnedValue> = String::from_utf8(ls.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| OwnedValue::parse(l.as_bytes()).unwrap())
-        .collect();
+    let rows = json_rows(&ls.stdout);
     assert_eq!(rows.len(), 2);
     let basic = std::fs::read(fixture("basic")).unwrap();
     let s = agentlog::asf::Session::read(&basic).unwrap();
@@ -288,20 +285,7 @@ fn ls_stats_and_check_recognise_asf_files() {
         OwnedValue::Object(m) => m.iter().map(|(k, _)| k).collect(),
         _ => panic!("an object"),
     };
-    assert_eq!(
-        keys,
-        [
-            "format",
-            "path",
-            "id",
-            "title",
-            "model",
-            "events",
-            "created",
-            "updated",
-            "subagents"
-        ]
-    );
+    assert_eq!(keys, super::LS_KEYS);
 
     let stats = run(&["stats", "--json", &fixture("basic")]);
     assert_eq!(stats.status.code(), Some(0));
@@ -325,11 +309,7 @@ fn ls_stats_and_check_recognise_asf_files() {
     std::fs::copy(fixture("duplicate-id"), dir.path().join("dup.jsonl")).unwrap();
     let bad = run(&["check", "--json", &d]);
     assert_eq!(bad.status.code(), Some(1));
-    let rows: Vec<OwnedValue> = String::from_utf8(bad.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| OwnedValue::parse(l.as_bytes()).unwrap())
-        .collect();
+    let rows = json_rows(&bad.stdout);
     assert!(!rows.is_empty());
     for r in &rows {
         assert!(
