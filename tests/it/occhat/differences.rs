@@ -114,7 +114,7 @@ fn d2_listing_skips_and_reports_undecodable_and_non_object_metas() {
     assert!(store.read_crash_signal().is_some());
 }
 
-// 3. Every write is atomic: see occhat_atomic.rs for the crash at every
+// 3. Every write is atomic: see occhat/atomic.rs for the crash at every
 // step and the concurrent writers; here, the two cases the seed loses.
 
 #[test]

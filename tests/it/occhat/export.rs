@@ -1,5 +1,5 @@
 //! Exports: the Markdown text rule by rule (the corpus export is compared
-//! byte for byte in `occhat_replay.rs`) and the HTML export's structure.
+//! byte for byte in `replay.rs`) and the HTML export's structure.
 
 use crate::common::occhat as occhat_support;
 
