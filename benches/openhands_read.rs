@@ -5,36 +5,15 @@
 
 use std::hint::black_box;
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use agentlog::json::Parser;
 use agentlog::openhands::{self, Conversation, Reader};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
-fn corpus() -> PathBuf {
-    let beside = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../shared/corpus/openhands"
-    ));
-    if beside.is_dir() {
-        beside
-    } else {
-        PathBuf::from("/work/shared/corpus/openhands")
-    }
-}
-
-/// Every conversation directory (sub-agents included).
-fn conversations(root: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = openhands::find_sessions(root).expect("corpus");
-    while let Some(d) = stack.pop() {
-        let c = openhands::read_conversation(&d).expect("conversation");
-        stack.extend(c.subagent_dirs());
-        out.push(d);
-    }
-    out.sort();
-    out
-}
+#[path = "support/corpus.rs"]
+mod corpus;
+use corpus::{conversations, corpus};
 
 /// The I/O floor: list each conversation's `events/`, read `base_state.json`
 /// and every event file into one reused buffer.

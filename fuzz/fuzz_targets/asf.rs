@@ -1,8 +1,8 @@
-//! The ASF reader on arbitrary bytes (see `tests/asf_support/fuzz_check.rs`):
+//! The ASF reader on arbitrary bytes (see `tests/fuzz_checks/asf.rs`):
 //! no panic, no hang, problems instead.
 #![no_main]
 
-#[path = "../../tests/asf_support/fuzz_check.rs"]
+#[path = "../../tests/fuzz_checks/asf.rs"]
 mod fuzz_check;
 
 use libfuzzer_sys::fuzz_target;

@@ -63,7 +63,7 @@
 //!
 //! # Conformance
 //!
-//! On JSONTestSuite (`tests/json_suite.rs`) every `y_` case is accepted;
+//! On JSONTestSuite (`tests/it/json/suite.rs`) every `y_` case is accepted;
 //! every `n_` case is refused, by the fallback parser alone as well, except
 //! `n_number_NaN.json`, `n_number_infinity.json` and
 //! `n_number_minus_infinity.json`, which Python reads and which are read as
@@ -99,7 +99,7 @@
 //! | the span table: 8 bytes per value, made on the first span asked for | up to 4 |
 //! | growth slack of the tape and span vectors (they double) | up to about 12 |
 //!
-//! Measured peak heap (`tests/resources.rs`, a counting allocator, 2 MiB
+//! Measured peak heap (`tests/alloc/resources.rs`, a counting allocator, 2 MiB
 //! documents): **34 bytes per input byte** for the densest documents (a
 //! value every two bytes: `[0,0,…]`, nested `[[0]]`), 22–25 for a member
 //! every six bytes or an empty string every three, and 2.6 for text (one

@@ -8,7 +8,7 @@
 //!
 //! What this module keeps of glibc, where jiff alone would answer
 //! differently (each is checked against the machine's own glibc in
-//! `tests/occhat_tz_glibc.rs`):
+//! `tests/process/occhat_tz_glibc.rs`):
 //! - an empty `TZ` is the zone file `Universal`, else UTC; `:` is dropped;
 //! - a value is first a file (absolute, or under `TZDIR`, else
 //!   `/usr/share/zoneinfo`, `..` allowed as glibc allows it outside

@@ -272,7 +272,7 @@ impl TimeZone {
     ///
     /// glibc is lenient where jiff is strict, and this crate keeps glibc's
     /// answers (how: `glibc_tz.rs` reads the value as glibc does and hands
-    /// jiff the rule in its strict form; `tests/occhat_tz_glibc.rs` checks
+    /// jiff the rule in its strict form; `tests/process/occhat_tz_glibc.rs` checks
     /// the result against the machine's glibc): offsets past 24 hours,
     /// minutes or seconds past 59 are clamped; a daylight-saving name
     /// without rules takes the US rules; a rule that does not parse, or

@@ -78,7 +78,7 @@
 //! # Hostile stores and resource bounds
 //!
 //! Stores come from crashing agents, half-synced laptops and other people;
-//! `tests/hostile.rs`, `tests/live_writer.rs` and the fuzz targets
+//! `tests/it/hostile/`, `tests/it/openhands/live_writer.rs` and the fuzz targets
 //! (`fuzz/`) hold the reader to this:
 //!
 //! - A path that is not a regular file where a file is expected (a
@@ -109,7 +109,7 @@
 //!   to 34 bytes per byte of the file for the densest JSON, 2.6 for a
 //!   typical event (see [`json`](crate::json#resource-bounds) for the
 //!   breakdown). Decoders borrow. Measured peaks, per input byte, for one
-//!   event (`tests/resources.rs`): reader and decoders 37, view 34.
+//!   event (`tests/alloc/resources.rs`): reader and decoders 37, view 34.
 //! - Time and termination: every loop over input ends. The directory walk
 //!   of [`find_sessions`] visits each directory once (by device and inode)
 //!   and never through a link; parent walks stop at the first repeated event

@@ -1,7 +1,14 @@
-//! Helpers shared by the integration tests.
+//! Helpers shared by the integration tests: the `it` crate (`tests/it/`) and
+//! the binaries that must run alone (`tests/alloc/`, `tests/process/`).
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+pub mod occhat;
+pub mod occhat_writes;
+pub mod openhands;
+pub mod unprivileged;
+
+use std::fs;
+use std::path::{Path, PathBuf};
 
 /// The shared data folder, `../shared` beside the repository. The tests
 /// that need it fail, saying so, when it is missing: they never look
@@ -17,7 +24,52 @@ pub fn shared_dir() -> PathBuf {
     beside
 }
 
+/// The name the test harness gives the test function `name` of the module
+/// `module` (the caller's `module_path!()`): the module path without the
+/// crate's name, for running one test of this binary again in a child
+/// process (`--exact`).
+pub fn test_name(module: &str, name: &str) -> String {
+    match module.split_once("::") {
+        Some((_, inner)) => format!("{inner}::{name}"),
+        None => name.to_owned(),
+    }
+}
+
 /// `../shared/corpus`.
 pub fn corpus_dir() -> PathBuf {
     shared_dir().join("corpus")
+}
+
+/// Copies the directory tree `from` to `to` (created as needed): regular
+/// files by content, directories recursively. Test data holds nothing else;
+/// anything else (a link, a device) fails the test.
+pub fn copy_tree(from: &Path, to: &Path) {
+    copy(from, to, false);
+}
+
+/// [`copy_tree`], each copied file given its source's modification time
+/// (directories get the time of the copy).
+pub fn copy_tree_keeping_mtimes(from: &Path, to: &Path) {
+    copy(from, to, true);
+}
+
+fn copy(from: &Path, to: &Path, mtimes: bool) {
+    fs::create_dir_all(to).unwrap_or_else(|e| panic!("{}: {e}", to.display()));
+    for e in fs::read_dir(from).unwrap_or_else(|e| panic!("{}: {e}", from.display())) {
+        let e = e.unwrap();
+        let t = to.join(e.file_name());
+        let kind = e.file_type().unwrap();
+        if kind.is_dir() {
+            copy(&e.path(), &t, mtimes);
+        } else if kind.is_file() {
+            fs::copy(e.path(), &t).unwrap_or_else(|e| panic!("{}: {e}", t.display()));
+            if mtimes {
+                let m = e.metadata().unwrap().modified().unwrap();
+                let f = fs::File::options().write(true).open(&t).unwrap();
+                f.set_modified(m).unwrap();
+            }
+        } else {
+            panic!("{}: neither a file nor a directory", e.path().display());
+        }
+    }
 }

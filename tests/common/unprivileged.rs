@@ -6,7 +6,6 @@
 //! test again in a child process as `nobody` (`setpriv --reuid=nobody
 //! --regid=nogroup --clear-groups`), fails if the child fails or ran no
 //! test, and prints why when no child can be started.
-#![allow(dead_code)]
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -27,11 +26,13 @@ pub fn reads_anything() -> bool {
     fs::read(&p).is_ok()
 }
 
-/// Whether the calling test, named `test` (its function name, as `cargo
-/// test` names it), runs its permission checks in this process. `false`
-/// when they ran in an unprivileged child (which passed) or cannot run at
-/// all (a note on standard error says why): the caller then returns.
-pub fn checks_run_here(test: &str) -> bool {
+/// Whether the calling test, the function `name` in the module `module`
+/// (the caller's `module_path!()`), runs its permission checks in this
+/// process. `false` when they ran in an unprivileged child (which passed)
+/// or cannot run at all (a note on standard error says why): the caller
+/// then returns.
+pub fn checks_run_here(module: &str, name: &str) -> bool {
+    let test = super::test_name(module, name);
     if !reads_anything() {
         return true;
     }
@@ -69,7 +70,7 @@ pub fn checks_run_here(test: &str) -> bool {
     let out = Command::new("setpriv")
         .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
         .arg(&exe)
-        .args(["--exact", test, "--nocapture", "--test-threads=1"])
+        .args(["--exact", &test, "--nocapture", "--test-threads=1"])
         .env(CHILD_ENV, "1")
         // Temporary files where `nobody` may write them.
         .env("TMPDIR", std::env::temp_dir())

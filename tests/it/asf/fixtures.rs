@@ -1,0 +1,248 @@
+//! `agentlog::asf` against the reference implementation's fixtures
+//! (`../shared/spec/asf/fixtures`): every valid session verifies, every
+//! invalid one is flagged for its reason, the context at every tip equals
+//! the fixture's, and read → write gives the same bytes.
+
+use crate::common;
+
+use std::path::PathBuf;
+
+use agentlog::asf::{HeaderError, ProblemKind, Session};
+use agentlog::json::OwnedValue;
+
+fn fixtures() -> PathBuf {
+    common::shared_dir().join("spec/asf/fixtures")
+}
+
+fn session_bytes(name: &str) -> Vec<u8> {
+    std::fs::read(fixtures().join("sessions").join(format!("{name}.jsonl"))).expect("fixture")
+}
+
+#[test]
+fn valid_sessions_verify_and_write_back_byte_for_byte() {
+    for name in ["basic", "branch", "compaction", "fork"] {
+        let bytes = session_bytes(name);
+        let s = Session::read(&bytes).expect("reads");
+        let problems = s.verify();
+        assert!(problems.is_empty(), "{name}: {problems:#?}");
+        assert!(s.entries().iter().all(|e| e.verified), "{name}");
+        let mut out = Vec::new();
+        s.write_canonical(&mut out).expect("canonical");
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            String::from_utf8_lossy(&bytes),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn every_response_request_hash_is_rebuilt() {
+    let mut checked = 0;
+    for name in ["basic", "branch", "compaction", "fork"] {
+        let bytes = session_bytes(name);
+        let s = Session::read(&bytes).expect("reads");
+        for e in s.entries().iter().filter(|e| e.entry_type == "response") {
+            let recorded = e
+                .request_hash
+                .as_deref()
+                .expect("fixture responses carry a hash");
+            let rebuilt = s.request_context(&e.id).unwrap().request_hash().unwrap();
+            assert_eq!(rebuilt, recorded, "{name} line {}", e.line);
+            checked += 1;
+        }
+    }
+    assert!(checked >= 8, "{checked}");
+}
+
+#[test]
+fn bad_parent_is_flagged_on_its_line() {
+    let bytes = session_bytes("bad-parent");
+    let s = Session::read(&bytes).unwrap();
+    let problems = s.verify();
+    let unknown: Vec<_> = problems
+        .iter()
+        .filter(|p| matches!(p.kind, ProblemKind::UnknownParent(_)))
+        .collect();
+    assert_eq!(unknown.len(), 1, "{problems:#?}");
+    assert_eq!(unknown[0].line, 4);
+    assert_eq!(unknown[0].kind.code(), "unknown-parent");
+}
+
+#[test]
+fn truncated_last_line_is_tolerated_and_reported() {
+    let bytes = session_bytes("truncated");
+    let s = Session::read(&bytes).unwrap();
+    let problems = s.verify();
+    assert_eq!(problems.len(), 1, "{problems:#?}");
+    assert_eq!(problems[0].kind, ProblemKind::TruncatedLastLine);
+    assert_eq!(
+        problems[0].line,
+        bytes
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .count()
+    );
+    // Everything before it is read and verifies.
+    assert_eq!(s.entries().len(), 8);
+    assert!(s.entries().iter().all(|e| e.verified));
+}
+
+#[test]
+fn duplicate_id_is_reported_and_kept_once() {
+    let bytes = session_bytes("duplicate-id");
+    let s = Session::read(&bytes).unwrap();
+    let problems = s.verify();
+    assert_eq!(problems.len(), 1, "{problems:#?}");
+    assert!(matches!(problems[0].kind, ProblemKind::DuplicateId(_)));
+    assert_eq!(problems[0].line, 11);
+    let basic = session_bytes("basic");
+    let b = Session::read(&basic).unwrap();
+    assert_eq!(s.entries().len(), b.entries().len());
+}
+
+#[test]
+fn contexts_equal_the_fixtures_at_every_tip() {
+    for name in ["basic", "branch", "compaction"] {
+        let bytes = session_bytes(name);
+        let s = Session::read(&bytes).unwrap();
+        let want = OwnedValue::parse(
+            &std::fs::read(fixtures().join("context").join(format!("{name}.json"))).unwrap(),
+        )
+        .unwrap();
+        let want = want.as_object().unwrap();
+        let tips = s.tips();
+        assert_eq!(tips.len(), want.len(), "{name}");
+        for tip in tips {
+            let got = s.context(Some(&tip.id)).unwrap().to_json();
+            let expected = want
+                .get(&tip.id)
+                .unwrap_or_else(|| panic!("{name}: tip {}", tip.id));
+            assert_eq!(&got, expected, "{name} at {}:\n{}", tip.id, got);
+        }
+        // The leaf the resume rule gives is the last entry (no leaf label).
+        assert_eq!(s.leaf().unwrap().id, s.entries().last().unwrap().id);
+        assert_eq!(
+            s.context(None).unwrap(),
+            s.context(Some(&s.entries().last().unwrap().id)).unwrap()
+        );
+    }
+}
+
+#[test]
+fn fork_prefix_is_checked() {
+    let bytes = session_bytes("fork");
+    let s = Session::read(&bytes).unwrap();
+    assert_eq!(s.prefix_len(), 6);
+    // Moving an own entry above the base's path breaks the prefix.
+    let text = String::from_utf8(bytes.clone()).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.swap(6, 7);
+    let broken = lines.join("\n") + "\n";
+    let s = Session::read(broken.as_bytes()).unwrap();
+    let problems = s.verify();
+    assert!(
+        problems
+            .iter()
+            .any(|p| matches!(p.kind, ProblemKind::UnknownParent(_))),
+        "{problems:#?}"
+    );
+    // A base that is not in the file.
+    let mut header = OwnedValue::parse(lines[0].as_bytes()).unwrap();
+    header.as_object_mut().unwrap().insert(
+        "base",
+        OwnedValue::string(
+            "sha256:0000000000000000000000000000000000000000000000000000000000000000",
+        ),
+    );
+    let text = format!(
+        "{}\n{}\n",
+        header,
+        text.lines().skip(1).collect::<Vec<_>>().join("\n")
+    );
+    let problems = Session::read(text.as_bytes()).unwrap().verify();
+    assert!(
+        problems
+            .iter()
+            .any(|p| matches!(p.kind, ProblemKind::Prefix(_))),
+        "{problems:#?}"
+    );
+}
+
+#[test]
+fn a_changed_byte_fails_the_hash_and_an_unknown_format_is_refused() {
+    let bytes = session_bytes("basic");
+    let text = String::from_utf8(bytes).unwrap();
+    let tampered = text.replacen("What is 2+2?", "What is 2+3?", 1);
+    let problems = Session::read(tampered.as_bytes()).unwrap().verify();
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.line == 3 && matches!(p.kind, ProblemKind::HashMismatch { .. })),
+        "{problems:#?}"
+    );
+    let ts = text.replacen(
+        "\"ts\":\"2026-09-17T12:00:02.5Z\"",
+        "\"ts\":\"2026-09-17T12:00:02.50Z\"",
+        1,
+    );
+    let problems = Session::read(ts.as_bytes()).unwrap().verify();
+    assert!(
+        problems
+            .iter()
+            .any(|p| matches!(p.kind, ProblemKind::TsSpelling(_))),
+        "{problems:#?}"
+    );
+    let newer = text.replacen("agentsession/0.10", "agentsession/0.11", 1);
+    let err = Session::read(newer.as_bytes()).unwrap_err();
+    assert_eq!(
+        err,
+        HeaderError::UnsupportedFormat("agentsession/0.11".into())
+    );
+    assert!(err.to_string().contains("agentsession/0.11"));
+    let older = text.replacen("agentsession/0.10", "agentsession/0.4", 1);
+    assert!(matches!(
+        Session::read(older.as_bytes()),
+        Err(HeaderError::UnsupportedFormat(_))
+    ));
+    let minor9 = text.replacen("agentsession/0.10", "agentsession/0.9", 1);
+    assert!(
+        Session::read(minor9.as_bytes())
+            .unwrap()
+            .verify()
+            .is_empty()
+    );
+    assert_eq!(Session::read(b"").unwrap_err(), HeaderError::Empty);
+    assert_eq!(
+        Session::read(b"{\"type\":\"x\"}\n").unwrap_err(),
+        HeaderError::NotSession
+    );
+}
+
+#[test]
+fn unknown_members_and_namespaced_entries_are_kept() {
+    use agentlog::asf::Appender;
+    use agentlog::json::Map;
+    let bytes = session_bytes("basic");
+    let s = Session::read(&bytes).unwrap();
+    let header = OwnedValue::parse(s.header_raw()).unwrap();
+    let mut header = header.as_object().unwrap().clone();
+    header.insert("acme:extra", OwnedValue::string("kept"));
+    let mut a = Appender::new(header).unwrap();
+    let mut body = Map::new();
+    body.insert("acme:note", OwnedValue::int(3));
+    body.insert(
+        "data",
+        OwnedValue::parse(br#"{"z":1,"a":[1.50,"\u00e9"]}"#).unwrap(),
+    );
+    a.append("acme:mark", "2026-09-17T12:00:00Z", body).unwrap();
+    let written = a.into_bytes();
+    let s = Session::read(&written).unwrap();
+    assert!(s.verify().is_empty(), "{:#?}", s.verify());
+    let mut out = Vec::new();
+    s.write_canonical(&mut out).unwrap();
+    assert_eq!(out, written);
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.contains(r#""acme:extra":"kept""#), "{text}");
+    assert!(text.contains(r#""data":{"a":[1.5,"é"],"z":1}"#), "{text}");
+}

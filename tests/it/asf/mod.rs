@@ -1,0 +1,6 @@
+//! Agent Session Format files: the reference fixtures, broken input, the
+//! appender.
+
+mod fixtures;
+mod robust;
+mod write_props;

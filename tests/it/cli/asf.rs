@@ -1,0 +1,328 @@
+//! `agentlog asf check` and `agentlog asf context` as processes, over the
+//! reference fixtures: problems and exit codes, the JSON shapes, the chat
+//! rendering.
+
+use crate::common;
+
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+use agentlog::json::OwnedValue;
+
+fn fixture(name: &str) -> String {
+    common::shared_dir()
+        .join("spec/asf/fixtures/sessions")
+        .join(format!("{name}.jsonl"))
+        .display()
+        .to_string()
+}
+
+/// One JSON value per line of a command's output.
+fn json_rows(stdout: &[u8]) -> Vec<OwnedValue> {
+    std::str::from_utf8(stdout)
+        .unwrap()
+        .lines()
+        .map(|l| OwnedValue::parse(l.as_bytes()).unwrap())
+        .collect()
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_agentlog"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("runs")
+}
+
+#[test]
+fn check_reports_problems_with_codes_and_exit_status() {
+    let ok = run(&[
+        "asf",
+        "check",
+        &fixture("basic"),
+        &fixture("branch"),
+        &fixture("fork"),
+    ]);
+    assert_eq!(
+        ok.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&ok.stdout)
+    );
+    assert!(ok.stdout.is_empty());
+
+    let bad = run(&[
+        "asf",
+        "check",
+        "--json",
+        &fixture("basic"),
+        &fixture("duplicate-id"),
+        &fixture("truncated"),
+    ]);
+    assert_eq!(bad.status.code(), Some(1));
+    let rows = json_rows(&bad.stdout);
+    assert_eq!(rows.len(), 2);
+    let keys: Vec<&str> = rows[0]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, _)| k)
+        .collect();
+    assert_eq!(keys, ["path", "line", "problem", "detail"]);
+    assert_eq!(
+        rows[0].get("problem").unwrap().as_str(),
+        Some("duplicate-id")
+    );
+    assert_eq!(
+        rows[0].get("line").unwrap().as_number().unwrap().as_i64(),
+        Some(11)
+    );
+    assert_eq!(
+        rows[1].get("problem").unwrap().as_str(),
+        Some("truncated-last-line")
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let refused = dir.path().join("newer.jsonl");
+    let text = std::fs::read_to_string(fixture("basic"))
+        .unwrap()
+        .replace("agentsession/0.10", "agentsession/1.0");
+    std::fs::write(&refused, text).unwrap();
+    let out = run(&["asf", "check", refused.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let line = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        line.contains(":1: refused: unsupported format \"agentsession/1.0\""),
+        "{line}"
+    );
+
+    let missing: PathBuf = dir.path().join("absent.jsonl");
+    let out = run(&["asf", "check", missing.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn context_json_and_chat() {
+    let out = run(&["asf", "context", "--json", &fixture("compaction")]);
+    assert_eq!(out.status.code(), Some(0));
+    let v = OwnedValue::parse(&out.stdout).unwrap();
+    let keys: Vec<&str> = v.as_object().unwrap().iter().map(|(k, _)| k).collect();
+    assert_eq!(
+        keys,
+        [
+            "leaf",
+            "request_hash",
+            "settings",
+            "items",
+            "entries",
+            "item_entries"
+        ]
+    );
+    assert_eq!(
+        v.get("settings").unwrap().get("model").unwrap().as_str(),
+        Some("gpt-5-nano")
+    );
+
+    let branch = fixture("branch");
+    let at = "sha256:0b9d4d6fb06c6ad39d8ebf31be35bde8f499a5fe45d976c556625edb12f7bf9c";
+    let out = run(&["asf", "context", "--chat", "--leaf", at, &branch]);
+    assert_eq!(out.status.code(), Some(0));
+    let msgs = OwnedValue::parse(&out.stdout).unwrap();
+    let want = OwnedValue::parse(
+        br#"[{"content":[{"type":"text","text":"Be brief."}],"role":"system"},
+             {"content":[{"type":"text","text":"Q"}],"role":"user"},
+             {"content":[{"type":"text","text":"A1"}],"role":"assistant"},
+             {"content":[{"type":"text","text":"follow-up A"}],"role":"user"},
+             {"content":[{"type":"text","text":"A2"}],"role":"assistant"}]"#,
+    )
+    .unwrap();
+    assert_eq!(msgs, want);
+
+    let out = run(&["asf", "context", "--leaf", "sha256:none", &branch]);
+    assert_eq!(out.status.code(), Some(1));
+    let out = run(&["asf", "context", "--json", "--chat", &branch]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn convert_writes_verifying_files_and_reports_every_event() {
+    let store = common::corpus_dir().join("openhands/1.58.2/subagent");
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("out");
+    let out = run(&[
+        "asf",
+        "convert",
+        store.to_str().unwrap(),
+        "-o",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let files: Vec<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    assert!(
+        files.len() >= 2,
+        "a conversation and its sub-agent: {files:?}"
+    );
+    let mut args = vec!["asf", "check"];
+    args.extend(files.iter().map(String::as_str));
+    assert_eq!(run(&args).status.code(), Some(0));
+    // The sub-agent names its parent.
+    let texts: Vec<String> = files
+        .iter()
+        .map(|f| std::fs::read_to_string(f).unwrap())
+        .collect();
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.lines().next().unwrap().contains("\"parent_session\":"))
+    );
+    // The parent links each sub-agent's session.
+    let child = texts
+        .iter()
+        .find(|t| t.lines().next().unwrap().contains("\"parent_session\":"))
+        .unwrap();
+    let child_header = OwnedValue::parse(child.lines().next().unwrap().as_bytes()).unwrap();
+    let child_id = child_header.get("id").unwrap().as_str().unwrap();
+    let parent_id = child_header
+        .get("parent_session")
+        .unwrap()
+        .as_str()
+        .unwrap();
+    let parent = texts
+        .iter()
+        .find(|t| {
+            t.lines()
+                .next()
+                .unwrap()
+                .contains(&format!("\"id\":\"{parent_id}\""))
+        })
+        .expect("the parent's file");
+    assert!(
+        parent.contains(&format!(
+            "\"rel\":\"subsession\",\"session\":\"{child_id}\""
+        )),
+        "no link to {child_id}"
+    );
+
+    let out = run(&[
+        "asf",
+        "convert",
+        "--report",
+        store.to_str().unwrap(),
+        "-o",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let rows = json_rows(&out.stdout);
+    let keys: Vec<&str> = rows[0]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, _)| k)
+        .collect();
+    assert_eq!(keys, ["session", "event", "kind", "outcome", "detail"]);
+    for r in &rows {
+        let code = r.get("outcome").unwrap().as_str().unwrap();
+        assert!(
+            ["mapped", "kept-extension", "dropped"].contains(&code),
+            "{code}"
+        );
+    }
+    // Re-converting gives the same bytes.
+    let again: Vec<String> = files
+        .iter()
+        .map(|f| std::fs::read_to_string(f).unwrap())
+        .collect();
+    assert_eq!(again, texts);
+    // A missing PATH is a usage-level failure.
+    let out = run(&[
+        "asf",
+        "convert",
+        dir.path().join("absent").to_str().unwrap(),
+        "-o",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+/// `ls`, `stats` and `check` take ASF session files (one, or a directory
+/// of them) as a third format: `ls` lists each with `format: "asf"`,
+/// `stats` counts its entries, `check` reports its verify problems (exit 1).
+#[test]
+fn ls_stats_and_check_recognise_asf_files() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["basic", "branch"] {
+        std::fs::copy(fixture(name), dir.path().join(format!("{name}.jsonl"))).unwrap();
+    }
+    let d = dir.path().display().to_string();
+    let ls = run(&["ls", "--json", &d]);
+    assert_eq!(ls.status.code(), Some(0));
+    let rows = json_rows(&ls.stdout);
+    assert_eq!(rows.len(), 2);
+    let basic = std::fs::read(fixture("basic")).unwrap();
+    let s = agentlog::asf::Session::read(&basic).unwrap();
+    let r = &rows[0];
+    assert_eq!(r.get("format").and_then(OwnedValue::as_str), Some("asf"));
+    assert_eq!(
+        r.get("id").and_then(OwnedValue::as_str),
+        Some(s.header().id.as_str())
+    );
+    assert_eq!(
+        r.get("events")
+            .and_then(OwnedValue::as_number)
+            .and_then(|n| n.as_i64()),
+        Some(s.entries().len() as i64)
+    );
+    let keys: Vec<&str> = match r {
+        OwnedValue::Object(m) => m.iter().map(|(k, _)| k).collect(),
+        _ => panic!("an object"),
+    };
+    assert_eq!(keys, super::LS_KEYS);
+
+    let stats = run(&["stats", "--json", &fixture("basic")]);
+    assert_eq!(stats.status.code(), Some(0));
+    let t = OwnedValue::parse(&stats.stdout).unwrap();
+    let n = |k: &str| {
+        t.get(k)
+            .and_then(OwnedValue::as_number)
+            .and_then(|n| n.as_i64())
+    };
+    assert_eq!(n("sessions"), Some(1));
+    assert_eq!(n("events"), Some(s.entries().len() as i64));
+
+    let ok = run(&["check", &d]);
+    assert_eq!(
+        ok.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&ok.stdout)
+    );
+    // A broken copy: its problems as `check` lines, exit 1.
+    std::fs::copy(fixture("duplicate-id"), dir.path().join("dup.jsonl")).unwrap();
+    let bad = run(&["check", "--json", &d]);
+    assert_eq!(bad.status.code(), Some(1));
+    let rows = json_rows(&bad.stdout);
+    assert!(!rows.is_empty());
+    for r in &rows {
+        assert!(
+            r.get("path")
+                .and_then(OwnedValue::as_str)
+                .is_some_and(|p| p.ends_with("dup.jsonl")),
+            "{r:?}"
+        );
+        assert!(
+            r.get("detail")
+                .and_then(OwnedValue::as_str)
+                .is_some_and(|d| d.starts_with("line ")),
+            "{r:?}"
+        );
+    }
+}

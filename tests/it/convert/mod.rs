@@ -1,0 +1,3 @@
+//! Conversions into Agent Session Format.
+
+mod openhands;

@@ -1,0 +1,3 @@
+//! Live following of stores (`agentlog::follow`).
+
+mod wake;

@@ -1,0 +1,153 @@
+//! A follower's wake scans only what the file-system events named: with
+//! many conversations, an event written into one of them opens that one
+//! only (the per-thread open counter), while a full scan of the same store
+//! opens every conversation; a new conversation (outside every known one)
+//! still shows, through the full scan an unknown path falls back to.
+
+use crate::common;
+use crate::common::openhands::event_file_names;
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use agentlog::follow::{FollowOptions, Follower};
+use agentlog::openhands::ChangeKind;
+use agentlog::source::opens;
+
+const CONVERSATIONS: usize = 40;
+
+fn source() -> PathBuf {
+    common::corpus_dir().join("openhands/1.58.2/chat/30fde2bf19b240ed98ce033cf244dbbd")
+}
+
+/// Sets a modification time an hour ahead, so that every stamp is within
+/// the racy margin of every scan: a scan that looks at a conversation
+/// lists and reads it (opens that the counter sees).
+fn future(p: &Path) {
+    let t = SystemTime::now() + Duration::from_secs(3600);
+    fs::File::open(p).unwrap().set_modified(t).unwrap();
+}
+
+/// A conversation at `dir` with the source's state and its first `n` events.
+fn conversation(dir: &Path, n: usize) {
+    let names = event_file_names(&source());
+    fs::create_dir_all(dir.join("events")).unwrap();
+    fs::copy(
+        source().join("base_state.json"),
+        dir.join("base_state.json"),
+    )
+    .unwrap();
+    for name in &names[..n] {
+        let to = dir.join("events").join(name);
+        fs::copy(source().join("events").join(name), &to).unwrap();
+        future(&to);
+    }
+    future(&dir.join("base_state.json"));
+    future(&dir.join("events"));
+    future(dir);
+}
+
+/// What a scan handed out: the events (directory name, index) and the
+/// kinds by directory name.
+type Scanned = (Vec<(String, u64)>, BTreeMap<String, ChangeKind>);
+
+/// One scan: the events handed out (directory name, index) and the kinds.
+fn scan(f: &mut Follower) -> Scanned {
+    let mut events = Vec::new();
+    let mut kinds = BTreeMap::new();
+    f.scan(|_, c| -> Result<(), ()> {
+        let c = c.unwrap();
+        let name = c.dir.file_name().unwrap().to_string_lossy().into_owned();
+        kinds.insert(name.clone(), c.kind);
+        for e in c.events() {
+            assert!(e.is_ok(), "{name} {}: malformed", e.index());
+            events.push((name.clone(), e.index()));
+        }
+        Ok(())
+    })
+    .unwrap()
+    .unwrap();
+    (events, kinds)
+}
+
+/// Waits until a scan hands something out: what it did, and the files and
+/// directories it opened.
+fn wait_scan(f: &mut Follower) -> (Scanned, (u64, u64)) {
+    for _ in 0..50 {
+        f.wait(Some(Duration::from_millis(200)));
+        let before = opens::counts();
+        let (events, kinds) = scan(f);
+        let after = opens::counts();
+        if !kinds.is_empty() {
+            return ((events, kinds), (after.0 - before.0, after.1 - before.1));
+        }
+    }
+    panic!("nothing handed out within 10 s");
+}
+
+#[test]
+fn a_wake_opens_only_the_conversation_its_events_name() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("store");
+    for i in 0..CONVERSATIONS {
+        conversation(&root.join(format!("c{i:02}")), 3);
+    }
+    future(&root);
+    let opts = FollowOptions {
+        // Long: the settle retry must not wake this test.
+        settle: Duration::from_secs(30),
+        ..FollowOptions::default()
+    };
+    let mut f = Follower::new(vec![(root.clone(), None)], opts);
+    if let Some(why) = f.polling() {
+        eprintln!("skipped: no file-system events here ({why})");
+        return;
+    }
+    let (events, _) = scan(&mut f);
+    assert_eq!(events.len(), CONVERSATIONS * 3);
+
+    // One event into one conversation: that one is read, nothing else.
+    let names = event_file_names(&source());
+    let to = root.join("c07/events").join(&names[3]);
+    fs::copy(source().join("events").join(&names[3]), &to).unwrap();
+    let ((events, kinds), (files, dirs)) = wait_scan(&mut f);
+    assert_eq!(events, vec![("c07".to_owned(), 3)]);
+    assert_eq!(kinds.len(), 1);
+    assert!(
+        dirs <= 3 && files <= 4,
+        "a wake for one conversation opened {files} files and {dirs} directories"
+    );
+
+    // The same store scanned whole (as after lost events) opens every
+    // conversation: the count above tells the two apart.
+    let to = root.join("c08/events").join(&names[3]);
+    fs::copy(source().join("events").join(&names[3]), &to).unwrap();
+    f.wait(Some(Duration::from_millis(200)));
+    f.rescan();
+    let before = opens::counts();
+    let (events, _) = scan(&mut f);
+    let after = opens::counts();
+    assert_eq!(events, vec![("c08".to_owned(), 3)]);
+    assert!(
+        after.1 - before.1 >= CONVERSATIONS as u64,
+        "a full scan opened only {} directories",
+        after.1 - before.1
+    );
+
+    // A new conversation lies in no known one: the wake scans whole.
+    let tmp = t.path().join("new");
+    conversation(&tmp, 2);
+    fs::rename(&tmp, root.join("c99")).unwrap();
+    let ((events, kinds), _) = wait_scan(&mut f);
+    assert_eq!(kinds.get("c99"), Some(&ChangeKind::New));
+    assert_eq!(events, vec![("c99".to_owned(), 0), ("c99".to_owned(), 1)]);
+
+    // And the next event there is a wake of that conversation alone.
+    let to = root.join("c99/events").join(&names[2]);
+    fs::copy(source().join("events").join(&names[2]), &to).unwrap();
+    let ((events, _), (_, dirs)) = wait_scan(&mut f);
+    assert_eq!(events, vec![("c99".to_owned(), 2)]);
+    assert!(dirs <= 3, "opened {dirs} directories");
+}

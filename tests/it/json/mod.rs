@@ -1,0 +1,5 @@
+//! The JSON layer (`agentlog::json`).
+
+mod layer;
+mod roundtrip;
+mod suite;

@@ -1,0 +1,406 @@
+//! Checkpoints and the changes-since scan (`Store::changes_since`): an
+//! unchanged store opens nothing; a scan from a checkpoint yields exactly
+//! what was added; rewrites, removals, repairs, state changes and filled
+//! gaps are told; hostile checkpoints are refused.
+
+use crate::common;
+use crate::common::openhands::{backdate, event_file_names};
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use agentlog::openhands::{
+    ChangeKind, ChangesError, Checkpoint, CheckpointError, ScanOptions, Store,
+};
+use agentlog::source::opens;
+
+/// One event as handed out: (conversation ID, parent ID, index, file, raw
+/// bytes or the error).
+type Line = (String, Option<String>, u64, String, Result<Vec<u8>, String>);
+
+fn store() -> (tempfile::TempDir, PathBuf) {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("store");
+    common::copy_tree(&common::corpus_dir().join("openhands/1.31.2"), &root);
+    (t, root)
+}
+
+/// Runs a scan to its end: the events it hands out, the kinds by
+/// conversation directory, and the checkpoint.
+fn scan(
+    root: &Path,
+    since: Option<&Checkpoint>,
+    opts: ScanOptions,
+) -> (Vec<Line>, BTreeMap<PathBuf, ChangeKind>, Checkpoint) {
+    let mut ch = Store::changes_since(root, since, opts).unwrap();
+    let mut lines = Vec::new();
+    let mut kinds = BTreeMap::new();
+    while let Some(c) = ch.next() {
+        let c = c.unwrap();
+        kinds.insert(c.dir.to_path_buf(), c.kind);
+        for e in c.events() {
+            lines.push((
+                c.id.to_owned(),
+                c.parent.map(str::to_owned),
+                e.index(),
+                e.file_name().to_owned(),
+                match e.error() {
+                    None => Ok(e.raw().to_vec()),
+                    Some(err) => Err(err.to_string()),
+                },
+            ));
+        }
+    }
+    assert!(ch.is_finished());
+    (lines, kinds, ch.into_checkpoint())
+}
+
+/// Every event of the store as `Store::stream` reads it, by conversation
+/// directory, with the IDs the scan gives.
+fn full(root: &Path) -> BTreeMap<PathBuf, Vec<(u64, String, Vec<u8>)>> {
+    let store = Store::open(root).unwrap();
+    let mut out = BTreeMap::new();
+    let mut s = store.stream();
+    while let Some(item) = s.next() {
+        let item = item.unwrap();
+        let c = item.conversation;
+        out.insert(
+            c.dir().to_path_buf(),
+            c.events()
+                .map(|e| (e.index(), e.file_name().to_owned(), e.raw().to_vec()))
+                .collect(),
+        );
+    }
+    out
+}
+
+fn by_conv(lines: &[Line]) -> BTreeMap<String, Vec<(u64, String, Vec<u8>)>> {
+    let mut m: BTreeMap<String, Vec<_>> = BTreeMap::new();
+    for (id, _, i, f, raw) in lines {
+        m.entry(id.clone())
+            .or_default()
+            .push((*i, f.clone(), raw.clone().unwrap_or_default()));
+    }
+    m
+}
+
+#[test]
+fn first_scan_is_the_full_read_and_an_unchanged_rescan_opens_nothing() {
+    let (_t, root) = store();
+    backdate(&root);
+    let (lines, kinds, cp) = scan(&root, None, ScanOptions::default());
+    let want = full(&root);
+    assert!(kinds.values().all(|k| *k == ChangeKind::New));
+    assert_eq!(
+        kinds.len(),
+        want.len(),
+        "every conversation, sub-agents too"
+    );
+    let total: usize = want.values().map(Vec::len).sum();
+    assert_eq!(lines.len(), total);
+    assert_eq!(cp.events() as usize, total);
+    assert!(cp.len() >= 15, "{} conversations", cp.len());
+    // Saved and loaded, the checkpoint is the same.
+    let f = root.parent().unwrap().join("cp");
+    cp.save(&f).unwrap();
+    let cp = Checkpoint::load(&f).unwrap();
+
+    let before = opens::counts();
+    let (lines2, kinds2, cp2) = scan(&root, Some(&cp), ScanOptions::default());
+    let after = opens::counts();
+    assert!(lines2.is_empty() && kinds2.is_empty(), "{kinds2:?}");
+    assert_eq!(
+        (after.0 - before.0, after.1 - before.1),
+        (0, 0),
+        "an unchanged rescan opens no file and lists no directory"
+    );
+    assert_eq!(cp2.events(), cp.events());
+
+    // One new event in one conversation: only that file is opened (with
+    // the conversation's state and meta, and its directories listed).
+    let (dir, evs) = want.iter().find(|(_, v)| v.len() > 3).unwrap();
+    let (_, last_name, raw) = evs.last().unwrap();
+    let n = evs.len();
+    let name = format!(
+        "event-{n:05}-{}",
+        last_name
+            .split_once('-')
+            .unwrap()
+            .1
+            .split_once('-')
+            .unwrap()
+            .1
+    );
+    fs::write(dir.join("events").join(&name), raw).unwrap();
+    let before = opens::counts();
+    let (lines3, kinds3, _) = scan(&root, Some(&cp2), ScanOptions::default());
+    let after = opens::counts();
+    assert_eq!(kinds3.len(), 1);
+    assert_eq!(kinds3.get(dir), Some(&ChangeKind::Updated));
+    assert_eq!(lines3.len(), 1);
+    assert_eq!(lines3[0].2, n as u64);
+    let files_opened = after.0 - before.0;
+    assert!(files_opened <= 3, "{files_opened} files opened");
+}
+
+#[test]
+fn two_scans_together_are_one_full_read() {
+    let (t, root) = store();
+    // Hold back the last third of every conversation's events, and one
+    // whole conversation, and the sub-agents.
+    let held = t.path().join("held");
+    fs::create_dir_all(&held).unwrap();
+    let conversations: Vec<PathBuf> = full(&root).keys().cloned().collect();
+    let mut moved = Vec::new();
+    for (k, dir) in conversations.iter().enumerate() {
+        if dir.to_string_lossy().contains("subagents") {
+            continue;
+        }
+        let names = event_file_names(dir);
+        let keep = names.len() * 2 / 3;
+        for (j, n) in names.iter().enumerate().skip(keep) {
+            let dst = held.join(format!("{k}-{j}"));
+            fs::rename(dir.join("events").join(n), &dst).unwrap();
+            moved.push((dst, dir.join("events").join(n)));
+        }
+    }
+    let sub_parent = conversations
+        .iter()
+        .find(|d| d.join("subagents").is_dir())
+        .unwrap()
+        .clone();
+    let subs_held = t.path().join("subs-held");
+    fs::rename(sub_parent.join("subagents"), &subs_held).unwrap();
+    let whole = conversations
+        .iter()
+        .find(|d| !d.to_string_lossy().contains("subagents") && **d != sub_parent)
+        .unwrap()
+        .clone();
+    let whole_held = t.path().join("whole-held");
+    fs::rename(&whole, &whole_held).unwrap();
+
+    let (lines1, _, cp) = scan(&root, None, ScanOptions::default());
+    let f = t.path().join("cp");
+    cp.save(&f).unwrap();
+
+    fs::rename(&subs_held, sub_parent.join("subagents")).unwrap();
+    fs::rename(&whole_held, &whole).unwrap();
+    for (from, to) in &moved {
+        fs::rename(from, to).unwrap();
+    }
+
+    let cp = Checkpoint::load(&f).unwrap();
+    let (lines2, kinds2, cp2) = scan(&root, Some(&cp), ScanOptions::default());
+    assert_eq!(kinds2.get(&whole), Some(&ChangeKind::New));
+    assert!(
+        kinds2.values().all(|k| *k != ChangeKind::Rewrite),
+        "{kinds2:?}"
+    );
+    assert!(
+        kinds2
+            .iter()
+            .any(|(d, k)| d.starts_with(sub_parent.join("subagents")) && *k == ChangeKind::New),
+        "the sub-agent appears as new"
+    );
+    // No event twice; the two together are the full read, in index order.
+    let mut all = lines1.clone();
+    all.extend(lines2.iter().cloned());
+    let (lines_full, _, cp_full) = scan(&root, None, ScanOptions::default());
+    let mut got = by_conv(&all);
+    for v in got.values_mut() {
+        let before = v.clone();
+        v.sort_by_key(|e| e.0);
+        assert_eq!(*v, before, "index order within each scan and across");
+    }
+    assert_eq!(got, by_conv(&lines_full));
+    assert_eq!(cp2.events(), cp_full.events());
+    // Sub-agents name their parent.
+    assert!(lines2.iter().any(|l| l.1.is_some()));
+}
+
+#[test]
+fn rewrites_removals_repairs_state_and_gaps_are_told() {
+    let (_t, root) = store();
+    let want = full(&root);
+    let mut tops: Vec<&PathBuf> = want
+        .keys()
+        .filter(|d| !d.to_string_lossy().contains("subagents"))
+        .filter(|d| want[*d].len() >= 4)
+        .collect();
+    tops.sort();
+    let [a, b, c, d, e, f, ..] = tops.as_slice() else {
+        panic!("corpus too small: {}", tops.len())
+    };
+    let [a, b, c, d, e, f] = [a, b, c, d, e, f].map(|p| p.to_path_buf());
+    // Before the first scan: in `e` the last event is torn, in `f` there is
+    // a gap (the second to last file held back).
+    let ev_e = want[&e].last().unwrap();
+    let torn = e.join("events").join(&ev_e.1);
+    fs::write(&torn, &ev_e.2[..ev_e.2.len() / 2]).unwrap();
+    let fl = &want[&f];
+    let gap_file = f.join("events").join(&fl[fl.len() - 2].1);
+    let gap_bytes = fs::read(&gap_file).unwrap();
+    fs::remove_file(&gap_file).unwrap();
+
+    let (lines1, _, cp) = scan(&root, None, ScanOptions::default());
+    assert!(
+        lines1.iter().any(|l| l.3 == ev_e.1 && l.4.is_err()),
+        "the torn file is handed out as malformed (no settle time)"
+    );
+
+    // a: removed. b: an event file of its history removed. c: replaced by
+    // another directory with the same name. d: its state rewritten. e: the
+    // torn file completed. f: the gap filled.
+    fs::remove_dir_all(&a).unwrap();
+    fs::remove_file(b.join("events").join(&want[&b][1].1)).unwrap();
+    let c_old = c.with_extension("old");
+    fs::rename(&c, &c_old).unwrap();
+    common::copy_tree(&c_old, &c);
+    fs::remove_dir_all(&c_old).unwrap();
+    let st = d.join("base_state.json");
+    let mut bytes = fs::read(&st).unwrap();
+    let pos = bytes.iter().rposition(|&x| x == b'}').unwrap();
+    bytes.splice(pos..pos, b", \"extra\": 1".iter().copied());
+    fs::write(&st, &bytes).unwrap();
+    fs::write(&torn, &ev_e.2).unwrap();
+    fs::write(&gap_file, &gap_bytes).unwrap();
+
+    let mut ch = Store::changes_since(&root, Some(&cp), ScanOptions::default()).unwrap();
+    let mut seen = BTreeMap::new();
+    while let Some(item) = ch.next() {
+        let item = item.unwrap();
+        let events: Vec<u64> = item.events().map(|e| e.index()).collect();
+        let bad = item.events().filter(|e| !e.is_ok()).count();
+        assert_eq!(bad, 0, "{}", item.dir.display());
+        seen.insert(
+            item.dir.to_path_buf(),
+            (
+                item.kind,
+                events,
+                item.repaired.to_vec(),
+                item.state_changed,
+                item.gap_filled,
+            ),
+        );
+    }
+    let get = |p: &PathBuf| {
+        seen.get(p)
+            .unwrap_or_else(|| panic!("{} not told: {seen:?}", p.display()))
+    };
+    assert_eq!(get(&a).0, ChangeKind::Removed);
+    assert!(get(&a).1.is_empty());
+    // b: the file of index 1 is gone, so the sequence stops at 1: rewrite.
+    assert_eq!(get(&b).0, ChangeKind::Rewrite);
+    assert_eq!(get(&b).1, vec![0]);
+    assert_eq!(get(&c).0, ChangeKind::Rewrite);
+    assert_eq!(get(&c).1.len(), want[&c].len());
+    let dd = get(&d);
+    assert_eq!((dd.0, dd.3, dd.1.len()), (ChangeKind::Updated, true, 0));
+    let ee = get(&e);
+    assert_eq!(ee.0, ChangeKind::Updated);
+    assert_eq!(ee.2, vec![want[&e].len() as u64 - 1], "repaired");
+    assert_eq!(ee.1, vec![want[&e].len() as u64 - 1]);
+    let ff = get(&f);
+    assert!(ff.4, "gap filled");
+    assert_eq!(ff.1, vec![fl.len() as u64 - 2, fl.len() as u64 - 1]);
+    assert_eq!(seen.len(), 6, "nothing else changed: {seen:?}");
+    // The next scan from there has nothing to tell.
+    let cp2 = ch.into_checkpoint();
+    let (l, k, _) = scan(&root, Some(&cp2), ScanOptions::default());
+    assert!(l.is_empty() && k.is_empty(), "{k:?}");
+}
+
+#[test]
+fn settle_holds_back_a_file_being_written() {
+    let (_t, root) = store();
+    let want = full(&root);
+    let (dir, evs) = want
+        .iter()
+        .find(|(d, v)| v.len() > 2 && !d.to_string_lossy().contains("subagents"))
+        .unwrap();
+    let last = evs.last().unwrap();
+    let p = dir.join("events").join(&last.1);
+    fs::write(&p, &last.2[..10]).unwrap();
+    let opts = ScanOptions {
+        settle: Some(Duration::from_secs(3600)),
+        ..ScanOptions::default()
+    };
+    let (lines, _, cp) = scan(&root, None, opts);
+    assert!(
+        lines.iter().all(|l| l.4.is_ok()),
+        "nothing malformed handed out"
+    );
+    assert!(!lines.iter().any(|l| l.3 == last.1));
+    fs::write(&p, &last.2).unwrap();
+    let (lines2, kinds2, _) = scan(&root, Some(&cp), opts);
+    assert_eq!(lines2.len(), 1, "{kinds2:?}");
+    assert_eq!(
+        (lines2[0].3.as_str(), lines2[0].4.as_ref().ok()),
+        (last.1.as_str(), Some(&last.2))
+    );
+}
+
+#[test]
+fn hostile_checkpoints_are_refused() {
+    let (t, root) = store();
+    let (_, _, cp) = scan(&root, None, ScanOptions::default());
+    let f = t.path().join("cp");
+    cp.save(&f).unwrap();
+    // Corrupt: a byte of the body changed, the file cut short, garbage.
+    let bytes = fs::read(&f).unwrap();
+    let mut bad = bytes.clone();
+    let n = bad.len();
+    bad[n - 10] ^= 0x20;
+    fs::write(&f, &bad).unwrap();
+    assert!(matches!(
+        Checkpoint::load(&f),
+        Err(CheckpointError::Corrupt { .. })
+    ));
+    fs::write(&f, &bytes[..bytes.len() / 2]).unwrap();
+    assert!(Checkpoint::load(&f).is_err());
+    fs::write(&f, b"\x00\x01garbage").unwrap();
+    assert!(matches!(
+        Checkpoint::load(&f),
+        Err(CheckpointError::NotACheckpoint { .. })
+    ));
+    fs::write(&f, b"").unwrap();
+    assert!(matches!(
+        Checkpoint::load(&f),
+        Err(CheckpointError::NotACheckpoint { .. })
+    ));
+    // Another store: another path, or the same path for another directory.
+    let other = t.path().join("other");
+    common::copy_tree(&root, &other);
+    assert!(matches!(
+        Store::changes_since(&other, Some(&cp), ScanOptions::default()),
+        Err(ChangesError::Checkpoint(CheckpointError::OtherStore { .. }))
+    ));
+    let moved = t.path().join("moved");
+    fs::rename(&root, &moved).unwrap();
+    fs::rename(&other, &root).unwrap();
+    assert!(matches!(
+        Store::changes_since(&root, Some(&cp), ScanOptions::default()),
+        Err(ChangesError::Checkpoint(CheckpointError::OtherStore { .. }))
+    ));
+    // Another pattern.
+    fs::remove_dir_all(&root).unwrap();
+    fs::rename(&moved, &root).unwrap();
+    let five = ScanOptions {
+        pattern: agentlog::openhands::NamePattern::FiveDigits,
+        ..ScanOptions::default()
+    };
+    assert!(Store::changes_since(&root, Some(&cp), five).is_err());
+    // Every conversation deleted: each is told removed, nothing else.
+    for e in fs::read_dir(&root).unwrap().flatten() {
+        if e.file_type().unwrap().is_dir() {
+            fs::remove_dir_all(e.path()).unwrap();
+        }
+    }
+    let (lines, kinds, cp2) = scan(&root, Some(&cp), ScanOptions::default());
+    assert!(lines.is_empty());
+    assert_eq!(kinds.len(), cp.len());
+    assert!(kinds.values().all(|k| *k == ChangeKind::Removed));
+    assert!(cp2.is_empty());
+}
