@@ -44,6 +44,9 @@
 //!   [`FollowOptions::fallback_poll`] and says so ([`Follower::polling`]).
 
 pub mod occhat;
+pub mod sessions_checkpoint;
+
+pub use sessions_checkpoint::SessionsCheckpoint;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -231,19 +234,45 @@ impl Follower {
 
     /// Follows OC Chat sessions stores too ([`occhat`]; from nothing: the
     /// first scan hands out every message).
-    pub fn with_occhat(mut self, roots: Vec<PathBuf>) -> Follower {
-        use notify::{RecursiveMode, Watcher};
+    pub fn with_occhat(self, roots: Vec<PathBuf>) -> Follower {
+        let mut f = self;
         for r in roots {
-            if let Some(w) = self.watcher.as_mut()
-                && let Err(e) = w.watch(&r, RecursiveMode::Recursive)
-            {
-                self.why_polling = Some(format!("{}: cannot watch: {e}", r.display()));
-                self.watcher = None;
-                self.rx = None;
-            }
-            self.sessions.push(occhat::Sessions::new(r));
+            f.add_sessions(occhat::Sessions::new(r));
         }
-        self
+        f
+    }
+
+    /// Follows OC Chat sessions stores too, each from its checkpoint
+    /// (`None`: from nothing). Refuses a checkpoint of another sessions
+    /// directory.
+    pub fn with_occhat_from(
+        self,
+        roots: Vec<(PathBuf, Option<SessionsCheckpoint>)>,
+    ) -> Result<Follower, FollowError> {
+        let mut f = self;
+        for (r, cp) in roots {
+            let s = occhat::Sessions::resume(r, cp).map_err(ChangesError::from)?;
+            f.add_sessions(s);
+        }
+        Ok(f)
+    }
+
+    fn add_sessions(&mut self, s: occhat::Sessions) {
+        use notify::{RecursiveMode, Watcher};
+        if let Some(w) = self.watcher.as_mut()
+            && let Err(e) = w.watch(s.root(), RecursiveMode::Recursive)
+        {
+            self.why_polling = Some(format!("{}: cannot watch: {e}", s.root().display()));
+            self.watcher = None;
+            self.rx = None;
+        }
+        self.sessions.push(s);
+    }
+
+    /// The checkpoint of the OC Chat store at `i` (in the order given):
+    /// what was handed out so far.
+    pub fn occhat_checkpoint(&self, i: usize) -> Option<&SessionsCheckpoint> {
+        self.sessions.get(i).map(occhat::Sessions::checkpoint)
     }
 
     /// Scans every OC Chat store, handing each change (with the index of
