@@ -330,16 +330,25 @@ impl Follower {
                 }
             }
             let full = all || r.full || r.checkpoint.is_none();
-            let mut ch: Changes = match &r.checkpoint {
+            if !full && r.touched.is_empty() {
+                held |= !r.held_in.is_empty();
+                continue;
+            }
+            // The scan takes the checkpoint (no copy of it is made) and
+            // gives it back when it cannot start.
+            let started = match r.checkpoint.take() {
                 Some(cp) if !full => {
-                    if r.touched.is_empty() {
-                        held |= !r.held_in.is_empty();
-                        continue;
-                    }
                     let only = std::mem::take(&mut r.touched);
-                    Store::changes_in(&r.path, cp, scan_opts, only)?
+                    Store::changes_in_owned(&r.path, cp, scan_opts, only)
                 }
-                _ => Store::changes_since(&r.path, r.checkpoint.as_ref(), scan_opts)?,
+                cp => Store::changes_since_owned(&r.path, cp, scan_opts),
+            };
+            let mut ch: Changes = match started {
+                Ok(ch) => ch,
+                Err((e, cp)) => {
+                    r.checkpoint = cp;
+                    return Err(e.into());
+                }
             };
             r.full = false;
             r.touched.clear();
