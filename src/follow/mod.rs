@@ -44,6 +44,9 @@
 //!   [`FollowOptions::fallback_poll`] and says so ([`Follower::polling`]).
 
 pub mod occhat;
+pub mod sessions_checkpoint;
+
+pub use sessions_checkpoint::SessionsCheckpoint;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -231,19 +234,45 @@ impl Follower {
 
     /// Follows OC Chat sessions stores too ([`occhat`]; from nothing: the
     /// first scan hands out every message).
-    pub fn with_occhat(mut self, roots: Vec<PathBuf>) -> Follower {
-        use notify::{RecursiveMode, Watcher};
+    pub fn with_occhat(self, roots: Vec<PathBuf>) -> Follower {
+        let mut f = self;
         for r in roots {
-            if let Some(w) = self.watcher.as_mut()
-                && let Err(e) = w.watch(&r, RecursiveMode::Recursive)
-            {
-                self.why_polling = Some(format!("{}: cannot watch: {e}", r.display()));
-                self.watcher = None;
-                self.rx = None;
-            }
-            self.sessions.push(occhat::Sessions::new(r));
+            f.add_sessions(occhat::Sessions::new(r));
         }
-        self
+        f
+    }
+
+    /// Follows OC Chat sessions stores too, each from its checkpoint
+    /// (`None`: from nothing). Refuses a checkpoint of another sessions
+    /// directory.
+    pub fn with_occhat_from(
+        self,
+        roots: Vec<(PathBuf, Option<SessionsCheckpoint>)>,
+    ) -> Result<Follower, FollowError> {
+        let mut f = self;
+        for (r, cp) in roots {
+            let s = occhat::Sessions::resume(r, cp).map_err(ChangesError::from)?;
+            f.add_sessions(s);
+        }
+        Ok(f)
+    }
+
+    fn add_sessions(&mut self, s: occhat::Sessions) {
+        use notify::{RecursiveMode, Watcher};
+        if let Some(w) = self.watcher.as_mut()
+            && let Err(e) = w.watch(s.root(), RecursiveMode::Recursive)
+        {
+            self.why_polling = Some(format!("{}: cannot watch: {e}", s.root().display()));
+            self.watcher = None;
+            self.rx = None;
+        }
+        self.sessions.push(s);
+    }
+
+    /// The checkpoint of the OC Chat store at `i` (in the order given):
+    /// what was handed out so far.
+    pub fn occhat_checkpoint(&self, i: usize) -> Option<&SessionsCheckpoint> {
+        self.sessions.get(i).map(occhat::Sessions::checkpoint)
     }
 
     /// Scans every OC Chat store, handing each change (with the index of
@@ -301,16 +330,25 @@ impl Follower {
                 }
             }
             let full = all || r.full || r.checkpoint.is_none();
-            let mut ch: Changes = match &r.checkpoint {
+            if !full && r.touched.is_empty() {
+                held |= !r.held_in.is_empty();
+                continue;
+            }
+            // The scan takes the checkpoint (no copy of it is made) and
+            // gives it back when it cannot start.
+            let started = match r.checkpoint.take() {
                 Some(cp) if !full => {
-                    if r.touched.is_empty() {
-                        held |= !r.held_in.is_empty();
-                        continue;
-                    }
                     let only = std::mem::take(&mut r.touched);
-                    Store::changes_in(&r.path, cp, scan_opts, only)?
+                    Store::changes_in_owned(&r.path, cp, scan_opts, only)
                 }
-                _ => Store::changes_since(&r.path, r.checkpoint.as_ref(), scan_opts)?,
+                cp => Store::changes_since_owned(&r.path, cp, scan_opts),
+            };
+            let mut ch: Changes = match started {
+                Ok(ch) => ch,
+                Err((e, cp)) => {
+                    r.checkpoint = cp;
+                    return Err(e.into());
+                }
             };
             r.full = false;
             r.touched.clear();

@@ -208,10 +208,7 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
         out.line(&format!("checked {what}: {verdict}"))?;
     }
     if let Some((cp, new)) = save {
-        out.flush()?;
-        crate::since::sync_stdout()?;
-        new.save(cp)
-            .map_err(|e| crate::out::Fail::Fatal(e.to_string()))?;
+        crate::since::save_after(out, cp, &new)?;
     }
     Ok(status.code())
 }

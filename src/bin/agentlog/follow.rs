@@ -27,7 +27,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use agentlog::follow::occhat::SessionChange;
-use agentlog::follow::{FollowOptions, Follower};
+use agentlog::follow::{FollowOptions, Follower, SessionsCheckpoint};
 use agentlog::json::{Parser, Style, write::write_str};
 use agentlog::openhands::{Change, ChangeKind};
 
@@ -50,8 +50,12 @@ Lines: events in the export shape ({\"conversation\", \"parent\", \"index\",
 changes as they are written. An event file caught half-written is printed
 once complete, never as malformed while it is still being written (one left
 malformed for the settle time is printed as malformed). With --checkpoint
-FILE (one PATH) a restart goes on where the last run stopped: FILE is saved
-after each batch of lines is flushed and synced.";
+FILE (one PATH: an OpenHands store or an OC Chat sessions directory) a
+restart goes on where the last run stopped: FILE is saved after each batch
+of lines is flushed and synced. For an OC Chat sessions directory FILE
+keeps, per session, how many messages were printed and a digest of them:
+a restart prints the messages added since, or a rewrite record when the
+chat log no longer begins with what was printed.";
 
 /// Follow OpenHands stores: print every new event and state change as it is written.
 #[derive(clap::Args, Debug)]
@@ -68,7 +72,8 @@ pub struct Args {
     /// printed as malformed (a writer may still be writing it).
     #[arg(long, value_name = "SECONDS", default_value_t = 2.0)]
     settle: f64,
-    /// Resume from, and save to, the checkpoint FILE (one OpenHands PATH).
+    /// Resume from, and save to, the checkpoint FILE (one PATH: an
+    /// OpenHands store or an OC Chat sessions directory).
     #[arg(long, value_name = "FILE")]
     checkpoint: Option<PathBuf>,
 }
@@ -111,11 +116,20 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
     };
     let mut roots = Vec::new();
     let mut sessions = Vec::new();
+    // With --checkpoint, of an OC Chat sessions directory.
+    let mut sessions_from = Vec::new();
     match &args.checkpoint {
-        Some(cp) => {
-            let root = one_store(&args.paths)?;
-            roots.push((root.to_path_buf(), load(cp)?));
-        }
+        Some(cp) => match args.paths.as_slice() {
+            [one] if matches!(resolve(one), Ok(Target::OcChat { .. })) => {
+                let since =
+                    SessionsCheckpoint::load_or_none(cp).map_err(|e| Fail::Fatal(e.to_string()))?;
+                sessions_from.push((one.clone(), since));
+            }
+            _ => {
+                let root = one_store(&args.paths)?;
+                roots.push((root.to_path_buf(), load(cp)?));
+            }
+        },
         None => {
             for p in &args.paths {
                 match resolve(p) {
@@ -132,7 +146,10 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
             }
         }
     }
-    let mut f = Follower::new(roots, opts).with_occhat(sessions);
+    let mut f = Follower::new(roots, opts)
+        .with_occhat(sessions)
+        .with_occhat_from(sessions_from)
+        .map_err(|e| Fail::Fatal(e.to_string()))?;
     if let Some(why) = f.polling() {
         warn(&format!("{why}; polling every {:?}", opts.fallback_poll));
     }
@@ -185,6 +202,8 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
         if wrote && let Some(cp) = &args.checkpoint {
             sync_stdout()?;
             if let Some(c) = f.checkpoint(0) {
+                c.save(cp).map_err(|e| Fail::Fatal(e.to_string()))?;
+            } else if let Some(c) = f.occhat_checkpoint(0) {
                 c.save(cp).map_err(|e| Fail::Fatal(e.to_string()))?;
             }
         }

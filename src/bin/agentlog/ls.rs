@@ -20,7 +20,7 @@
 
 use std::collections::HashSet;
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use agentlog::json::{OwnedValue, Parser, Style};
 use agentlog::occhat::SessionStore;
@@ -42,6 +42,14 @@ Examples:
 JSON lines have the keys format, path, id, title, model, events, created,
 updated, subagents (null when unknown).
 
+With --checkpoint FILE (one OpenHands PATH): only the conversations that
+changed since FILE are listed (new ones, new events, a new state or meta, a
+rewritten history; a sub-agent's change lists its top-level conversation;
+everything when FILE does not exist yet), then FILE is replaced by the new
+checkpoint once the listing is flushed and synced. A removed conversation
+is not listed (`export --checkpoint` prints a `removed` record for it). A
+checkpoint file is one consumer's: give each command its own.
+
 Exit status: 0, 1 when a listed conversation's base_state.json, meta.json or
 events/ could not be read (each reported on standard error), 2 a PATH that
 cannot be read.";
@@ -55,6 +63,11 @@ pub struct Args {
     /// One JSON object a line.
     #[arg(long)]
     json: bool,
+    /// List only the conversations changed since the checkpoint FILE
+    /// (every one when there is none yet), then save the new checkpoint
+    /// there once the listing is written out.
+    #[arg(long, value_name = "FILE")]
+    checkpoint: Option<PathBuf>,
 }
 
 /// One line of the listing.
@@ -128,37 +141,55 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
         }
         out.line(&row.to_text())
     };
-    for_each_target(
-        &args.paths.paths,
-        &mut status,
-        |_, target, _| match target {
-            Target::OpenHands { dirs, unreadable } => {
-                for e in &unreadable {
-                    warn(&format!("{e} (skipped)"));
-                }
-                par_ordered(
-                    &dirs,
-                    None,
-                    |w, dir| openhands_row(&mut w.ids, dir),
-                    &mut emit,
-                )
+    let mut save = None;
+    let paths: &[PathBuf] = match &args.checkpoint {
+        Some(cp) => {
+            let root = crate::since::one_store(&args.paths.paths)?;
+            let (dirs, unreadable, new) = crate::since::changed_conversations(root, cp)?;
+            for e in &unreadable {
+                warn(&format!("{e} (skipped)"));
             }
-            Target::OcChat { root } => {
-                for row in occhat_rows(&root) {
-                    emit(row)?;
-                }
-                Ok(())
+            par_ordered(
+                &dirs,
+                None,
+                |w, dir| openhands_row(&mut w.ids, dir),
+                &mut emit,
+            )?;
+            save = Some((cp, new));
+            &[]
+        }
+        None => &args.paths.paths,
+    };
+    for_each_target(paths, &mut status, |_, target, _| match target {
+        Target::OpenHands { dirs, unreadable } => {
+            for e in &unreadable {
+                warn(&format!("{e} (skipped)"));
             }
-            Target::Asf { files } => {
-                for row in files.par_iter().map(|f| asf_row(f)).collect::<Vec<_>>() {
-                    emit(row)?;
-                }
-                Ok(())
+            par_ordered(
+                &dirs,
+                None,
+                |w, dir| openhands_row(&mut w.ids, dir),
+                &mut emit,
+            )
+        }
+        Target::OcChat { root } => {
+            for row in occhat_rows(&root) {
+                emit(row)?;
             }
-        },
-    )?;
+            Ok(())
+        }
+        Target::Asf { files } => {
+            for row in files.par_iter().map(|f| asf_row(f)).collect::<Vec<_>>() {
+                emit(row)?;
+            }
+            Ok(())
+        }
+    })?;
     if problems {
         status.raise(Status::PROBLEMS);
+    }
+    if let Some((cp, new)) = save {
+        crate::since::save_after(out, cp, &new)?;
     }
     Ok(status.code())
 }

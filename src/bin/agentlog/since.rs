@@ -116,6 +116,15 @@ pub fn sync_stdout() -> Res<()> {
     Ok(())
 }
 
+/// Saves the checkpoint `new` at `path` once what `out` holds is flushed
+/// and (when standard output is a file) synced: never ahead of the output.
+pub fn save_after(out: &mut Out, path: &Path, new: &Checkpoint) -> Res<()> {
+    out.flush()?;
+    sync_stdout()?;
+    let _ = io::stderr().flush();
+    new.save(path).map_err(|e| Fail::Fatal(e.to_string()))
+}
+
 /// `export --checkpoint FILE`.
 pub fn export(
     paths: &[PathBuf],

@@ -289,6 +289,23 @@ impl Store {
         Ok(ch)
     }
 
+    /// [`changes_since`](Self::changes_since) taking the checkpoint, so
+    /// that no copy of it is made (a follower's memory); a failure gives
+    /// it back.
+    #[allow(clippy::result_large_err)]
+    pub(crate) fn changes_since_owned(
+        root: &Path,
+        since: Option<Checkpoint>,
+        opts: ScanOptions,
+    ) -> Result<Changes, (ChangesError, Option<Checkpoint>)> {
+        let (mut ch, is_dir) = Changes::start_owned(root, since, opts)?;
+        let root = ch.new.root.clone();
+        match ch.walk(&root, is_dir) {
+            Ok(()) => Ok(ch),
+            Err(e) => Err((e.into(), Some(ch.since))),
+        }
+    }
+
     /// What changed in the top-level conversations `conversations` of
     /// `root` (each named by its path relative to `root`, as
     /// [`Checkpoint::conversations`] names them; their sub-agents
@@ -311,19 +328,43 @@ impl Store {
         opts: ScanOptions,
         conversations: impl IntoIterator<Item = PathBuf>,
     ) -> Result<Changes, ChangesError> {
-        let (mut ch, _) = Changes::start(root.as_ref(), Some(since), opts)?;
+        Self::changes_in_owned(root.as_ref(), since.clone(), opts, conversations)
+            .map_err(|(e, _)| e)
+    }
+
+    /// [`changes_in`](Self::changes_in) taking the checkpoint: the marks of
+    /// the conversations not looked at move into the new checkpoint, no
+    /// copy of them is made (a follower's memory); a failure gives the
+    /// checkpoint back.
+    #[allow(clippy::result_large_err)]
+    pub(crate) fn changes_in_owned(
+        root: &Path,
+        since: Checkpoint,
+        opts: ScanOptions,
+        conversations: impl IntoIterator<Item = PathBuf>,
+    ) -> Result<Changes, (ChangesError, Option<Checkpoint>)> {
+        let (mut ch, _) = Changes::start_owned(root, Some(since), opts)?;
         ch.partial = true;
-        ch.new.taken = since.taken;
-        ch.new.dirs = since.dirs.clone();
+        ch.new.taken = ch.since.taken;
+        ch.new.dirs = ch.since.dirs.clone();
         let mut tops: Vec<PathBuf> = conversations
             .into_iter()
-            .filter(|rel| since.conversations.get(rel).is_some_and(|m| m.depth == 0))
+            .filter(|rel| {
+                ch.since
+                    .conversations
+                    .get(rel)
+                    .is_some_and(|m| m.depth == 0)
+            })
             .collect();
         tops.sort();
         tops.dedup();
-        for (k, m) in &since.conversations {
-            if !tops.iter().any(|t| k.starts_with(t)) {
-                ch.new.conversations.insert(k.clone(), m.clone());
+        // Only the named conversations' marks stay in `since` (a partial
+        // scan looks at nothing else of it).
+        for (k, m) in std::mem::take(&mut ch.since.conversations) {
+            if tops.iter().any(|t| k.starts_with(t)) {
+                ch.since.conversations.insert(k, m);
+            } else {
+                ch.new.conversations.insert(k, m);
             }
         }
         for rel in tops {
@@ -352,7 +393,37 @@ impl Changes {
         since: Option<&Checkpoint>,
         opts: ScanOptions,
     ) -> Result<(Changes, bool), ChangesError> {
+        Self::start_owned(root, since.cloned(), opts).map_err(|(e, _)| e)
+    }
+
+    /// [`start`](Self::start) taking the checkpoint (no copy of it is
+    /// made); a failure gives it back.
+    #[allow(clippy::result_large_err)]
+    fn start_owned(
+        root: &Path,
+        since: Option<Checkpoint>,
+        opts: ScanOptions,
+    ) -> Result<(Changes, bool), (ChangesError, Option<Checkpoint>)> {
         let taken = now_ns();
+        match Self::check_root(root, since.as_ref(), opts) {
+            Ok((meta, canonical, root_id)) => Ok(Self::started(
+                root,
+                since,
+                opts,
+                (meta, canonical, root_id),
+                taken,
+            )),
+            Err(e) => Err((e, since)),
+        }
+    }
+
+    /// The root's metadata, canonical path and identity; refuses a
+    /// checkpoint of another store.
+    fn check_root(
+        root: &Path,
+        since: Option<&Checkpoint>,
+        opts: ScanOptions,
+    ) -> Result<(fs::Metadata, PathBuf, (u64, u64)), ChangesError> {
         let meta = fs::metadata(root).map_err(|e| ReadError::io(root, e))?;
         let canonical = fs::canonicalize(root).map_err(|e| ReadError::io(root, e))?;
         let st = Stamp::of(&meta);
@@ -374,7 +445,17 @@ impl Changes {
                 return Err(other("pattern").into());
             }
         }
-        let since = since.cloned().unwrap_or_default();
+        Ok((meta, canonical, root_id))
+    }
+
+    fn started(
+        root: &Path,
+        since: Option<Checkpoint>,
+        opts: ScanOptions,
+        (meta, canonical, root_id): (fs::Metadata, PathBuf, (u64, u64)),
+        taken: i128,
+    ) -> (Changes, bool) {
+        let since = since.unwrap_or_default();
         let new = Checkpoint {
             root: root.to_path_buf(),
             canonical,
@@ -405,7 +486,7 @@ impl Changes {
             cur_top: PathBuf::new(),
             partial: false,
         };
-        Ok((ch, meta.is_dir()))
+        (ch, meta.is_dir())
     }
 
     /// The directories of the walk that could not be listed.

@@ -36,7 +36,7 @@ mod encode;
 mod write;
 
 use encode::{as_u64, obj, uint};
-use write::write_atomic;
+pub(crate) use write::write_atomic;
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -53,7 +53,7 @@ use crate::hash::sha256_hex;
 pub const CHECKPOINT_VERSION: u64 = 1;
 
 /// The `format` member of a checkpoint file's header.
-const FORMAT: &str = "agentlog-checkpoint";
+pub(crate) const FORMAT: &str = "agentlog-checkpoint";
 
 /// Why a checkpoint could not be loaded, saved or used.
 #[derive(Debug, thiserror::Error)]
@@ -96,6 +96,17 @@ pub enum CheckpointError {
         path: PathBuf,
         /// What is wrong.
         reason: String,
+    },
+    /// The file is a checkpoint of another kind of store (an OC Chat
+    /// sessions directory's given for an OpenHands store, or the reverse).
+    #[error("{}: a checkpoint of {found}, not of {wanted}", path.display())]
+    OtherKind {
+        /// The file.
+        path: PathBuf,
+        /// What it is a checkpoint of.
+        found: &'static str,
+        /// What a checkpoint was wanted of.
+        wanted: &'static str,
     },
     /// The checkpoint is of another store.
     #[error("checkpoint of another store: it was taken of {} ({}), this store is {} ({})", taken.display(), taken_what, here.display(), here_what)]
@@ -356,8 +367,17 @@ impl Checkpoint {
         let nl = bytes.iter().position(|&b| b == b'\n').ok_or_else(not)?;
         let (head, rest) = bytes.split_at(nl);
         let header = OwnedValue::parse(head).map_err(|_| not())?;
-        if header.get("format").and_then(OwnedValue::as_str) != Some(FORMAT) {
-            return Err(not());
+        match header.get("format").and_then(OwnedValue::as_str) {
+            Some(FORMAT) => {}
+            #[cfg(feature = "follow")]
+            Some(crate::follow::sessions_checkpoint::FORMAT) => {
+                return Err(CheckpointError::OtherKind {
+                    path: path.to_path_buf(),
+                    found: "an OC Chat sessions directory",
+                    wanted: "an OpenHands store",
+                });
+            }
+            _ => return Err(not()),
         }
         let version = header
             .get("version")

@@ -1,0 +1,369 @@
+//! Checkpointed rescans of large stores, beside a bare directory walk in
+//! the same run (figures in `benches/README.md`). Two stores:
+//!
+//! - `corpus_copy`: every conversation of the shared OpenHands corpus
+//!   (sub-agents included), copied `AGENTLOG_BENCH_RESCAN_COPIES` times
+//!   (default 80) under fresh IDs (the directory's name and the ID in
+//!   `base_state.json` and `meta.json`), side by side in one root;
+//! - `gen_1g`: a generated store of `AGENTLOG_BENCH_RESCAN_GEN` top-level
+//!   conversations (default 1000) × 200 events at
+//!   `GenConfig::REAL_WORLD_SCALE` (about 1 GB).
+//!
+//! Both are built once under `AGENTLOG_BENCH_CACHE` (default
+//! `/tmp/agentlog-bench-cache`; a store whose build did not finish is
+//! built again) and reused by later runs. `AGENTLOG_BENCH_RESCAN_STORES`
+//! picks them (`corpus_copy,gen_1g`, the default).
+//!
+//! Variants, per store:
+//!
+//! - `walk`: a bare directory walk listing every directory of the store;
+//! - `rescan_unchanged`: `Store::changes_since` from a checkpoint of the
+//!   store as it is (nothing changed);
+//! - `rescan_1pct`: the same store from a checkpoint taken before one new
+//!   event was written into each of 1 % of the top-level conversations
+//!   (every iteration finds and reads them again);
+//! - `rescan_plus_read`: `rescan_unchanged`, then reading those new event
+//!   files (open, read, simd-json tape): the issue's bound for
+//!   `rescan_1pct`.
+//!
+//! Also printed: the checkpoint's size per conversation, and the files and
+//! directories an unchanged rescan opens (the per-thread counter of
+//! `agentlog::source::opens`). The new events are removed at the end, so
+//! the cached store stays as built. After criterion's runs the variants
+//! are measured again interleaved (round robin, `AGENTLOG_BENCH_ROUNDS`
+//! rounds, default 11): the medians and ratios printed come from that pass.
+//!
+//! `cargo bench --features gen --bench rescan`
+
+#[path = "support/floor.rs"]
+mod floor;
+
+use std::fs;
+use std::hint::black_box;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use agentlog::openhands::{Checkpoint, ScanOptions, Store, find_sessions};
+use agentlog::source::opens;
+use agentlog::synth::{GenConfig, write_store};
+use criterion::Criterion;
+
+/// What the names of the bench's added event files hold (to remove them
+/// again, and any left by an interrupted run).
+const MARK: &str = "-0000beef-0000-4000-8000-";
+
+fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn corpus() -> PathBuf {
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/corpus/openhands"
+    ))
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    fs::create_dir_all(to).expect("mkdir");
+    for e in fs::read_dir(from).expect("list").flatten() {
+        let t = e.file_type().expect("type");
+        let dest = to.join(e.file_name());
+        if t.is_dir() {
+            copy_tree(&e.path(), &dest);
+        } else if t.is_file() {
+            fs::copy(e.path(), &dest).expect("copy");
+        }
+    }
+}
+
+/// `32 hex digits` as a UUID's hyphenated form.
+fn hyphenated(hex: &str) -> String {
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
+}
+
+/// Replaces `old` by `new` (same length) in the file at `path`, if any.
+fn replace_in(path: &Path, old: &str, new: &str) {
+    let Ok(text) = fs::read(path) else { return };
+    let (o, n) = (old.as_bytes(), new.as_bytes());
+    let mut out = Vec::with_capacity(text.len());
+    let mut i = 0;
+    while i < text.len() {
+        if text[i..].starts_with(o) {
+            out.extend_from_slice(n);
+            i += o.len();
+        } else {
+            out.push(text[i]);
+            i += 1;
+        }
+    }
+    fs::write(path, out).expect("write");
+}
+
+fn build_corpus_copy(dest: &Path, copies: usize) {
+    let convs = find_sessions(corpus()).expect("the shared corpus");
+    for (c, src) in convs.iter().enumerate() {
+        let old = src.file_name().unwrap().to_string_lossy().into_owned();
+        for k in 0..copies {
+            let new = format!(
+                "{c:08x}{k:08x}{:016x}",
+                0xbe5c_0000_u64 + (c * copies + k) as u64
+            );
+            let to = dest.join(&new);
+            copy_tree(src, &to);
+            if old.len() == 32 && old.bytes().all(|b| b.is_ascii_hexdigit()) {
+                for f in ["base_state.json", "meta.json"] {
+                    replace_in(&to.join(f), &hyphenated(&old), &hyphenated(&new));
+                    replace_in(&to.join(f), &old, &new);
+                }
+            }
+        }
+    }
+}
+
+/// The store `name` under the cache directory, built by `build` when it
+/// is not there whole yet.
+fn cached(name: &str, build: impl FnOnce(&Path)) -> PathBuf {
+    let cache = std::env::var_os("AGENTLOG_BENCH_CACHE")
+        .map_or_else(|| PathBuf::from("/tmp/agentlog-bench-cache"), PathBuf::from);
+    fs::create_dir_all(&cache).expect("cache directory");
+    let dir = cache.join(name);
+    let done = cache.join(format!("{name}.done"));
+    if !done.exists() {
+        if dir.exists() {
+            fs::remove_dir_all(&dir).expect("remove a partial store");
+        }
+        let t = Instant::now();
+        build(&dir);
+        fs::write(&done, b"").expect("mark");
+        eprintln!("{name}: built in {:.1} s", t.elapsed().as_secs_f64());
+    }
+    dir
+}
+
+/// Drains a changes-since scan; the number of changes and events it
+/// handed out.
+fn rescan(root: &Path, since: Option<&Checkpoint>) -> u64 {
+    let mut ch = Store::changes_since(root, since, ScanOptions::default()).expect("scan");
+    let mut n = 0u64;
+    while let Some(c) = ch.next() {
+        if let Ok(c) = c {
+            n += c.events().count() as u64 + 1;
+        }
+    }
+    n
+}
+
+fn checkpoint_of(root: &Path) -> Checkpoint {
+    let mut ch = Store::changes_since(root, None, ScanOptions::default()).expect("scan");
+    while ch.next().is_some() {}
+    ch.into_checkpoint()
+}
+
+/// The event files of `events/`, sorted by name.
+fn event_names(events: &Path) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(events)
+        .expect("events")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|s| s.starts_with("event-"))
+        .collect();
+    names.sort();
+    names
+}
+
+/// Removes the event files an earlier run of this bench added.
+fn remove_added(root: &Path) -> usize {
+    let mut n = 0;
+    for dir in Store::open(root).expect("store").dirs() {
+        let events = dir.join("events");
+        for name in event_names(&events) {
+            if name.contains(MARK) {
+                fs::remove_file(events.join(name)).expect("remove");
+                n += 1;
+            }
+        }
+    }
+    n
+}
+
+/// Adds one event (a copy of its last, under the next index) to every
+/// hundredth top-level conversation; the files written.
+fn add_one_percent(root: &Path) -> Vec<PathBuf> {
+    let store = Store::open(root).expect("store");
+    let mut added = Vec::new();
+    for (i, dir) in store.dirs().iter().enumerate() {
+        if i % 100 != 0 {
+            continue;
+        }
+        let events = dir.join("events");
+        let names = event_names(&events);
+        let Some(last) = names.last() else { continue };
+        let to = events.join(format!("event-{:05}{MARK}{i:012}.json", names.len()));
+        fs::copy(events.join(last), &to).expect("copy");
+        added.push(to);
+    }
+    added
+}
+
+/// Reads and builds the tape of each file (the floor of reading them).
+fn read_files(files: &[PathBuf], buf: &mut Vec<u8>, tape: &mut floor::TapeFloor) -> usize {
+    for f in files {
+        buf.clear();
+        fs::File::open(f)
+            .and_then(|mut h| h.read_to_end(buf))
+            .expect("read");
+        tape.parse(buf);
+    }
+    tape.nodes
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+fn bench_store(c: &mut Criterion, name: &str, root: &Path, rounds: usize) {
+    let left = remove_added(root);
+    if left > 0 {
+        eprintln!("{name}: removed {left} event files an interrupted run left");
+    }
+    let mut entries = 0usize;
+    let dirs = floor::walk(root, |_, _| entries += 1);
+    // Past the racy margin, so that the checkpoint trusts every stamp.
+    std::thread::sleep(Duration::from_millis(2100));
+    let before_cp = checkpoint_of(root);
+    let bytes = before_cp.to_bytes().len();
+    eprintln!(
+        "{name}: {} conversations (sub-agents included), {} events, {dirs} directories, \
+         {entries} files; checkpoint {bytes} bytes, {} bytes per conversation",
+        before_cp.len(),
+        before_cp.events(),
+        bytes / before_cp.len().max(1)
+    );
+    let o = opens::counts();
+    let n = rescan(root, Some(&before_cp));
+    let p = opens::counts();
+    eprintln!(
+        "{name}: unchanged rescan: {n} changes, {} files and {} directories opened",
+        p.0 - o.0,
+        p.1 - o.1
+    );
+    let added = add_one_percent(root);
+    std::thread::sleep(Duration::from_millis(2100));
+    let after_cp = checkpoint_of(root);
+    let o = opens::counts();
+    let n = rescan(root, Some(&before_cp));
+    let p = opens::counts();
+    eprintln!(
+        "{name}: {} conversations given one more event; that rescan: {n} changes and events, \
+         {} files and {} directories opened",
+        added.len(),
+        p.0 - o.0,
+        p.1 - o.1
+    );
+
+    let buf = std::cell::RefCell::new(Vec::with_capacity(1 << 16));
+    let tape = std::cell::RefCell::new(floor::TapeFloor::default());
+    type Run<'a> = Box<dyn Fn() -> u64 + 'a>;
+    let variants: Vec<(&str, Run<'_>)> = vec![
+        ("walk", Box::new(|| floor::bare_walk(root) as u64)),
+        (
+            "rescan_unchanged",
+            Box::new(|| rescan(root, Some(&after_cp))),
+        ),
+        ("rescan_1pct", Box::new(|| rescan(root, Some(&before_cp)))),
+        (
+            "rescan_plus_read",
+            Box::new(|| {
+                rescan(root, Some(&after_cp))
+                    + read_files(&added, &mut buf.borrow_mut(), &mut tape.borrow_mut()) as u64
+            }),
+        ),
+    ];
+    {
+        let mut g = c.benchmark_group(format!("rescan/{name}"));
+        for (v, run) in &variants {
+            g.bench_function(*v, |b| b.iter(|| black_box(run())));
+        }
+        g.finish();
+    }
+    let mut wall = vec![Vec::new(); variants.len()];
+    for _ in 0..rounds {
+        for (i, (_, run)) in variants.iter().enumerate() {
+            let t = Instant::now();
+            black_box(run());
+            wall[i].push(t.elapsed().as_secs_f64() * 1e3);
+        }
+    }
+    let med: Vec<f64> = wall.iter_mut().map(|w| median(w)).collect();
+    println!();
+    println!("{name}: interleaved medians ({rounds} rounds, round robin):");
+    for (i, (v, _)) in variants.iter().enumerate() {
+        println!("  {v:<18} {:>9.2} ms", med[i]);
+    }
+    let ratio = |x: usize, y: usize| med[x] / med[y];
+    println!("  rescan_unchanged / walk              {:.2}", ratio(1, 0));
+    println!("  rescan_1pct / walk                   {:.2}", ratio(2, 0));
+    println!("  rescan_1pct / rescan_plus_read       {:.2}", ratio(2, 3));
+    println!("  rescan_1pct / rescan_unchanged       {:.2}", ratio(2, 1));
+    drop(variants);
+    for f in &added {
+        fs::remove_file(f).expect("remove an added event");
+    }
+}
+
+fn main() {
+    let stores = std::env::var("AGENTLOG_BENCH_RESCAN_STORES")
+        .unwrap_or_else(|_| "corpus_copy,gen_1g".to_owned());
+    let rounds = env_usize("AGENTLOG_BENCH_ROUNDS", 11);
+    let mut c = Criterion::default()
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2))
+        .configure_from_args();
+    for which in stores.split(',') {
+        match which.trim() {
+            "corpus_copy" => {
+                let copies = env_usize("AGENTLOG_BENCH_RESCAN_COPIES", 80);
+                let root = cached(&format!("corpus-copy-x{copies}"), |d| {
+                    build_corpus_copy(d, copies);
+                });
+                bench_store(&mut c, "corpus_copy", &root, rounds);
+            }
+            "gen_1g" => {
+                let n = env_usize("AGENTLOG_BENCH_RESCAN_GEN", 1000);
+                let cfg = GenConfig {
+                    conversations: n,
+                    events_per_conversation: 200,
+                    content_scale: GenConfig::REAL_WORLD_SCALE,
+                    seed: 1,
+                    ..GenConfig::default()
+                };
+                let root = cached(&format!("gen-{n}x200-real-seed1"), |d| {
+                    let s = write_store(d, &cfg).expect("generate");
+                    eprintln!(
+                        "generated {} conversations + {} sub-agents, {} files, {:.1} MB",
+                        s.conversations,
+                        s.subagents,
+                        s.files,
+                        s.bytes as f64 / 1e6
+                    );
+                });
+                bench_store(&mut c, "gen_1g", &root, rounds);
+            }
+            "" => {}
+            other => panic!("AGENTLOG_BENCH_RESCAN_STORES: unknown store {other:?}"),
+        }
+    }
+}
