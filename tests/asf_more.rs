@@ -201,3 +201,70 @@ fn condensations_are_compactions_with_pinned_items_from_the_path() {
     }
     assert!(seen >= 20, "{seen} condensations as compactions");
 }
+
+/// A `response` whose `request_hash` names another request is reported by
+/// `verify` (with its id recomputed, so only the request hash is wrong), at
+/// every position along a converted conversation's path.
+#[test]
+fn a_wrong_request_hash_is_reported() {
+    use agentlog::asf::hash::{envelope_bytes, sha256_ref};
+    use agentlog::asf::{ProblemKind, canon::to_canonical};
+    use agentlog::json::Map;
+    let dir = common::corpus_dir().join("openhands/1.7.4/condense");
+    let dir = std::fs::read_dir(dir)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let conv = read_conversation(&dir).unwrap();
+    let bytes = convert(&conv).unwrap().bytes;
+    let lines: Vec<&[u8]> = bytes
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .collect();
+    let mut tried = 0;
+    for (n, line) in lines.iter().enumerate() {
+        let v = OwnedValue::parse(line).unwrap();
+        if v.get("type").and_then(OwnedValue::as_str) != Some("response") {
+            continue;
+        }
+        // The file up to this response, whose request_hash is replaced.
+        let mut body = Map::new();
+        for (k, x) in v.as_object().unwrap().iter() {
+            if !["id", "type", "parent", "ts"].contains(&k) {
+                body.insert(k, x.clone());
+            }
+        }
+        body.insert(
+            "request_hash",
+            OwnedValue::string(sha256_ref(b"another request")),
+        );
+        let content = sha256_ref(&to_canonical(&OwnedValue::Object(body.clone())).unwrap());
+        let (parent, ts) = (
+            v.get("parent").and_then(OwnedValue::as_str),
+            v.get("ts").and_then(OwnedValue::as_str).unwrap(),
+        );
+        let mut env = Vec::new();
+        envelope_bytes(&mut env, "response", parent, None, ts, &content);
+        let mut line = body;
+        line.insert("id", OwnedValue::string(sha256_ref(&env)));
+        line.insert("type", OwnedValue::string("response"));
+        line.insert(
+            "parent",
+            parent.map_or(OwnedValue::Null, OwnedValue::string),
+        );
+        line.insert("ts", OwnedValue::string(ts));
+        let mut file: Vec<u8> = lines[..n].join(&b'\n');
+        file.push(b'\n');
+        file.extend(to_canonical(&OwnedValue::Object(line)).unwrap());
+        file.push(b'\n');
+        let s = Session::read(&file).unwrap();
+        let problems = s.verify();
+        assert_eq!(problems.len(), 1, "line {}: {problems:?}", n + 1);
+        assert_eq!(problems[0].line, n + 1);
+        assert!(matches!(problems[0].kind, ProblemKind::RequestHash { .. }));
+        tried += 1;
+    }
+    assert!(tried > 10, "{tried}");
+}

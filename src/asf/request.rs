@@ -15,9 +15,12 @@ use sha2::{Digest, Sha256};
 
 use crate::json::{Map, OwnedValue};
 
-use super::canon::{CanonError, canonical_owned, cmp_utf16};
+use crate::json::Parser;
+
+use super::canon::{CanonError, canonical_owned, canonical_value, cmp_utf16};
 use super::context::{Context, Settings};
 use super::hash::PREFIX;
+use super::read::Session;
 
 /// The running hash of a request whose settings are fixed and whose items
 /// are appended.
@@ -145,6 +148,97 @@ impl RequestHasher {
         let mut s = self.state.clone();
         s.update(self.tail.as_slice());
         hex_ref(&s.finalize())
+    }
+}
+
+/// The running hashes along a read session's paths, for checking every
+/// `response`'s `request_hash` in time linear in the file: each entry's
+/// hasher is its parent's, grown by the item it contributes; a `config` or
+/// `compaction` (which change the settings or restart the items) has its
+/// context rebuilt from its path once.
+pub(super) struct Chain {
+    /// Per entry: the running hash of the context at it.
+    states: Vec<Option<Rc<RequestHasher>>>,
+    /// Per entry: `Some(response)` for an `item` entry.
+    items: Vec<Option<Option<String>>>,
+    /// Per entry: whether it changes neither settings nor items.
+    passive: Vec<bool>,
+    parents: Vec<Option<usize>>,
+}
+
+use std::rc::Rc;
+
+impl Chain {
+    /// The chain of a session's entries.
+    pub(super) fn of(s: &Session<'_>) -> Chain {
+        let entries = s.entries();
+        let mut parser = Parser::new();
+        let mut c = Chain {
+            states: Vec::with_capacity(entries.len()),
+            items: Vec::with_capacity(entries.len()),
+            passive: Vec::with_capacity(entries.len()),
+            parents: Vec::with_capacity(entries.len()),
+        };
+        let mut buf = Vec::new();
+        for (i, e) in entries.iter().enumerate() {
+            let parent = e
+                .parent
+                .as_deref()
+                .map(|p| s.index_of(p).filter(|&k| k < i));
+            let parent_state = match parent {
+                None => RequestHasher::new(&Settings::default()).ok().map(Rc::new),
+                Some(None) => None,
+                Some(Some(k)) => c.states[k].clone(),
+            };
+            let mut grown = |member: &str| {
+                let base = parent_state.as_ref()?;
+                let doc = parser.parse(e.raw()).ok()?;
+                buf.clear();
+                canonical_value(doc.root().get(member)?, &mut buf).ok()?;
+                let mut h = (**base).clone();
+                h.push_canonical(&buf);
+                Some(Rc::new(h))
+            };
+            let (state, item, passive) = match e.entry_type.as_str() {
+                "item" => (grown("item"), Some(e.response_id.clone()), false),
+                "branch_summary" => (grown("summary"), None, false),
+                "config" | "compaction" => (
+                    s.context(Some(&e.id))
+                        .ok()
+                        .and_then(|ctx| RequestHasher::from_context(&ctx).ok())
+                        .map(Rc::new),
+                    None,
+                    false,
+                ),
+                _ => (parent_state, None, true),
+            };
+            c.states.push(state);
+            c.items.push(item);
+            c.passive.push(passive);
+            c.parents.push(parent.flatten());
+        }
+        c
+    }
+
+    /// The `request_hash` of the request the `response` at `idx` was made
+    /// from, when the chain has it: its path without its output items,
+    /// every entry skipped on the way back an output item or one that
+    /// changes nothing. `None`: rebuild it from the path.
+    pub(super) fn request_hash(&self, s: &Session<'_>, idx: usize) -> Option<String> {
+        let e = &s.entries()[idx];
+        let mut cur = self.parents[idx]?;
+        if let Some(rid) = e.response_id.as_deref() {
+            loop {
+                match &self.items[cur] {
+                    Some(Some(r)) if r == rid => {}
+                    Some(_) => break,
+                    None if self.passive[cur] => {}
+                    None => return None,
+                }
+                cur = self.parents[cur]?;
+            }
+        }
+        Some(self.states[cur].as_ref()?.hash())
     }
 }
 
