@@ -11,8 +11,11 @@
 //!   part per text part (`instructions` their join), the tools of the
 //!   `SystemPromptEvent` as function tools (the SDK's own definition kept in
 //!   `openhands:tool`), the model of the state's `agent.llm`.
-//! - The messages the SDK sends next ([`View::wire_messages`]) as Open
-//!   Responses items, in order: user messages as `message` items
+//! - The messages of the active branch ([`View::wire_messages`]) as Open
+//!   Responses items, in order, segment by segment: the branch is cut at
+//!   each condensation, and a segment's messages are those of the view the
+//!   SDK holds at its end (so each model call's request is a prefix of
+//!   them). User messages as `message` items
 //!   (`input_text`, `input_image`), each assistant message as its thinking
 //!   blocks (`reasoning` items: the thinking as `reasoning_text` and its
 //!   signature as `encrypted_content`, a redacted block as
@@ -22,14 +25,18 @@
 //!   `llm_response_id` as `response`, and a `response` entry follows each
 //!   assistant turn with the usage, cost and latency the state's metrics
 //!   hold for that response id (`usage` in the Responses shape, the SDK's
-//!   own record in `openhands:metrics`).
+//!   own record in `openhands:metrics`) and the `request_hash` of the
+//!   context its path rebuilds, which is the request the SDK sent.
+//! - A condensation is a `compaction` whose context is the SDK's condensed
+//!   view (see `fold` for how its summary, which the SDK places after the
+//!   kept head, is expressed).
 //! - A user's rejection of a call (`UserRejectObservation`) is a `decision`
 //!   (`reject`, by `human`, its reason) before the call's output.
 //! - Every event of the conversation is also kept whole, in file order
 //!   among the entries above, as an `openhands:event` record entry (`event`:
 //!   the event's JSON; `raw`: its text, when the JSON is not I-JSON), so
 //!   nothing the store holds is lost: events with no core form (state
-//!   updates, pauses, condensations, events a condensation forgot, events
+//!   updates, pauses, events a condensation forgot, events
 //!   off the active branch, files that are not JSON) are kept that way
 //!   only, and the report says so.
 //!
@@ -330,7 +337,7 @@ fn append_record(
 /// segments; each segment's items are the wire messages of the view the SDK
 /// holds at its end (before the next condensation), so each model call's
 /// request is a prefix of them, and a `compaction` at each condensation
-/// turns the context into that view ([`fold`]). Every `response` carries
+/// turns the context into that view. Every `response` carries
 /// the `request_hash` of the context its path rebuilds.
 pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted, ConvertError> {
     let view = View::from_conversation(conv, &ViewOptions::default());
