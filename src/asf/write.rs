@@ -225,10 +225,37 @@ impl Appender {
                 .collect();
             body.insert("normalised", OwnedValue::Array(list));
         }
-        // Hash: content, then envelope.
-        let content =
-            canon::to_canonical(&OwnedValue::Object(body.clone())).map_err(WriteError::NotIJson)?;
-        let content_hash = sha256_ref(&content);
+        // Hash: content, then envelope. Each member is canonicalised once;
+        // the content and the line are the same members in UTF-16 order,
+        // the line with the envelope's among them.
+        let mut members: Vec<(String, Vec<u8>)> = Vec::with_capacity(body.len() + 5);
+        for (k, v) in body.iter() {
+            let mut m = Vec::new();
+            crate::json::write::write_str(&mut m, k, false);
+            m.push(b':');
+            canon::canonical_owned(v, &mut m).map_err(WriteError::NotIJson)?;
+            members.push((k.to_owned(), m));
+        }
+        members.sort_by(|a, b| cmp_utf16(&a.0, &b.0));
+        if let Some(w) = members.windows(2).find(|w| w[0].0 == w[1].0) {
+            return Err(WriteError::NotIJson(CanonError::DuplicateName(
+                w[0].0.clone(),
+            )));
+        }
+        let join = |members: &[(String, Vec<u8>)]| {
+            let mut out =
+                Vec::with_capacity(members.iter().map(|m| m.1.len() + 1).sum::<usize>() + 2);
+            out.push(b'{');
+            for (i, (_, m)) in members.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                out.extend_from_slice(m);
+            }
+            out.push(b'}');
+            out
+        };
+        let content_hash = sha256_ref(&join(&members));
         let parents_value = (!refs.is_empty()).then(|| {
             OwnedValue::Array(
                 refs.iter()
@@ -260,19 +287,32 @@ impl Appender {
         if self.parent_of.contains_key(&id) {
             return Err(WriteError::Duplicate(id));
         }
-        let line_body = body.clone();
-        let mut line = body;
-        line.insert("type", OwnedValue::string(entry_type));
-        line.insert("id", OwnedValue::string(id.clone()));
-        line.insert(
+        let member = |k: &str, v: &OwnedValue| -> Result<(String, Vec<u8>), WriteError> {
+            let mut m = Vec::new();
+            crate::json::write::write_str(&mut m, k, false);
+            m.push(b':');
+            canon::canonical_owned(v, &mut m).map_err(WriteError::NotIJson)?;
+            Ok((k.to_owned(), m))
+        };
+        members.push(member("type", &OwnedValue::string(entry_type))?);
+        members.push(member("id", &OwnedValue::string(id.clone()))?);
+        members.push(member(
             "parent",
-            parent.map_or(OwnedValue::Null, OwnedValue::string),
-        );
-        if let Some(p) = parents_value {
-            line.insert("parents", p);
+            &parent.map_or(OwnedValue::Null, OwnedValue::string),
+        )?);
+        if let Some(p) = &parents_value {
+            members.push(member("parents", p)?);
         }
-        line.insert("ts", OwnedValue::string(ts));
-        let bytes = canon::to_canonical(&OwnedValue::Object(line)).map_err(WriteError::NotIJson)?;
+        members.push(member("ts", &OwnedValue::string(ts))?);
+        members.sort_by(|a, b| cmp_utf16(&a.0, &b.0));
+        let bytes = join(&members);
+        // The item an `item` or `branch_summary` entry contributes to the
+        // context, for the incremental request hash.
+        let contributed = match entry_type {
+            "item" => body.get("item"),
+            "branch_summary" => body.get("summary"),
+            _ => None,
+        };
         // The checks a reader makes on the line alone, then across lines.
         let problems = self.reader.check(&bytes, self.lines + 1);
         let entry = match problems {
@@ -289,7 +329,7 @@ impl Appender {
         self.out.extend_from_slice(&bytes);
         self.out.push(b'\n');
         self.lines += 1;
-        let link = self.link(&id, parent, &entry, &line_body);
+        let link = self.link(&id, parent, &entry, contributed);
         self.chain.insert(id.clone(), link);
         self.parent_of.insert(id.clone(), parent.map(str::to_owned));
         if entry.item_type.as_deref() == Some("function_call")
@@ -367,21 +407,27 @@ impl Appender {
     }
 
     /// The chain link of an entry just written.
-    fn link(&self, id: &str, parent: Option<&str>, e: &super::read::Entry<'_>, body: &Map) -> Link {
+    fn link(
+        &self,
+        id: &str,
+        parent: Option<&str>,
+        e: &super::read::Entry<'_>,
+        contributed: Option<&OwnedValue>,
+    ) -> Link {
         let parent_state = match parent {
             None => RequestHasher::new(&Settings::default())
                 .ok()
                 .map(std::rc::Rc::new),
             Some(p) => self.chain.get(p).and_then(|l| l.state.clone()),
         };
-        let grown = |item: Option<&OwnedValue>| {
+        let grown = || {
             let mut h = (*parent_state.clone()?).clone();
-            h.push(item?).ok()?;
+            h.push(contributed?).ok()?;
             Some(std::rc::Rc::new(h))
         };
         let (state, item, passive) = match e.entry_type.as_str() {
-            "item" => (grown(body.get("item")), Some(e.response_id.clone()), false),
-            "branch_summary" => (grown(body.get("summary")), None, false),
+            "item" => (grown(), Some(e.response_id.clone()), false),
+            "branch_summary" => (grown(), None, false),
             // Settings change, or a compaction starts the items again: the
             // context at the entry is rebuilt from the file once.
             "config" | "compaction" => {

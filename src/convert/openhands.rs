@@ -307,12 +307,12 @@ fn append_record(
     a: &mut Appender,
     ts: &str,
     raw: &[u8],
-    value: Option<&OwnedValue>,
+    value: Option<OwnedValue>,
     key: (&str, OwnedValue),
 ) -> Result<String, ConvertError> {
     let text = || s(&String::from_utf8_lossy(raw));
     let mut body = match value {
-        Some(v) => obj(vec![("event", v.clone())]),
+        Some(v) => obj(vec![("event", v)]),
         None => obj(vec![("raw", text())]),
     };
     body.insert(key.0, key.1.clone());
@@ -559,13 +559,7 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
                 }
             }
             // The event itself, whole.
-            let rec = append_record(
-                &mut a,
-                &last_ts,
-                raw,
-                value.as_ref(),
-                ("file", s(ev.file_id)),
-            )?;
+            let rec = append_record(&mut a, &last_ts, raw, value, ("file", s(ev.file_id)))?;
             if let Some(plan) = plan {
                 let extra = obj(vec![("openhands:condensation", s(&ev.id))]);
                 st.compact(&mut a, &last_ts, plan, &rec, &extra)?;
@@ -601,21 +595,22 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
         let raw = conv.event(i).map(|e| e.raw()).unwrap_or_default();
         let value = OwnedValue::parse(raw).ok();
         let field = |k: &str| value.as_ref().and_then(|v| text_of(v, k));
-        append_record(
-            &mut a,
-            &last_ts,
-            raw,
-            value.as_ref(),
-            ("index", OwnedValue::int(i as i64)),
-        )?;
+        let (id, kind) = (field("id"), field("kind"));
         let why = if value.is_some() {
             "not on the conversation's active branch; kept as an openhands:event record"
         } else {
             "not JSON; its text kept as an openhands:event record"
         };
+        append_record(
+            &mut a,
+            &last_ts,
+            raw,
+            value,
+            ("index", OwnedValue::int(i as i64)),
+        )?;
         report.push(ReportRow {
-            event: field("id").unwrap_or_else(|| format!("index {i}")),
-            kind: field("kind").unwrap_or_else(|| "?".to_owned()),
+            event: id.unwrap_or_else(|| format!("index {i}")),
+            kind: kind.unwrap_or_else(|| "?".to_owned()),
             outcome: Outcome::Extension(why.to_owned()),
         });
     }
