@@ -233,7 +233,20 @@ impl Chain {
                     Some(Some(r)) if r == rid => {}
                     Some(_) => break,
                     None if self.passive[cur] => {}
-                    None => return None,
+                    None => {
+                        // An entry that changes the context: its state is
+                        // the request's unless an output item of this
+                        // response comes before it (interleaved outputs).
+                        let mut back = self.parents[cur];
+                        while let Some(k) = back {
+                            match &self.items[k] {
+                                Some(Some(r)) if r == rid => return None,
+                                Some(_) => break,
+                                None => back = self.parents[k],
+                            }
+                        }
+                        break;
+                    }
                 }
                 cur = self.parents[cur]?;
             }

@@ -461,7 +461,21 @@ impl Appender {
                     Some(Some(r)) if r == rid => {}
                     Some(_) => break,
                     None if l.passive => {}
-                    None => return None,
+                    None => {
+                        // An entry that changes the context: its state is
+                        // the request's unless an output item of this
+                        // response comes before it (interleaved outputs).
+                        let mut back = l.parent.as_deref();
+                        while let Some(k) = back {
+                            let b = self.chain.get(k)?;
+                            match &b.item {
+                                Some(Some(r)) if r == rid => return None,
+                                Some(_) => break,
+                                None => back = b.parent.as_deref(),
+                            }
+                        }
+                        break;
+                    }
                 }
                 cur = l.parent.as_deref()?;
             }
