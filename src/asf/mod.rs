@@ -47,6 +47,7 @@ mod context;
 pub mod hash;
 mod problem;
 mod read;
+mod request;
 pub mod ts;
 mod verify;
 mod write;
@@ -57,4 +58,5 @@ pub use read::{
     CORE_TYPES, ENVELOPE, Entry, FORMAT, Header, HeaderError, NEWEST_MINOR, OLDEST_MINOR, PAYLOAD,
     ParentRef, Session,
 };
+pub use request::RequestHasher;
 pub use write::{Appender, WriteError};

@@ -194,12 +194,17 @@ impl Session<'_> {
         }
 
         // Request hashes (a redacted file's no longer match, by design).
-        if !self.header().redacted {
-            for e in entries {
+        if !self.header().redacted && entries.iter().any(|e| e.request_hash.is_some()) {
+            let chain = super::request::Chain::of(self);
+            for (i, e) in entries.iter().enumerate() {
                 let Some(recorded) = e.request_hash.as_deref() else {
                     continue;
                 };
-                match self.request_context(&e.id).and_then(|c| c.request_hash()) {
+                let rebuilt = match chain.request_hash(self, i) {
+                    Some(h) => Ok(h),
+                    None => self.request_context(&e.id).and_then(|c| c.request_hash()),
+                };
+                match rebuilt {
                     Ok(rebuilt) if rebuilt == recorded => {}
                     Ok(rebuilt) => report(
                         e.line,

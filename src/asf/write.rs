@@ -7,9 +7,11 @@ use std::collections::{HashMap, HashSet};
 use crate::json::{Map, Number, OwnedValue};
 
 use super::canon::{self, CanonError, cmp_utf16};
+use super::context::Settings;
 use super::hash::{envelope_bytes, sha256_ref};
 use super::problem::Problem;
 use super::read::{ENVELOPE, FORMAT, LineReaderPub, PAYLOAD, ParentRef, Session, is_rfc3339};
+use super::request::RequestHasher;
 use super::ts::is_canonical_ts;
 
 /// Why the appender refused an entry (nothing was written for it).
@@ -53,6 +55,22 @@ pub struct Appender {
     leaf: Option<String>,
     reader: LineReaderPub,
     lines: usize,
+    /// Per entry: what the incremental `request_hash` check needs.
+    chain: HashMap<String, Link>,
+}
+
+/// What an entry contributes to the request a path rebuilds, for the
+/// incremental `request_hash` check: the running hash of the context at
+/// the entry (absent when it could not be had), and whether it is an item
+/// (with the `response` it names) or an entry that changes nothing.
+#[derive(Debug, Clone)]
+struct Link {
+    parent: Option<String>,
+    state: Option<std::rc::Rc<RequestHasher>>,
+    /// `Some(response)` for an `item` entry.
+    item: Option<Option<String>>,
+    /// Neither an item nor an entry that changes settings or items.
+    passive: bool,
 }
 
 impl Appender {
@@ -102,6 +120,7 @@ impl Appender {
             leaf: None,
             reader: LineReaderPub::new(),
             lines: 1,
+            chain: HashMap::new(),
         })
     }
 
@@ -206,10 +225,37 @@ impl Appender {
                 .collect();
             body.insert("normalised", OwnedValue::Array(list));
         }
-        // Hash: content, then envelope.
-        let content =
-            canon::to_canonical(&OwnedValue::Object(body.clone())).map_err(WriteError::NotIJson)?;
-        let content_hash = sha256_ref(&content);
+        // Hash: content, then envelope. Each member is canonicalised once;
+        // the content and the line are the same members in UTF-16 order,
+        // the line with the envelope's among them.
+        let mut members: Vec<(String, Vec<u8>)> = Vec::with_capacity(body.len() + 5);
+        for (k, v) in body.iter() {
+            let mut m = Vec::new();
+            crate::json::write::write_str(&mut m, k, false);
+            m.push(b':');
+            canon::canonical_owned(v, &mut m).map_err(WriteError::NotIJson)?;
+            members.push((k.to_owned(), m));
+        }
+        members.sort_by(|a, b| cmp_utf16(&a.0, &b.0));
+        if let Some(w) = members.windows(2).find(|w| w[0].0 == w[1].0) {
+            return Err(WriteError::NotIJson(CanonError::DuplicateName(
+                w[0].0.clone(),
+            )));
+        }
+        let join = |members: &[(String, Vec<u8>)]| {
+            let mut out =
+                Vec::with_capacity(members.iter().map(|m| m.1.len() + 1).sum::<usize>() + 2);
+            out.push(b'{');
+            for (i, (_, m)) in members.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                out.extend_from_slice(m);
+            }
+            out.push(b'}');
+            out
+        };
+        let content_hash = sha256_ref(&join(&members));
         let parents_value = (!refs.is_empty()).then(|| {
             OwnedValue::Array(
                 refs.iter()
@@ -241,18 +287,32 @@ impl Appender {
         if self.parent_of.contains_key(&id) {
             return Err(WriteError::Duplicate(id));
         }
-        let mut line = body;
-        line.insert("type", OwnedValue::string(entry_type));
-        line.insert("id", OwnedValue::string(id.clone()));
-        line.insert(
+        let member = |k: &str, v: &OwnedValue| -> Result<(String, Vec<u8>), WriteError> {
+            let mut m = Vec::new();
+            crate::json::write::write_str(&mut m, k, false);
+            m.push(b':');
+            canon::canonical_owned(v, &mut m).map_err(WriteError::NotIJson)?;
+            Ok((k.to_owned(), m))
+        };
+        members.push(member("type", &OwnedValue::string(entry_type))?);
+        members.push(member("id", &OwnedValue::string(id.clone()))?);
+        members.push(member(
             "parent",
-            parent.map_or(OwnedValue::Null, OwnedValue::string),
-        );
-        if let Some(p) = parents_value {
-            line.insert("parents", p);
+            &parent.map_or(OwnedValue::Null, OwnedValue::string),
+        )?);
+        if let Some(p) = &parents_value {
+            members.push(member("parents", p)?);
         }
-        line.insert("ts", OwnedValue::string(ts));
-        let bytes = canon::to_canonical(&OwnedValue::Object(line)).map_err(WriteError::NotIJson)?;
+        members.push(member("ts", &OwnedValue::string(ts))?);
+        members.sort_by(|a, b| cmp_utf16(&a.0, &b.0));
+        let bytes = join(&members);
+        // The item an `item` or `branch_summary` entry contributes to the
+        // context, for the incremental request hash.
+        let contributed = match entry_type {
+            "item" => body.get("item"),
+            "branch_summary" => body.get("summary"),
+            _ => None,
+        };
         // The checks a reader makes on the line alone, then across lines.
         let problems = self.reader.check(&bytes, self.lines + 1);
         let entry = match problems {
@@ -263,12 +323,14 @@ impl Appender {
         if entry.entry_type == "response"
             && let Some(recorded) = entry.request_hash.clone()
         {
-            self.check_request_hash(&bytes, &id, &recorded)?;
+            self.check_request_hash(&bytes, &id, &recorded, parent, &entry)?;
         }
         // Commit.
         self.out.extend_from_slice(&bytes);
         self.out.push(b'\n');
         self.lines += 1;
+        let link = self.link(&id, parent, &entry, contributed);
+        self.chain.insert(id.clone(), link);
         self.parent_of.insert(id.clone(), parent.map(str::to_owned));
         if entry.item_type.as_deref() == Some("function_call")
             && let Some(c) = entry.call_id
@@ -344,13 +406,102 @@ impl Appender {
         Ok(())
     }
 
-    fn check_request_hash(&self, line: &[u8], id: &str, recorded: &str) -> Result<(), WriteError> {
-        let mut all = self.out.clone();
-        all.extend_from_slice(line);
-        all.push(b'\n');
-        let rebuilt = Session::read(&all)
-            .ok()
-            .and_then(|s| s.request_context(id).ok()?.request_hash().ok());
+    /// The chain link of an entry just written.
+    fn link(
+        &self,
+        id: &str,
+        parent: Option<&str>,
+        e: &super::read::Entry<'_>,
+        contributed: Option<&OwnedValue>,
+    ) -> Link {
+        let parent_state = match parent {
+            None => RequestHasher::new(&Settings::default())
+                .ok()
+                .map(std::rc::Rc::new),
+            Some(p) => self.chain.get(p).and_then(|l| l.state.clone()),
+        };
+        let grown = || {
+            let mut h = (*parent_state.clone()?).clone();
+            h.push(contributed?).ok()?;
+            Some(std::rc::Rc::new(h))
+        };
+        let (state, item, passive) = match e.entry_type.as_str() {
+            "item" => (grown(), Some(e.response_id.clone()), false),
+            "branch_summary" => (grown(), None, false),
+            // Settings change, or a compaction starts the items again: the
+            // context at the entry is rebuilt from the file once.
+            "config" | "compaction" => {
+                let state = Session::read(&self.out)
+                    .ok()
+                    .and_then(|s| s.context(Some(id)).ok())
+                    .and_then(|c| RequestHasher::from_context(&c).ok())
+                    .map(std::rc::Rc::new);
+                (state, None, false)
+            }
+            _ => (parent_state, None, true),
+        };
+        Link {
+            parent: parent.map(str::to_owned),
+            state,
+            item,
+            passive,
+        }
+    }
+
+    /// The running hash of the request a `response` under `parent` naming
+    /// `response_id` was made from, when the chain has it: the path without
+    /// the response's output items, every entry skipped on the way back
+    /// being an output item or one that changes nothing.
+    fn chained_request(&self, parent: Option<&str>, response_id: Option<&str>) -> Option<String> {
+        let mut cur = parent?;
+        if let Some(rid) = response_id {
+            loop {
+                let l = self.chain.get(cur)?;
+                match &l.item {
+                    Some(Some(r)) if r == rid => {}
+                    Some(_) => break,
+                    None if l.passive => {}
+                    None => {
+                        // An entry that changes the context: its state is
+                        // the request's unless an output item of this
+                        // response comes before it (interleaved outputs).
+                        let mut back = l.parent.as_deref();
+                        while let Some(k) = back {
+                            let b = self.chain.get(k)?;
+                            match &b.item {
+                                Some(Some(r)) if r == rid => return None,
+                                Some(_) => break,
+                                None => back = b.parent.as_deref(),
+                            }
+                        }
+                        break;
+                    }
+                }
+                cur = l.parent.as_deref()?;
+            }
+        }
+        Some(self.chain.get(cur)?.state.as_ref()?.hash())
+    }
+
+    fn check_request_hash(
+        &self,
+        line: &[u8],
+        id: &str,
+        recorded: &str,
+        parent: Option<&str>,
+        e: &super::read::Entry<'_>,
+    ) -> Result<(), WriteError> {
+        let rebuilt = match self.chained_request(parent, e.response_id.as_deref()) {
+            Some(h) => Some(h),
+            None => {
+                let mut all = self.out.clone();
+                all.extend_from_slice(line);
+                all.push(b'\n');
+                Session::read(&all)
+                    .ok()
+                    .and_then(|s| s.request_context(id).ok()?.request_hash().ok())
+            }
+        };
         if rebuilt.as_deref() == Some(recorded) {
             return Ok(());
         }

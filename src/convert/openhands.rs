@@ -11,8 +11,11 @@
 //!   part per text part (`instructions` their join), the tools of the
 //!   `SystemPromptEvent` as function tools (the SDK's own definition kept in
 //!   `openhands:tool`), the model of the state's `agent.llm`.
-//! - The messages the SDK sends next ([`View::wire_messages`]) as Open
-//!   Responses items, in order: user messages as `message` items
+//! - The messages of the active branch ([`View::wire_messages`]) as Open
+//!   Responses items, in order, segment by segment: the branch is cut at
+//!   each condensation, and a segment's messages are those of the view the
+//!   SDK holds at its end (so each model call's request is a prefix of
+//!   them). User messages as `message` items
 //!   (`input_text`, `input_image`), each assistant message as its thinking
 //!   blocks (`reasoning` items: the thinking as `reasoning_text` and its
 //!   signature as `encrypted_content`, a redacted block as
@@ -22,14 +25,18 @@
 //!   `llm_response_id` as `response`, and a `response` entry follows each
 //!   assistant turn with the usage, cost and latency the state's metrics
 //!   hold for that response id (`usage` in the Responses shape, the SDK's
-//!   own record in `openhands:metrics`).
+//!   own record in `openhands:metrics`) and the `request_hash` of the
+//!   context its path rebuilds, which is the request the SDK sent.
+//! - A condensation is a `compaction` whose context is the SDK's condensed
+//!   view (see `fold` for how its summary, which the SDK places after the
+//!   kept head, is expressed).
 //! - A user's rejection of a call (`UserRejectObservation`) is a `decision`
 //!   (`reject`, by `human`, its reason) before the call's output.
 //! - Every event of the conversation is also kept whole, in file order
 //!   among the entries above, as an `openhands:event` record entry (`event`:
 //!   the event's JSON; `raw`: its text, when the JSON is not I-JSON), so
 //!   nothing the store holds is lost: events with no core form (state
-//!   updates, pauses, condensations, events a condensation forgot, events
+//!   updates, pauses, events a condensation forgot, events
 //!   off the active branch, files that are not JSON) are kept that way
 //!   only, and the report says so.
 //!
@@ -45,7 +52,13 @@ use crate::asf::{Appender, ProblemKind, WriteError, ts::is_canonical_ts};
 use crate::json::{Map, OwnedValue, Parser, Value};
 use crate::openhands::Conversation;
 use crate::openhands::Kind;
-use crate::openhands::view::{View, ViewEntry, ViewOptions};
+use crate::openhands::view::{View, ViewOptions};
+
+mod attribute;
+mod fold;
+
+use attribute::{attribute, raw_of};
+use fold::PathState;
 
 use super::chat::items_of;
 use super::{ConvertError, Converted, Outcome, ReportRow};
@@ -204,19 +217,130 @@ pub struct Options {
     pub subsessions: Vec<String>,
 }
 
-/// Why a condensation is kept as an `openhands:event` record rather than
-/// written as a `compaction` entry: the SDK inserts its summary at
-/// `summary_offset` of the view, after the kept head (the system prompt,
-/// the first user message, and more under a larger `keep_first`), while
-/// RFC 0001's context algorithm places a compaction's `summary` before
-/// every item it keeps (`pinned` and `first_kept` onwards come after it),
-/// so no compaction rebuilds the SDK's request.
-pub const CONDENSATION_KEPT: &str = "condensation: the SDK puts its summary at summary_offset, after the kept head of the view; an ASF compaction puts its summary before every kept item, so it cannot express it; kept as an openhands:event record";
+/// Why a condensation whose view is already the context on the path is
+/// kept as an `openhands:event` record alone (no `compaction` is written
+/// for it).
+pub const CONDENSATION_UNCHANGED: &str = "condensation: the view it gives is the context already on the path; kept as an openhands:event record";
+
+/// Writes a wire message's items (and a `decision` before a rejected call's
+/// output, a `response` after an assistant turn) in order.
+struct Emitter<'w> {
+    wire: &'w [OwnedValue],
+    response_of: &'w HashMap<usize, String>,
+    rejected: &'w HashMap<String, String>,
+    next: usize,
+}
+
+/// What the emitter needs of the conversation beyond one view.
+struct Shared<'m> {
+    metrics: &'m ResponseMetrics,
+    model: Option<&'m str>,
+    call_items: HashMap<String, String>,
+}
+
+impl Emitter<'_> {
+    fn emit(
+        &mut self,
+        a: &mut Appender,
+        st: &mut PathState,
+        sh: &mut Shared<'_>,
+        upto: usize,
+        ts: &str,
+    ) -> Result<(), ConvertError> {
+        while self.next <= upto && self.next < self.wire.len() {
+            let k = self.next;
+            self.next += 1;
+            let m = &self.wire[k];
+            if let Some(call) = m.get("tool_call_id").and_then(OwnedValue::as_str)
+                && let Some(reason) = self.rejected.get(call)
+                && let Some(target) = sh.call_items.get(call)
+            {
+                a.append(
+                    "decision",
+                    ts,
+                    obj(vec![
+                        ("call_id", s(call)),
+                        ("target", s(target)),
+                        ("verdict", s("reject")),
+                        ("by", s("human")),
+                        ("reason", s(reason)),
+                    ]),
+                )?;
+            }
+            let response = self.response_of.get(&k);
+            let request_hash = response.map(|_| st.request_hash());
+            for item in items_of(m) {
+                let call = (item.get("type").and_then(OwnedValue::as_str) == Some("function_call"))
+                    .then(|| text_of(&item, "call_id"))
+                    .flatten();
+                let id = st.append_item(a, ts, item, response.map(String::as_str))?;
+                if let Some(c) = call {
+                    sh.call_items.insert(c, id);
+                }
+            }
+            if let (Some(r), Some(h)) = (response, request_hash) {
+                let mut body = obj(vec![("response_id", s(r)), ("status", s("completed"))]);
+                if let Some(m) = sh.model {
+                    body.insert("model", s(m));
+                }
+                if let Some(u) = sh.metrics.usage.get(r) {
+                    body.insert("usage", u.clone());
+                }
+                if let Some(l) = sh.metrics.latency.get(r) {
+                    body.insert("latency_ms", OwnedValue::int((l * 1000.0).round() as i64));
+                }
+                if let Some(raw) = sh.metrics.raw.get(r) {
+                    body.insert("openhands:metrics", raw.clone());
+                }
+                body.insert("request_hash", s(&h));
+                a.append("response", ts, body)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Appends an event kept whole as an `openhands:event` record (`event`: its
+/// JSON, or `raw`: its text when it is not I-JSON), with `key`/`key_value`
+/// saying which event it is; returns the record's id.
+fn append_record(
+    a: &mut Appender,
+    ts: &str,
+    raw: &[u8],
+    value: Option<OwnedValue>,
+    key: (&str, OwnedValue),
+) -> Result<String, ConvertError> {
+    let text = || s(&String::from_utf8_lossy(raw));
+    let mut body = match value {
+        Some(v) => obj(vec![("event", v)]),
+        None => obj(vec![("raw", text())]),
+    };
+    body.insert(key.0, key.1.clone());
+    match a.append("openhands:event", ts, body) {
+        Ok(id) => Ok(id),
+        Err(WriteError::NotIJson(_))
+        | Err(WriteError::Rule(crate::asf::Problem {
+            kind: ProblemKind::NotIJson(_),
+            ..
+        })) => Ok(a.append(
+            "openhands:event",
+            ts,
+            obj(vec![("raw", text()), (key.0, key.1)]),
+        )?),
+        Err(e) => Err(e.into()),
+    }
+}
 
 /// Converts one conversation with [`Options`].
+///
+/// The events of the active branch are cut at each condensation into
+/// segments; each segment's items are the wire messages of the view the SDK
+/// holds at its end (before the next condensation), so each model call's
+/// request is a prefix of them, and a `compaction` at each condensation
+/// turns the context into that view. Every `response` carries
+/// the `request_hash` of the context its path rebuilds.
 pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted, ConvertError> {
     let view = View::from_conversation(conv, &ViewOptions::default());
-    let wire = view.wire_messages();
     let sid = session_id(conv.name());
     let mut parser = Parser::new();
     let mut state_parser = Parser::new();
@@ -230,135 +354,42 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
         .map(str::to_owned);
     let metrics = metrics(state);
 
-    // The events, in conversation order, with their JSON.
     let events = view.events();
     let order: Vec<usize> = view.conversation().to_vec();
-    let raw_of = |p: usize| {
-        conv.event(events[p].index)
-            .map(|e| e.raw().to_vec())
-            .unwrap_or_default()
-    };
+    let raw = |p: usize| raw_of(conv, &view, p);
 
-    // Which wire message each event of the context produced.
-    let mut assistant_by_call: HashMap<String, usize> = HashMap::new();
-    let mut tool_by_call: HashMap<String, usize> = HashMap::new();
-    for (k, m) in wire.iter().enumerate() {
-        for c in m
-            .get("tool_calls")
-            .and_then(OwnedValue::as_array)
-            .into_iter()
-            .flatten()
-        {
-            if let Some(id) = c.get("id").and_then(OwnedValue::as_str) {
-                assistant_by_call.insert(id.to_owned(), k);
-            }
-        }
-        if let Some(id) = m.get("tool_call_id").and_then(OwnedValue::as_str) {
-            tool_by_call.insert(id.to_owned(), k);
-        }
-    }
-    let mut attributed: HashMap<usize, usize> = HashMap::new(); // event position -> wire index
-    let mut summary_of: HashMap<usize, usize> = HashMap::new(); // condensation position -> wire index
-    let mut response_of: HashMap<usize, String> = HashMap::new(); // wire index -> llm_response_id
-    let mut rejected: HashMap<String, String> = HashMap::new(); // call id -> reason
-    let mut w = usize::from(
-        wire.first()
-            .and_then(|m| m.get("role"))
-            .and_then(OwnedValue::as_str)
-            == Some("system"),
-    );
-    let mut last_user: Option<usize> = None;
-    for &entry in view.context() {
-        match entry {
-            ViewEntry::Summary(p) => {
-                if w < wire.len() {
-                    summary_of.insert(p, w);
-                    w += 1;
-                }
-                last_user = None;
-            }
-            ViewEntry::Event(p) => {
-                let raw = raw_of(p);
-                let Ok(doc) = parser.parse(&raw) else {
-                    continue;
-                };
-                let root = doc.root();
-                let str_of = |k: &str| root.get(k).and_then(|v| v.as_str()).map(str::to_owned);
-                let k = match &events[p].kind {
-                    Some(Kind::SystemPrompt) => Some(0),
-                    Some(Kind::Action) => {
-                        str_of("tool_call_id").and_then(|c| assistant_by_call.get(&c).copied())
-                    }
-                    Some(Kind::Observation | Kind::UserReject | Kind::AgentError) => {
-                        let c = str_of("tool_call_id");
-                        if events[p].kind == Some(Kind::UserReject)
-                            && let Some(c) = &c
-                        {
-                            rejected
-                                .insert(c.clone(), str_of("rejection_reason").unwrap_or_default());
-                        }
-                        c.and_then(|c| tool_by_call.get(&c).copied())
-                    }
-                    Some(Kind::Message) => {
-                        let role = root
-                            .get("llm_message")
-                            .and_then(|m| m.get("role"))
-                            .and_then(|v| v.as_str());
-                        let first_text = root
-                            .get("llm_message")
-                            .and_then(|m| m.get("content"))
-                            .and_then(|c| c.as_array())
-                            .and_then(|a| a.get(0))
-                            .and_then(|p| p.get("text"))
-                            .and_then(|t| t.as_str())
-                            .unwrap_or("");
-                        let contains = |k: usize| {
-                            wire[k]
-                                .get("content")
-                                .and_then(OwnedValue::as_array)
-                                .is_some_and(|a| {
-                                    a.iter().any(|p| {
-                                        p.get("text")
-                                            .and_then(OwnedValue::as_str)
-                                            .is_some_and(|t| t.contains(first_text))
-                                    })
-                                })
-                        };
-                        match (role, last_user) {
-                            (Some("user"), Some(u))
-                                if contains(u) && (w >= wire.len() || !contains(w)) =>
-                            {
-                                Some(u)
-                            }
-                            _ if w < wire.len() => Some(w),
-                            _ => None,
-                        }
-                    }
-                    _ => None,
-                };
-                if let Some(k) = k {
-                    attributed.insert(p, k);
-                    if k > 0 {
-                        w = w.max(k + 1);
-                    }
-                    let is_user = wire[k].get("role").and_then(OwnedValue::as_str) == Some("user");
-                    last_user = if is_user { Some(k) } else { None };
-                    if let Some(r) = str_of("llm_response_id")
-                        && wire[k].get("role").and_then(OwnedValue::as_str) == Some("assistant")
-                    {
-                        response_of.insert(k, r);
-                    }
-                }
-            }
-        }
-    }
+    // Segments of the active branch, cut at condensations; each but the
+    // last gets the view at its last event.
+    let mut starts: Vec<usize> = vec![0];
+    starts.extend((1..order.len()).filter(|&k| events[order[k]].kind == Some(Kind::Condensation)));
+    let bounds: Vec<(usize, usize)> = starts
+        .iter()
+        .enumerate()
+        .map(|(s, &b)| (b, starts.get(s + 1).copied().unwrap_or(order.len())))
+        .collect();
+    let seg_views: Vec<Option<View<'_>>> = bounds
+        .iter()
+        .enumerate()
+        .map(|(s, &(_, end))| {
+            (s + 1 < bounds.len()).then(|| {
+                let head = events[order[end - 1]].id.to_string();
+                View::from_conversation(
+                    conv,
+                    &ViewOptions {
+                        head: Some(head),
+                        ..ViewOptions::default()
+                    },
+                )
+            })
+        })
+        .collect();
+
     let forgotten: HashSet<String> = order
         .iter()
         .filter(|&&p| events[p].kind == Some(Kind::Condensation))
         .flat_map(|&p| {
-            let raw = raw_of(p);
             let mut ids = Vec::new();
-            if let Ok(doc) = parser.parse(&raw)
+            if let Ok(doc) = parser.parse(raw(p))
                 && let Some(a) = doc
                     .root()
                     .get("forgotten_event_ids")
@@ -374,8 +405,7 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
     let first_ts = order
         .iter()
         .find_map(|&p| {
-            let raw = raw_of(p);
-            let doc = parser.parse(&raw).ok()?;
+            let doc = parser.parse(raw(p)).ok()?;
             ts_of(doc.root().get("timestamp")?.as_str()?)
         })
         .unwrap_or_else(|| "1970-01-01T00:00:00Z".to_owned());
@@ -396,11 +426,10 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
     }
     let mut a = Appender::new(header)?;
     let mut report = Vec::new();
-    let mut call_items: HashMap<String, String> = HashMap::new();
-    let mut next_wire = 0usize;
     let mut last_ts = first_ts.clone();
 
     // The config: instructions (as parts) and tools, with the first event.
+    let final_wire = view.wire_messages();
     let system_pos = order
         .iter()
         .copied()
@@ -409,11 +438,14 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
     if let Some(m) = &model {
         config.insert("model", s(m));
     }
-    if let Some(sys) = wire
-        .first()
-        .filter(|m| m.get("role").and_then(OwnedValue::as_str) == Some("system"))
-    {
-        let parts: Vec<OwnedValue> = sys
+    let is_system = |w: &[OwnedValue]| {
+        w.first()
+            .and_then(|m| m.get("role"))
+            .and_then(OwnedValue::as_str)
+            == Some("system")
+    };
+    if is_system(&final_wire) {
+        let parts: Vec<OwnedValue> = final_wire[0]
             .get("content")
             .and_then(OwnedValue::as_array)
             .into_iter()
@@ -435,195 +467,150 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
             .collect();
         config.insert("instructions", s(&joined.join("\n\n")));
         config.insert("instructions_parts", OwnedValue::Array(parts));
-        next_wire = 1;
     }
-    if let Some(p) = system_pos {
-        let raw = raw_of(p);
-        if let Ok(v) = OwnedValue::parse(&raw) {
-            if let Some(tools) = v.get("tools").and_then(OwnedValue::as_array) {
-                config.insert(
-                    "tools_added",
-                    OwnedValue::Array(tools.iter().map(tool_of).collect()),
-                );
-            }
-            if let Some(t) = v
-                .get("timestamp")
-                .and_then(OwnedValue::as_str)
-                .and_then(ts_of)
-            {
-                last_ts = t;
-            }
+    if let Some(p) = system_pos
+        && let Ok(v) = OwnedValue::parse(raw(p))
+    {
+        if let Some(tools) = v.get("tools").and_then(OwnedValue::as_array) {
+            config.insert(
+                "tools_added",
+                OwnedValue::Array(tools.iter().map(tool_of).collect()),
+            );
         }
-    }
-    a.append("config", &last_ts, config)?;
-
-    // Wire messages up to `upto` (inclusive) as items, decisions, responses.
-    let mut emit = |a: &mut Appender,
-                    upto: usize,
-                    next_wire: &mut usize,
-                    ts: &str|
-     -> Result<(), ConvertError> {
-        while *next_wire <= upto && *next_wire < wire.len() {
-            let k = *next_wire;
-            *next_wire += 1;
-            let m = &wire[k];
-            if let Some(call) = m.get("tool_call_id").and_then(OwnedValue::as_str)
-                && let Some(reason) = rejected.get(call)
-                && let Some(target) = call_items.get(call)
-            {
-                a.append(
-                    "decision",
-                    ts,
-                    obj(vec![
-                        ("call_id", s(call)),
-                        ("target", s(target)),
-                        ("verdict", s("reject")),
-                        ("by", s("human")),
-                        ("reason", s(reason)),
-                    ]),
-                )?;
-            }
-            let response = response_of.get(&k);
-            for item in items_of(m) {
-                let call = (item.get("type").and_then(OwnedValue::as_str) == Some("function_call"))
-                    .then(|| text_of(&item, "call_id"))
-                    .flatten();
-                let mut body = obj(vec![("item", item)]);
-                if let Some(r) = response {
-                    body.insert("response", s(r));
-                }
-                let id = a.append("item", ts, body)?;
-                if let Some(c) = call {
-                    call_items.insert(c, id);
-                }
-            }
-            if let Some(r) = response {
-                let mut body = obj(vec![("response_id", s(r)), ("status", s("completed"))]);
-                if let Some(m) = &model {
-                    body.insert("model", s(m));
-                }
-                if let Some(u) = metrics.usage.get(r) {
-                    body.insert("usage", u.clone());
-                }
-                if let Some(l) = metrics.latency.get(r) {
-                    body.insert("latency_ms", OwnedValue::int((l * 1000.0).round() as i64));
-                }
-                if let Some(raw) = metrics.raw.get(r) {
-                    body.insert("openhands:metrics", raw.clone());
-                }
-                a.append("response", ts, body)?;
-            }
-        }
-        Ok(())
-    };
-
-    let mut written: HashSet<usize> = HashSet::new();
-    for &p in &order {
-        let ev = &events[p];
-        written.insert(ev.index);
-        let raw = raw_of(p);
-        let value = OwnedValue::parse(&raw).ok();
-        if let Some(t) = value
-            .as_ref()
-            .and_then(|v| v.get("timestamp"))
+        if let Some(t) = v
+            .get("timestamp")
             .and_then(OwnedValue::as_str)
             .and_then(ts_of)
         {
             last_ts = t;
         }
-        let target = attributed
-            .get(&p)
-            .copied()
-            .or_else(|| summary_of.get(&p).copied());
-        let mut mapped: Vec<&'static str> = Vec::new();
-        if ev.kind == Some(Kind::SystemPrompt) {
-            mapped.push("config");
-        }
-        if let Some(k) = target.filter(|&k| k > 0 || ev.kind != Some(Kind::SystemPrompt)) {
-            emit(&mut a, k, &mut next_wire, &last_ts)?;
-            mapped.push(if summary_of.contains_key(&p) {
-                "item (summary)"
-            } else {
-                "item"
-            });
-            if response_of.contains_key(&k) {
-                mapped.push("response");
-            }
-            if ev.kind == Some(Kind::UserReject) {
-                mapped.push("decision");
-            }
-        }
-        // The event itself, whole.
-        let mut body = match &value {
-            Some(v) => obj(vec![("event", v.clone())]),
-            None => obj(vec![("raw", s(&String::from_utf8_lossy(&raw)))]),
-        };
-        body.insert("file", s(ev.file_id));
-        let rec = a.append("openhands:event", &last_ts, body.clone());
-        match rec {
-            Ok(_) => {}
-            Err(WriteError::NotIJson(_))
-            | Err(WriteError::Rule(crate::asf::Problem {
-                kind: ProblemKind::NotIJson(_),
-                ..
-            })) => {
-                let body = obj(vec![
-                    ("raw", s(&String::from_utf8_lossy(&raw))),
-                    ("file", s(ev.file_id)),
-                ]);
-                a.append("openhands:event", &last_ts, body)?;
-            }
-            Err(e) => return Err(e.into()),
-        }
-        let outcome = if mapped.is_empty() {
-            let why = if ev.kind == Some(Kind::Condensation) {
-                CONDENSATION_KEPT.to_owned()
-            } else if forgotten.contains(ev.id.as_ref()) {
-                "forgotten by a condensation: not in the model's next request; kept as an openhands:event record".to_owned()
-            } else {
-                format!(
-                    "{} has no core entry; kept as an openhands:event record",
-                    ev.kind.as_ref().map_or("", Kind::as_str)
-                )
-            };
-            Outcome::Extension(why)
-        } else {
-            mapped.push("openhands:event");
-            Outcome::Mapped(mapped)
-        };
-        report.push(ReportRow {
-            event: ev.id.to_string(),
-            kind: ev.kind.as_ref().map_or("", Kind::as_str).to_owned(),
-            outcome,
-        });
     }
-    emit(&mut a, usize::MAX, &mut next_wire, &last_ts)?;
+    let mut st = PathState::new(&config)?;
+    a.append("config", &last_ts, config)?;
+    let mut sh = Shared {
+        metrics: &metrics,
+        model: model.as_deref(),
+        call_items: HashMap::new(),
+    };
+
+    let mut written: HashSet<usize> = HashSet::new();
+    for (seg, &(start, end)) in bounds.iter().enumerate() {
+        let sv = seg_views[seg].as_ref().unwrap_or(&view);
+        let owned_wire;
+        let wire: &[OwnedValue] = if seg_views[seg].is_some() {
+            owned_wire = sv.wire_messages();
+            &owned_wire
+        } else {
+            &final_wire
+        };
+        let att = attribute(conv, sv, wire, &mut parser);
+        let sys = usize::from(is_system(wire));
+        // The first wire message of the segment's own events: what comes
+        // before it is the context the condensation that opens the
+        // segment leaves.
+        let own = order[start..end]
+            .iter()
+            .filter(|&&p| events[p].kind != Some(Kind::Condensation))
+            .filter_map(|p| att.attributed.get(p).copied())
+            .filter(|&k| k >= sys)
+            .min()
+            .unwrap_or(wire.len());
+        let mut em = Emitter {
+            wire,
+            response_of: &att.response_of,
+            rejected: &att.rejected,
+            next: if seg == 0 { sys } else { own.max(sys) },
+        };
+        for (k, &p) in order.iter().enumerate().take(end).skip(start) {
+            let ev = &events[p];
+            written.insert(ev.index);
+            let raw = raw(p);
+            let value = OwnedValue::parse(raw).ok();
+            if let Some(t) = value
+                .as_ref()
+                .and_then(|v| v.get("timestamp"))
+                .and_then(OwnedValue::as_str)
+                .and_then(ts_of)
+            {
+                last_ts = t;
+            }
+            let mut mapped: Vec<&'static str> = Vec::new();
+            if ev.kind == Some(Kind::SystemPrompt) {
+                mapped.push("config");
+            }
+            let mut plan = None;
+            if seg > 0 && k == start {
+                let items: Vec<OwnedValue> =
+                    wire[sys..own.max(sys)].iter().flat_map(items_of).collect();
+                plan = st.prepare(&mut a, &last_ts, items)?;
+            } else if let Some(t) = att
+                .attributed
+                .get(&p)
+                .copied()
+                .filter(|&t| t > 0 || ev.kind != Some(Kind::SystemPrompt))
+            {
+                em.emit(&mut a, &mut st, &mut sh, t, &last_ts)?;
+                mapped.push("item");
+                if att.response_of.contains_key(&t) {
+                    mapped.push("response");
+                }
+                if ev.kind == Some(Kind::UserReject) {
+                    mapped.push("decision");
+                }
+            }
+            // The event itself, whole.
+            let rec = append_record(&mut a, &last_ts, raw, value, ("file", s(ev.file_id)))?;
+            if let Some(plan) = plan {
+                let extra = obj(vec![("openhands:condensation", s(&ev.id))]);
+                st.compact(&mut a, &last_ts, plan, &rec, &extra)?;
+                mapped.push("compaction");
+            }
+            let outcome = if mapped.is_empty() {
+                let why = if ev.kind == Some(Kind::Condensation) {
+                    CONDENSATION_UNCHANGED.to_owned()
+                } else if forgotten.contains(ev.id.as_ref()) {
+                    "forgotten by a condensation: not in the model's next request; kept as an openhands:event record".to_owned()
+                } else {
+                    format!(
+                        "{} has no core entry; kept as an openhands:event record",
+                        ev.kind.as_ref().map_or("", Kind::as_str)
+                    )
+                };
+                Outcome::Extension(why)
+            } else {
+                mapped.push("openhands:event");
+                Outcome::Mapped(mapped)
+            };
+            report.push(ReportRow {
+                event: ev.id.to_string(),
+                kind: ev.kind.as_ref().map_or("", Kind::as_str).to_owned(),
+                outcome,
+            });
+        }
+        em.emit(&mut a, &mut st, &mut sh, usize::MAX, &last_ts)?;
+    }
     // Events the conversation holds off its active branch (or that the
     // view could not read), kept whole as well.
     for i in (0..conv.len()).filter(|i| !written.contains(i)) {
-        let raw = conv.event(i).map(|e| e.raw().to_vec()).unwrap_or_default();
-        let value = OwnedValue::parse(&raw).ok();
+        let raw = conv.event(i).map(|e| e.raw()).unwrap_or_default();
+        let value = OwnedValue::parse(raw).ok();
         let field = |k: &str| value.as_ref().and_then(|v| text_of(v, k));
-        let mut body = match &value {
-            Some(v) => obj(vec![("event", v.clone())]),
-            None => obj(vec![("raw", s(&String::from_utf8_lossy(&raw)))]),
-        };
-        body.insert("index", OwnedValue::int(i as i64));
-        if a.append("openhands:event", &last_ts, body).is_err() {
-            let body = obj(vec![
-                ("raw", s(&String::from_utf8_lossy(&raw))),
-                ("index", OwnedValue::int(i as i64)),
-            ]);
-            a.append("openhands:event", &last_ts, body)?;
-        }
+        let (id, kind) = (field("id"), field("kind"));
         let why = if value.is_some() {
             "not on the conversation's active branch; kept as an openhands:event record"
         } else {
             "not JSON; its text kept as an openhands:event record"
         };
+        append_record(
+            &mut a,
+            &last_ts,
+            raw,
+            value,
+            ("index", OwnedValue::int(i as i64)),
+        )?;
         report.push(ReportRow {
-            event: field("id").unwrap_or_else(|| format!("index {i}")),
-            kind: field("kind").unwrap_or_else(|| "?".to_owned()),
+            event: id.unwrap_or_else(|| format!("index {i}")),
+            kind: kind.unwrap_or_else(|| "?".to_owned()),
             outcome: Outcome::Extension(why.to_owned()),
         });
     }

@@ -13,7 +13,19 @@ pub fn write_str(out: &mut Vec<u8>, s: &str, ensure_ascii: bool) {
     out.push(b'"');
     let bytes = s.as_bytes();
     let mut run = 0;
-    for (i, &b) in bytes.iter().enumerate() {
+    let mut i = 0;
+    while i < bytes.len() {
+        // Eight bytes at a time while none of them needs a look (no `"`,
+        // `\\`, control character or non-ASCII byte).
+        if let Some(w) = bytes.get(i..i + 8) {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(w);
+            if !needs_escape_in(u64::from_le_bytes(word)) {
+                i += 8;
+                continue;
+            }
+        }
+        let b = bytes[i];
         let esc: Option<&[u8]> = match b {
             b'"' => Some(b"\\\""),
             b'\\' => Some(b"\\\\"),
@@ -48,9 +60,26 @@ pub fn write_str(out: &mut Vec<u8>, s: &str, ensure_ascii: bool) {
             }
             run = i + 1;
         }
+        i += 1;
     }
     out.extend_from_slice(&bytes[run..]);
     out.push(b'"');
+}
+
+/// Whether one of the eight bytes of `x` is a `"`, a `\\`, a control
+/// character or not ASCII (which the byte loop handles).
+fn needs_escape_in(x: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    // A byte is zero in `v` when `v`'s byte is: the classic test, exact
+    // when no byte of `v` has its high bit set, so non-ASCII bytes are
+    // ruled out first.
+    let has_zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH != 0;
+    if x & HIGH != 0 {
+        return true;
+    }
+    let below_space = x.wrapping_sub(ONES * 0x20) & !x & HIGH != 0;
+    below_space || has_zero(x ^ (ONES * u64::from(b'"'))) || has_zero(x ^ (ONES * u64::from(b'\\')))
 }
 
 fn push_u_escape(out: &mut Vec<u8>, u: u16) {
@@ -148,5 +177,62 @@ mod tests {
         out.clear();
         write_str(&mut out, "é😀", true);
         assert_eq!(out, b"\"\\u00e9\\ud83d\\ude00\"");
+    }
+}
+
+#[cfg(test)]
+mod word_scan_tests {
+    use super::write_str;
+
+    /// The byte-at-a-time writer the word scan skips ahead of.
+    fn reference(s: &str, ensure_ascii: bool) -> String {
+        let mut out = String::from("\"");
+        for ch in s.chars() {
+            match ch {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                '\u{8}' => out.push_str("\\b"),
+                '\u{c}' => out.push_str("\\f"),
+                c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+                c if ensure_ascii && !c.is_ascii() => {
+                    let mut units = [0u16; 2];
+                    for u in c.encode_utf16(&mut units) {
+                        out.push_str(&format!("\\u{u:04x}"));
+                    }
+                }
+                c => out.push(c),
+            }
+        }
+        out.push('"');
+        out
+    }
+
+    #[test]
+    fn escapes_at_every_offset_of_a_word() {
+        let specials = [
+            "\"", "\\", "\n", "\u{1}", "\u{1f}", "é", "😀", " ", "a", "\u{7f}",
+        ];
+        for len in 0..20 {
+            for at in 0..len.max(1) {
+                for sp in specials {
+                    let mut s: String = "abcdefghijklmnopqrstuvwxyz".chars().take(len).collect();
+                    if at <= s.len() {
+                        s.insert_str(at, sp);
+                    }
+                    for ascii in [false, true] {
+                        let mut out = Vec::new();
+                        write_str(&mut out, &s, ascii);
+                        assert_eq!(
+                            String::from_utf8(out).unwrap(),
+                            reference(&s, ascii),
+                            "{s:?}"
+                        );
+                    }
+                }
+            }
+        }
     }
 }

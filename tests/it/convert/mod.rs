@@ -1,3 +1,4 @@
 //! Conversions into Agent Session Format.
 
 mod openhands;
+mod openhands_calls;

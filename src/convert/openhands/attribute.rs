@@ -1,0 +1,143 @@
+//! Which wire message of a view each event of its context produced: the
+//! SDK merges an assistant turn's actions into one message, a user message
+//! into the user message before it, and puts a condensation's summary at its
+//! offset, so events and messages are not one to one.
+
+use std::collections::HashMap;
+
+use crate::json::{OwnedValue, Parser};
+use crate::openhands::Conversation;
+use crate::openhands::Kind;
+use crate::openhands::view::{View, ViewEntry};
+
+/// The attribution of one view's wire messages to its events.
+#[derive(Debug, Default)]
+pub(super) struct Attribution {
+    /// Event position (in [`View::events`]) → the wire message it is in.
+    pub attributed: HashMap<usize, usize>,
+    /// Wire message → the `llm_response_id` of the model call that wrote it
+    /// (assistant messages only).
+    pub response_of: HashMap<usize, String>,
+    /// Call id → the reason of a user's rejection of it.
+    pub rejected: HashMap<String, String>,
+}
+
+/// The raw bytes of the event at view position `p`.
+pub(super) fn raw_of<'c>(conv: &'c Conversation, view: &View<'_>, p: usize) -> &'c [u8] {
+    conv.event(view.events()[p].index)
+        .map(|e| e.raw())
+        .unwrap_or_default()
+}
+
+/// Attributes the wire messages `wire` of `view` (its `wire_messages`) to
+/// the events of its context.
+pub(super) fn attribute(
+    conv: &Conversation,
+    view: &View<'_>,
+    wire: &[OwnedValue],
+    parser: &mut Parser,
+) -> Attribution {
+    let events = view.events();
+    let mut out = Attribution::default();
+    let mut assistant_by_call: HashMap<&str, usize> = HashMap::new();
+    let mut tool_by_call: HashMap<&str, usize> = HashMap::new();
+    for (k, m) in wire.iter().enumerate() {
+        for c in m
+            .get("tool_calls")
+            .and_then(OwnedValue::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(id) = c.get("id").and_then(OwnedValue::as_str) {
+                assistant_by_call.insert(id, k);
+            }
+        }
+        if let Some(id) = m.get("tool_call_id").and_then(OwnedValue::as_str) {
+            tool_by_call.insert(id, k);
+        }
+    }
+    let role = |k: usize| wire[k].get("role").and_then(OwnedValue::as_str);
+    let mut w = usize::from(
+        wire.first()
+            .is_some_and(|m| m.get("role").and_then(OwnedValue::as_str) == Some("system")),
+    );
+    let mut last_user: Option<usize> = None;
+    for &entry in view.context() {
+        let p = match entry {
+            ViewEntry::Summary(_) => {
+                if w < wire.len() {
+                    w += 1;
+                }
+                last_user = None;
+                continue;
+            }
+            ViewEntry::Event(p) => p,
+        };
+        let Ok(doc) = parser.parse(raw_of(conv, view, p)) else {
+            continue;
+        };
+        let root = doc.root();
+        let str_of = |k: &str| root.get(k).and_then(|v| v.as_str());
+        let k = match &events[p].kind {
+            Some(Kind::SystemPrompt) => Some(0),
+            Some(Kind::Action) => {
+                str_of("tool_call_id").and_then(|c| assistant_by_call.get(c).copied())
+            }
+            Some(Kind::Observation | Kind::UserReject | Kind::AgentError) => {
+                let c = str_of("tool_call_id");
+                if events[p].kind == Some(Kind::UserReject)
+                    && let Some(c) = c
+                {
+                    out.rejected.insert(
+                        c.to_owned(),
+                        str_of("rejection_reason").unwrap_or_default().to_owned(),
+                    );
+                }
+                c.and_then(|c| tool_by_call.get(c).copied())
+            }
+            Some(Kind::Message) => {
+                let message = root.get("llm_message");
+                let sender = message.and_then(|m| m.get("role")).and_then(|v| v.as_str());
+                let first_text = message
+                    .and_then(|m| m.get("content"))
+                    .and_then(|c| c.as_array())
+                    .and_then(|a| a.get(0))
+                    .and_then(|p| p.get("text"))
+                    .and_then(|t| t.as_str())
+                    .unwrap_or("");
+                let contains = |k: usize| {
+                    wire[k]
+                        .get("content")
+                        .and_then(OwnedValue::as_array)
+                        .is_some_and(|a| {
+                            a.iter().any(|p| {
+                                p.get("text")
+                                    .and_then(OwnedValue::as_str)
+                                    .is_some_and(|t| t.contains(first_text))
+                            })
+                        })
+                };
+                match (sender, last_user) {
+                    (Some("user"), Some(u)) if contains(u) && (w >= wire.len() || !contains(w)) => {
+                        Some(u)
+                    }
+                    _ if w < wire.len() => Some(w),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        let Some(k) = k else { continue };
+        out.attributed.insert(p, k);
+        if k > 0 {
+            w = w.max(k + 1);
+        }
+        last_user = (role(k) == Some("user")).then_some(k);
+        if let Some(r) = str_of("llm_response_id")
+            && role(k) == Some("assistant")
+        {
+            out.response_of.insert(k, r.to_owned());
+        }
+    }
+    out
+}

@@ -1,0 +1,226 @@
+//! The context the converted path carries, kept beside the appender so that
+//! each `response` gets its `request_hash` from a running hash, and a
+//! condensation becomes the `compaction` that rebuilds the SDK's condensed
+//! view exactly.
+//!
+//! The SDK puts a condensation's summary at `summary_offset` of its view,
+//! after the kept head (merged into the first user message when both are
+//! user messages), while RFC 0001's context algorithm starts a compaction's
+//! items with its `summary`, then its `pinned` items, then the entries from
+//! `first_kept`. The condensed view is therefore written as: `summary` its
+//! first item (the first user message, carrying the summary when the SDK
+//! merged them), `pinned` the items after it up to the kept tail (each a
+//! copy of an `item` entry already on the path: the RFC's rule for pinned
+//! items), and `first_kept` the first entry of the tail the SDK kept, when
+//! that tail is the path's own last items. A view item that no entry on
+//! the path carries (the summary as a message of its own) is first written
+//! as an `item` entry; the compaction then keeps nothing by `first_kept`
+//! (it names the condensation's own record) and pins every item after the
+//! first.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use crate::asf::canon::to_canonical;
+use crate::asf::{Appender, RequestHasher, Settings};
+use crate::json::{Map, OwnedValue};
+
+use super::super::ConvertError;
+
+/// One item of the context.
+#[derive(Debug, Clone)]
+struct Held {
+    canonical: Rc<[u8]>,
+    /// The `item` entry that carries it; `None` for a compaction's
+    /// `summary` and `pinned` copies.
+    entry: Option<String>,
+}
+
+/// The converted path's context: settings, items, and the running
+/// `request_hash`.
+#[derive(Debug)]
+pub(super) struct PathState {
+    settings: Settings,
+    hasher: RequestHasher,
+    items: Vec<Held>,
+    /// Every `item` entry on the path: its item's canonical bytes → its
+    /// rank among them (the first such entry).
+    on_path: HashMap<Rc<[u8]>, usize>,
+    rank_of: HashMap<String, usize>,
+}
+
+/// What a compaction needs written before it.
+#[derive(Debug)]
+pub(super) struct Prepared {
+    items: Vec<OwnedValue>,
+    canonical: Vec<Rc<[u8]>>,
+    /// The entry `first_kept` names and how many items at the end are kept
+    /// by it; `None`: the caller's next entry (the condensation's record).
+    kept: Option<(String, usize)>,
+}
+
+fn canonical(v: &OwnedValue) -> Result<Rc<[u8]>, ConvertError> {
+    to_canonical(v)
+        .map(Rc::from)
+        .map_err(|e| ConvertError::Write(crate::asf::WriteError::NotIJson(e)))
+}
+
+impl PathState {
+    /// The state after the session's first `config` (`config` its body).
+    pub(super) fn new(config: &Map) -> Result<Self, ConvertError> {
+        let mut settings = Settings::default();
+        settings.apply(&OwnedValue::Object(config.clone()));
+        let hasher = RequestHasher::new(&settings)
+            .map_err(|e| ConvertError::Write(crate::asf::WriteError::NotIJson(e)))?;
+        Ok(PathState {
+            settings,
+            hasher,
+            items: Vec::new(),
+            on_path: HashMap::new(),
+            rank_of: HashMap::new(),
+        })
+    }
+
+    /// The `request_hash` of the context as it stands.
+    pub(super) fn request_hash(&self) -> String {
+        self.hasher.hash()
+    }
+
+    /// Appends an `item` entry (with `response` when the item is a model
+    /// call's output).
+    pub(super) fn append_item(
+        &mut self,
+        a: &mut Appender,
+        ts: &str,
+        item: OwnedValue,
+        response: Option<&str>,
+    ) -> Result<String, ConvertError> {
+        let c = canonical(&item)?;
+        let mut body = Map::new();
+        body.insert("item", item);
+        if let Some(r) = response {
+            body.insert("response", OwnedValue::string(r));
+        }
+        let id = a.append("item", ts, body)?;
+        self.hasher.push_canonical(&c);
+        let rank = self.rank_of.len();
+        self.rank_of.insert(id.clone(), rank);
+        self.on_path.entry(c.clone()).or_insert(rank);
+        self.items.push(Held {
+            canonical: c,
+            entry: Some(id.clone()),
+        });
+        Ok(id)
+    }
+
+    /// Plans the compaction whose context is `items`, writing first, as
+    /// `item` entries, the items after the first that no entry on the path
+    /// carries. `None` when the context already is `items`.
+    pub(super) fn prepare(
+        &mut self,
+        a: &mut Appender,
+        ts: &str,
+        items: Vec<OwnedValue>,
+    ) -> Result<Option<Prepared>, ConvertError> {
+        let canonical: Vec<Rc<[u8]>> = items.iter().map(canonical).collect::<Result<_, _>>()?;
+        if items.is_empty()
+            || (canonical.len() == self.items.len()
+                && canonical
+                    .iter()
+                    .zip(&self.items)
+                    .all(|(a, b)| *a == b.canonical))
+        {
+            return Ok(None);
+        }
+        let (n, c) = (canonical.len(), self.items.len());
+        let mut tail = 0;
+        while tail + 1 < n
+            && tail < c
+            && canonical[n - 1 - tail] == self.items[c - 1 - tail].canonical
+            && self.items[c - 1 - tail].entry.is_some()
+        {
+            tail += 1;
+        }
+        if tail > 0 {
+            let first = self.items[c - tail].entry.clone().unwrap_or_default();
+            let bound = self.rank_of.get(&first).copied().unwrap_or(0);
+            let pinned_on_path = canonical[1..n - tail]
+                .iter()
+                .all(|p| self.on_path.get(p).is_some_and(|&r| r < bound));
+            if pinned_on_path {
+                return Ok(Some(Prepared {
+                    items,
+                    canonical,
+                    kept: Some((first, tail)),
+                }));
+            }
+        }
+        for k in 1..n {
+            if !self.on_path.contains_key(&canonical[k]) {
+                self.append_item(a, ts, items[k].clone(), None)?;
+            }
+        }
+        Ok(Some(Prepared {
+            items,
+            canonical,
+            kept: None,
+        }))
+    }
+
+    /// Writes the compaction planned by [`PathState::prepare`];
+    /// `record` is the entry written since (the condensation's record),
+    /// which `first_kept` names when the plan keeps nothing by it.
+    pub(super) fn compact(
+        &mut self,
+        a: &mut Appender,
+        ts: &str,
+        plan: Prepared,
+        record: &str,
+        extra: &Map,
+    ) -> Result<String, ConvertError> {
+        let Prepared {
+            mut items,
+            canonical,
+            kept,
+        } = plan;
+        let (first_kept, tail) = kept.unwrap_or_else(|| (record.to_owned(), 0));
+        let n = items.len();
+        let kept_entries: Vec<Option<String>> = self.items[self.items.len() - tail..]
+            .iter()
+            .map(|h| h.entry.clone())
+            .collect();
+        items.truncate(n - tail);
+        let mut copies = items.into_iter();
+        let summary = copies.next().unwrap_or(OwnedValue::Null);
+        let pinned: Vec<OwnedValue> = copies.collect();
+        let mut body = Map::new();
+        body.insert("first_kept", OwnedValue::string(first_kept));
+        body.insert("summary", summary);
+        if !pinned.is_empty() {
+            body.insert("pinned", OwnedValue::Array(pinned));
+        }
+        body.insert("config", self.settings.to_json());
+        for (k, v) in extra.iter() {
+            body.insert(k, v.clone());
+        }
+        let id = a.append("compaction", ts, body)?;
+        self.hasher = RequestHasher::new(&self.settings)
+            .map_err(|e| ConvertError::Write(crate::asf::WriteError::NotIJson(e)))?;
+        self.items = canonical
+            .into_iter()
+            .enumerate()
+            .map(|(k, c)| Held {
+                canonical: c,
+                entry: if k + tail >= n {
+                    kept_entries[k + tail - n].clone()
+                } else {
+                    None
+                },
+            })
+            .collect();
+        for h in &self.items {
+            self.hasher.push_canonical(&h.canonical);
+        }
+        Ok(id)
+    }
+}
