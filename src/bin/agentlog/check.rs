@@ -50,9 +50,7 @@ changed since FILE (new ones, new events, a new state or meta, a rewritten
 history; a sub-agent's change checks its top-level conversation) are
 checked, then FILE is replaced by the new checkpoint. A problem of an
 unchanged conversation is not listed again: keep the problems of earlier
-runs, or run without --checkpoint for the whole store.
-
-Exit status: 0 clean, 1 problems found, 2 a PATH that cannot be read.";
+runs, or run without --checkpoint for the whole store.";
 
 /// Read everything and list each problem.
 #[derive(clap::Args, Debug)]
@@ -146,7 +144,7 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
         }
         None => &args.paths.paths,
     };
-    let resolved = for_each_target(paths, &mut status, |path, target, _| {
+    let resolved = for_each_target(paths, &mut status, |path, target, _, progress| {
         match target {
             Target::OpenHands { dirs, unreadable } => {
                 let f = Found {
@@ -157,9 +155,7 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
                     ..Found::default()
                 };
                 emit(f, out)?;
-                let progress = Progress::new(dirs.len() as u64, "conversations");
-                par_ordered(&dirs, Some(&progress), check_tree, |f| emit(f, out))?;
-                progress.finish();
+                par_ordered(&dirs, Some(progress), check_tree, |f| emit(f, out))?;
             }
             Target::OcChat { root } => {
                 for f in check_occhat(&root) {

@@ -30,8 +30,8 @@ JSON lines have the keys index, file, id, kind, source, parent_id, timestamp.
 A malformed or unreadable event file is listed with null members and reported
 on standard error.
 
-Exit status 1 when base_state.json or meta.json does not read as a JSON object
-(reported on standard error), 2 when the conversation cannot be read.";
+Status 1 also when base_state.json or meta.json does not read as a JSON
+object, or an event file is malformed (reported on standard error).";
 
 /// List the events of one conversation, in the order OpenHands reads them.
 #[derive(clap::Args, Debug)]
@@ -53,8 +53,8 @@ Examples:
 JSON lines have the keys name, index, id, status (event, malformed,
 unreadable, gap, duplicate, bad-name) and error (null or the reason).
 
-Exit status 1 when base_state.json or meta.json does not read as a JSON object
-(reported on standard error), 2 when the conversation cannot be read.";
+Status 1 also when base_state.json or meta.json does not read as a JSON
+object (reported on standard error).";
 
 /// List every file of a conversation's events/ directory, with its status.
 #[derive(clap::Args, Debug)]
@@ -71,10 +71,11 @@ pub struct FilesArgs {
 const SHOW_HELP: &str = "\
 Examples:
   agentlog show ~/.openhands/conversations/<id> --index 3
-  agentlog show ~/.openhands/conversations/<id> --id 1e125f9b-28b4-4d8a-a475-5336ec0e3e6c --raw
+  agentlog show ~/.openhands/conversations/<id> --id 1e125f9b --raw
 
-Exit status 1 when no event has that index or ID, or the event's file does not
-parse (--raw still prints the bytes that could be read).";
+--id takes an event ID or a unique prefix of one. Status 1 when no event has
+that index or ID, a prefix names several (listed), or the event's file does
+not parse (--raw still prints the bytes that could be read).";
 
 /// Print one event: indented JSON, or its file byte for byte.
 #[derive(clap::Args, Debug)]
@@ -201,10 +202,23 @@ pub fn run_show(args: ShowArgs, out: &mut Out) -> Res<u8> {
     let (conv, _) = read(&args.path)?;
     let found = match (&args.index, &args.id) {
         (Some(i), _) => conv.events().find(|e| e.index() == *i),
-        (None, Some(id)) => conv
-            .events()
-            .find(|e| e.id() == Some(id.as_str()))
-            .or_else(|| conv.events().find(|e| e.file_id() == id)),
+        (None, Some(id)) => {
+            // The `id` members and the IDs in the file names, whole or by
+            // a unique prefix.
+            let events: Vec<Event<'_>> = conv.events().collect();
+            let place = conv.dir().display().to_string();
+            let full = crate::ids::by_prefix(
+                id,
+                events
+                    .iter()
+                    .flat_map(|e| e.id().into_iter().chain(Some(e.file_id()))),
+                "event",
+                &place,
+            )?;
+            conv.events()
+                .find(|e| e.id() == Some(full))
+                .or_else(|| conv.events().find(|e| e.file_id() == full))
+        }
         (None, None) => None,
     };
     let Some(e) = found else {
@@ -220,11 +234,14 @@ pub fn run_show(args: ShowArgs, out: &mut Out) -> Res<u8> {
         )));
     };
     if args.raw {
+        // A malformed event's bytes, as they are; its problem said once.
         if let Some(err) = e.error() {
-            warn(&err.to_string());
             if e.raw().is_empty() {
                 return Err(Fail::Problem(err.to_string()));
             }
+            warn(&err.to_string());
+            out.bytes(e.raw())?;
+            return Ok(Status::PROBLEMS.code());
         }
         out.bytes(e.raw())?;
         return Ok(Status::OK.code());

@@ -42,9 +42,8 @@ Examples:
 JSON lines have the keys format, path, id, title, model, events, created,
 updated, subagents (null when unknown).
 
-Exit status: 0, 1 when a listed conversation's base_state.json, meta.json or
-events/ could not be read (each reported on standard error), 2 a PATH that
-cannot be read.";
+Status 1 also when a listed conversation's base_state.json, meta.json or
+events/ could not be read (each reported on standard error).";
 
 /// List the conversations (OpenHands) or sessions (OC Chat) under each PATH.
 #[derive(clap::Args, Debug)]
@@ -131,14 +130,14 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
     for_each_target(
         &args.paths.paths,
         &mut status,
-        |_, target, _| match target {
+        |_, target, _, progress| match target {
             Target::OpenHands { dirs, unreadable } => {
                 for e in &unreadable {
                     warn(&format!("{e} (skipped)"));
                 }
                 par_ordered(
                     &dirs,
-                    None,
+                    Some(progress),
                     |w, dir| openhands_row(&mut w.ids, dir),
                     &mut emit,
                 )

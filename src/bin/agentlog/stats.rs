@@ -54,7 +54,6 @@ use agentlog::openhands::{Conversation, FileStatus, Kind, Parsed, State, StateUs
 use rayon::prelude::*;
 
 use crate::out::{Obj, Out, Res, Status, float as json_float, uint, warn};
-use crate::progress::Progress;
 use crate::target::{Paths, Target, Worker, for_each_target, par_ordered, walk_with};
 
 const HELP: &str = "\
@@ -71,7 +70,7 @@ errors, usage, files.
 
 No --checkpoint: these are totals of the stores as they are; totals of what
 changed since a checkpoint would read as the store's. For what is new since
-FILE, count the lines of `agentlog export PATH --jsonl --checkpoint FILE`.";
+FILE, count the lines of `agentlog export PATH --checkpoint FILE`.";
 
 /// Totals over any number of stores.
 #[derive(clap::Args, Debug)]
@@ -266,19 +265,17 @@ impl Totals {
 pub fn run(args: Args, out: &mut Out) -> Res<u8> {
     let mut status = Status::OK;
     let mut totals = Totals::default();
-    let resolved = for_each_target(&args.paths.paths, &mut status, |_, target, _| {
+    let resolved = for_each_target(&args.paths.paths, &mut status, |_, target, _, progress| {
         match target {
             Target::OpenHands { dirs, unreadable } => {
                 for e in &unreadable {
                     warn(&format!("{e} (skipped)"));
                 }
                 totals.unreadable = totals.unreadable.saturating_add(unreadable.len() as u64);
-                let progress = Progress::new(dirs.len() as u64, "conversations");
-                par_ordered(&dirs, Some(&progress), tree_totals, |t| {
+                par_ordered(&dirs, Some(progress), tree_totals, |t| {
                     totals.add(&t);
                     Ok(())
                 })?;
-                progress.finish();
             }
             Target::OcChat { root } => totals.add(&occhat_totals(&root)),
             Target::Asf { files } => {

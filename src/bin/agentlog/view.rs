@@ -32,7 +32,9 @@ Examples:
   agentlog view ~/.openhands/conversations/<id> --branch <event id> --json
 
 The SDK version that wrote the conversation is inferred from its files;
---sdk-version forces one. Exit status 1 when --branch names no event.";
+--sdk-version forces one (a release the crate knows; an unknown one is a
+usage error). --branch takes an event ID or a unique prefix of one (see
+`agentlog tree PATH`); status 1 when it names no event or several.";
 
 /// Print the messages the model would be sent next (the conversation's view).
 #[derive(clap::Args, Debug)]
