@@ -75,11 +75,19 @@ struct Problem {
 }
 
 impl Problem {
+    /// A problem of `path`; a detail that starts by naming `path` (the
+    /// reader's errors do) has that taken off, so the path is said once.
     fn new(path: &Path, problem: &'static str, detail: impl Into<String>) -> Problem {
+        let path = path_str(path);
+        let detail = one_line(&detail.into());
+        let detail = match detail.strip_prefix(path.as_str()) {
+            Some(rest) if rest.starts_with(": ") => rest[2..].to_owned(),
+            _ => detail,
+        };
         Problem {
-            path: path_str(path),
+            path,
             problem,
-            detail: one_line(&detail.into()),
+            detail,
         }
     }
 }
@@ -186,16 +194,22 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
         status.raise(Status::PROBLEMS);
     }
     if !args.json && any {
-        let mut what = format!(
-            "{} conversations ({} sub-agents)",
-            total.conversations, total.subagents
-        );
+        use crate::occhat::plural;
+        let mut what = Vec::new();
+        if total.conversations > 0 || (total.sessions == 0 && total.asf == 0) {
+            what.push(format!(
+                "{} ({})",
+                plural(total.conversations, "conversation", "conversations"),
+                plural(total.subagents, "sub-agent", "sub-agents")
+            ));
+        }
         if total.sessions > 0 {
-            what.push_str(&format!(", {} OC Chat sessions", total.sessions));
+            what.push(plural(total.sessions, "OC Chat session", "OC Chat sessions"));
         }
         if total.asf > 0 {
-            what.push_str(&format!(", {} ASF sessions", total.asf));
+            what.push(plural(total.asf, "ASF session", "ASF sessions"));
         }
+        let what = what.join(", ");
         let verdict = match problems {
             0 => "no problems".to_owned(),
             1 => "1 problem".to_owned(),

@@ -18,7 +18,11 @@ use std::path::PathBuf;
 use agentlog::json::{OwnedValue, Style};
 use agentlog::openhands::{Conversation, Event, FileStatus, Reader};
 
-use crate::out::{Fail, Obj, Out, Res, Status, warn};
+use agentlog::json::Parser;
+
+use crate::brief::{columns, describe, fit, kind_label};
+use crate::ids::{MIN_SHORT, Shortener};
+use crate::out::{Fail, Obj, Out, Res, Status, one_line, warn};
 use crate::target::one_conversation;
 
 const EVENTS_HELP: &str = "\
@@ -133,37 +137,86 @@ fn event_json(e: &Event<'_>) -> OwnedValue {
 
 /// Runs `events`.
 pub fn run_events(args: EventsArgs, out: &mut Out) -> Res<u8> {
-    let (conv, status) = read(&args.path)?;
+    let (conv, mut status) = read(&args.path)?;
+    if args.json {
+        for e in conv.events() {
+            if let Some(err) = e.error() {
+                warn(&err.to_string());
+                status.raise(Status::PROBLEMS);
+            }
+            out.json_line(&event_json(&e))?;
+        }
+        return Ok(status.code());
+    }
+    let short = Shortener::new(conv.events().map(|e| e.id().unwrap_or(e.file_id())));
+    let width = columns();
+    let events = conv.events().count();
+    let first = conv.events().find_map(|e| e.timestamp());
+    out.line(&format!(
+        "{}: {} event{}{}",
+        conv.dir().display(),
+        events,
+        if events == 1 { "" } else { "s" },
+        first.map_or_else(String::new, |t| format!(
+            ", from {} (times as the events record them, no zone)",
+            t.get(..10).unwrap_or(t)
+        ))
+    ))?;
+    let mut parser = Parser::new();
+    let mut previous: Option<&str> = None;
     for e in conv.events() {
         if let Some(err) = e.error() {
-            warn(&err.to_string());
-        }
-        if args.json {
-            out.json_line(&event_json(&e))?;
-        } else if let Some(err) = e.error() {
-            out.line(&format!(
-                "{:>5}  {}  {}  {}",
-                e.index(),
-                if err.is_unreadable() {
-                    "UNREADABLE"
-                } else {
-                    "MALFORMED"
-                },
-                e.file_name(),
-                crate::out::one_line(&err.to_string())
+            // Said once, here, on standard output.
+            status.raise(Status::PROBLEMS);
+            out.line(&fit(
+                &one_line(&format!(
+                    "{:>5}  {}  {}  {}",
+                    e.index(),
+                    if err.is_unreadable() {
+                        "UNREADABLE"
+                    } else {
+                        "MALFORMED"
+                    },
+                    e.file_name(),
+                    err
+                )),
+                width,
             ))?;
-        } else {
-            let parent = e.parent_id().map(|p| format!("  parent={p}"));
-            out.line(&crate::out::one_line(&format!(
-                "{:>5}  {:<28}  {:<11}  {:<36}  {}{}",
-                e.index(),
-                e.kind_name().unwrap_or("-"),
-                e.source().unwrap_or("-"),
-                e.id().unwrap_or("-"),
-                e.timestamp().unwrap_or("-"),
-                parent.unwrap_or_default()
-            )))?;
+            previous = None;
+            continue;
         }
+        let id = e.id().unwrap_or(e.file_id());
+        let time = e
+            .timestamp()
+            .and_then(|t| t.split_once('T').map(|(_, time)| time))
+            .map_or("-", |t| t.get(..8).unwrap_or(t));
+        let source = match e.source() {
+            Some("environment") => "env",
+            Some(s) => s,
+            None => "-",
+        };
+        let mut what = String::new();
+        if let Some(p) = e.parent_id()
+            && Some(p) != previous
+            && p != "__root__"
+        {
+            what.push_str(&format!("(after {}) ", short.short(p)));
+        }
+        if let Ok(doc) = e.open(&mut parser) {
+            what.push_str(&describe(doc.root()));
+        }
+        let line = format!(
+            "{:>5}  {:<w$}  {:<8}  {:<5}  {:<12}  {}",
+            e.index(),
+            short.short(id),
+            time,
+            source,
+            kind_label(e.kind_name().unwrap_or("-")),
+            what,
+            w = MIN_SHORT
+        );
+        out.line(fit(&one_line(&line), width).trim_end())?;
+        previous = e.id();
     }
     Ok(status.code())
 }

@@ -11,6 +11,7 @@
 mod asf;
 mod asf_convert;
 mod asf_files;
+mod brief;
 mod check;
 mod events;
 mod export;
