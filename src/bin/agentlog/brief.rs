@@ -45,7 +45,16 @@ fn text_of(v: Value<'_>) -> String {
 
 /// The members an action's argument is most often in, in the order tried.
 const ARGUMENT_KEYS: &[&str] = &[
-    "command", "cmd", "path", "file_path", "query", "url", "code", "message", "thought", "prompt",
+    "command",
+    "cmd",
+    "path",
+    "file_path",
+    "query",
+    "url",
+    "code",
+    "message",
+    "thought",
+    "prompt",
 ];
 
 /// An action's short argument: from `action`, else from the tool call's
@@ -56,7 +65,11 @@ fn action_argument(root: Value<'_>) -> String {
             v.get(k).and_then(|x| x.as_str()).map(|s| {
                 if *k == "command" && v.get("path").and_then(|p| p.as_str()).is_some() {
                     // file_editor: `view /path`.
-                    format!("{} {}", s, v.get("path").and_then(|p| p.as_str()).unwrap_or(""))
+                    format!(
+                        "{} {}",
+                        s,
+                        v.get("path").and_then(|p| p.as_str()).unwrap_or("")
+                    )
                 } else {
                     s.to_owned()
                 }
@@ -108,7 +121,11 @@ pub fn describe(root: Value<'_>) -> String {
             if let Some(c) = exit {
                 s.push_str(&format!(" exit {c}"));
             }
-            if obs.and_then(|o| o.get("is_error")).and_then(|e| e.as_bool()) == Some(true) {
+            if obs
+                .and_then(|o| o.get("is_error"))
+                .and_then(|e| e.as_bool())
+                == Some(true)
+            {
                 s.push_str(" ERROR");
             }
             if let Some(c) = obs.and_then(|o| o.get("content")) {
@@ -126,7 +143,10 @@ pub fn describe(root: Value<'_>) -> String {
                 .and_then(|m| m.get("role"))
                 .and_then(|r| r.as_str())
                 .unwrap_or("?");
-            let text = m.and_then(|m| m.get("content")).map(text_of).unwrap_or_default();
+            let text = m
+                .and_then(|m| m.get("content"))
+                .map(text_of)
+                .unwrap_or_default();
             format!("{role}: {text}")
         }
         "SystemPromptEvent" => {
@@ -135,7 +155,10 @@ pub fn describe(root: Value<'_>) -> String {
                 .and_then(|p| p.get("text"))
                 .and_then(|t| t.as_str())
                 .map_or(0, |t| t.chars().count());
-            let tools = root.get("tools").and_then(|t| t.as_array()).map_or(0, |t| t.len());
+            let tools = root
+                .get("tools")
+                .and_then(|t| t.as_array())
+                .map_or(0, |t| t.len());
             format!("system prompt, {n} characters, {tools} tools")
         }
         "AgentErrorEvent" | "ConversationErrorEvent" => {

@@ -204,7 +204,11 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
             ));
         }
         if total.sessions > 0 {
-            what.push(plural(total.sessions, "OC Chat session", "OC Chat sessions"));
+            what.push(plural(
+                total.sessions,
+                "OC Chat session",
+                "OC Chat sessions",
+            ));
         }
         if total.asf > 0 {
             what.push(plural(total.asf, "ASF session", "ASF sessions"));

@@ -26,6 +26,7 @@ mod stats;
 mod target;
 mod tree;
 mod view;
+mod when;
 
 use std::process::ExitCode;
 
