@@ -194,7 +194,7 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
         status.raise(Status::PROBLEMS);
     }
     if !args.json && any {
-        use crate::occhat::plural;
+        use crate::out::plural;
         let mut what = Vec::new();
         if total.conversations > 0 || (total.sessions == 0 && total.asf == 0) {
             what.push(format!(

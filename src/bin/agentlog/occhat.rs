@@ -22,7 +22,7 @@ use agentlog::occhat::{
 };
 
 use crate::ls::text_of;
-use crate::out::{Fail, Obj, Out, Res, Status, path_str, warn};
+use crate::out::{Fail, Obj, Out, Res, Status, path_str, plural, warn};
 
 const HELP: &str = "\
 Examples:
@@ -193,11 +193,6 @@ fn preview(m: &OwnedValue) -> String {
         s.push_str(&format!(" → {}", calls.join(", ")));
     }
     s
-}
-
-/// `n` and the noun in its number.
-pub fn plural(n: u64, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// Why a sessions directory lists nothing: an OpenHands store, a store in
@@ -387,16 +382,17 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
             let Some(saved) = &r.saved else {
                 if r.after == r.before {
                     out.line(&format!(
-                        "{}: nothing to change ({} messages kept)",
-                        r.name, r.before
+                        "{}: nothing to change ({} kept)",
+                        r.name,
+                        plural(r.before as u64, "message", "messages")
                     ))?;
                 } else {
                     out.line(&format!(
-                        "{}: {} keeps {} of {} messages (dry run: nothing written)",
+                        "{}: {} keeps {} of {} (dry run: nothing written)",
                         r.name,
                         choice.as_str(),
                         r.after,
-                        r.before
+                        plural(r.before as u64, "message", "messages")
                     ))?;
                 }
                 return Ok(Status::OK.code());
@@ -405,11 +401,11 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
                 warn(&n.to_string());
             }
             out.line(&format!(
-                "{}: {} keeps {} of {} messages",
+                "{}: {} keeps {} of {}",
                 r.name,
                 choice.as_str(),
                 r.after,
-                r.before
+                plural(r.before as u64, "message", "messages")
             ))?;
             for l in saved.report_lines() {
                 out.line(&l)?;

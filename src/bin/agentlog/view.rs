@@ -204,12 +204,12 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
     }
     let det = view.version();
     out.line(&format!(
-        "# {}: SDK {} ({}), {} events in the view, {} messages",
+        "# {}: SDK {} ({}), {} in the view, {}",
         conv.dir().display(),
         det.version,
         if det.forced { "forced" } else { "inferred" },
-        view.entries().len(),
-        wire.len()
+        crate::out::plural(view.entries().len() as u64, "event", "events"),
+        crate::out::plural(wire.len() as u64, "message", "messages")
     ))?;
     for (i, m) in wire.iter().enumerate() {
         render(out, i, m, args.full)?;
