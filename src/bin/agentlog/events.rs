@@ -152,15 +152,18 @@ pub fn run_events(args: EventsArgs, out: &mut Out) -> Res<u8> {
     let width = columns();
     let events = conv.events().count();
     let first = conv.events().find_map(|e| e.timestamp());
-    out.line(&format!(
-        "{}: {} event{}{}",
-        conv.dir().display(),
-        events,
-        if events == 1 { "" } else { "s" },
-        first.map_or_else(String::new, |t| format!(
-            ", from {} (times as the events record them, no zone)",
-            t.get(..10).unwrap_or(t)
-        ))
+    // The conversation by its directory's name (`ls` gives the path).
+    out.line(&fit(
+        &format!(
+            "{}: {}{}",
+            conv.name(),
+            crate::out::plural(events as u64, "event", "events"),
+            first.map_or_else(String::new, |t| format!(
+                " from {} (times as recorded, no zone)",
+                t.get(..10).unwrap_or(t)
+            ))
+        ),
+        width,
     ))?;
     let mut parser = Parser::new();
     let mut previous: Option<&str> = None;

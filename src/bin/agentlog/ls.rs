@@ -215,6 +215,15 @@ fn table(rows: &[Row], out: &mut Out) -> Res<()> {
             *w = (*w).max(cell.chars().count());
         }
     }
+    // Long model names are cut, so that the path keeps its room.
+    width[5] = width[5].min(MODEL_WIDTH);
+    let cells: Vec<([String; 7], Option<String>)> = cells
+        .into_iter()
+        .map(|(mut c, t)| {
+            c[5] = crate::brief::fit(&c[5], MODEL_WIDTH);
+            (c, t)
+        })
+        .collect();
     let columns = crate::brief::columns();
     let line = |c: &[String; 7], title: Option<&str>| {
         let mut l = String::new();
@@ -239,9 +248,13 @@ fn table(rows: &[Row], out: &mut Out) -> Res<()> {
                 _ => l.push_str(&format!("{cell:<w$}")),
             }
         }
-        if let Some(t) = title {
+        // The title in what room is left.
+        let room = columns.saturating_sub(l.chars().count() + 2);
+        if let Some(t) = title
+            && room >= 10
+        {
             l.push_str("  ");
-            l.push_str(t);
+            l.push_str(&crate::brief::fit(t, room));
         }
         crate::brief::fit(&l, columns)
     };
@@ -251,6 +264,9 @@ fn table(rows: &[Row], out: &mut Out) -> Res<()> {
     }
     Ok(())
 }
+
+/// The most characters of a model name `ls` shows.
+const MODEL_WIDTH: usize = 28;
 
 /// The deepest directory every path is under (the parent of a lone path).
 fn common_dir<'a>(paths: impl Iterator<Item = &'a Path>) -> std::path::PathBuf {

@@ -78,7 +78,11 @@ pub fn warn(msg: &str) {
 
 /// `n` and the noun in its number.
 pub fn plural(n: u64, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
+    format!(
+        "{} {}",
+        crate::ls::group(n),
+        if n == 1 { one } else { many }
+    )
 }
 
 /// `msg` with its line breaks replaced, so that every message is one line.

@@ -223,7 +223,7 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
     let n = |k: usize, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
     out.line(&format!(
         "{}: {}, {}, {}",
-        conv.dir().display(),
+        conv.name(),
         n(events.len(), "event", "events"),
         n(rows.len(), "branch", "branches"),
         n(forks.len(), "fork", "forks"),
