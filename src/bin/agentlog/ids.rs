@@ -122,8 +122,8 @@ mod tests {
 
     #[test]
     fn shortest_unique_prefix() {
-        let s = Shortener::new(["1234567890aa", "1234567890ab", "99"]);
-        assert_eq!(s.short("1234567890aa"), "1234567890a");
+        let s = Shortener::new(["1234567890aaxyz", "1234567890abxyz", "99"]);
+        assert_eq!(s.short("1234567890aaxyz"), "1234567890aa");
         assert_eq!(s.short("99"), "99");
         assert_eq!(
             Shortener::new(["aaaaaaaaaaaa"]).short("aaaaaaaaaaaa"),

@@ -187,10 +187,7 @@ fn drop_overlaps(targets: &mut [(&PathBuf, Target)]) {
 pub fn nothing_found(path: &Path, target: &Target) -> Option<String> {
     let empty = match target {
         Target::OpenHands { dirs, unreadable } => dirs.is_empty() && unreadable.is_empty(),
-        Target::OcChat { root } => {
-            let list = agentlog::occhat::Store::new(root).list_sessions();
-            list.sessions.is_empty() && list.skipped.is_empty()
-        }
+        Target::OcChat { root } => !has_session(root),
         Target::Asf { files } => files.is_empty(),
     };
     if !empty {
@@ -213,6 +210,31 @@ pub fn nothing_found(path: &Path, target: &Target) -> Option<String> {
         "no OpenHands conversations or OC Chat sessions under {}",
         path.display()
     ))
+}
+
+/// Whether an OC Chat root has a session directory: a directory (not
+/// `archive/`, `legacy/` or `Chat_logs/`) holding a `*_meta.json` file.
+/// Stops at the first one found, so a store with sessions costs a listing
+/// or two.
+fn has_session(root: &Path) -> bool {
+    let Ok(rd) = fs::read_dir(root) else {
+        // Unreadable: reported by the command that reads it.
+        return true;
+    };
+    rd.flatten()
+        .filter(|e| {
+            let name = e.file_name();
+            e.file_type().is_ok_and(|t| t.is_dir())
+                && name != ARCHIVE_DIR_NAME
+                && name != LEGACY_DIR_NAME
+                && name != "Chat_logs"
+        })
+        .any(|e| {
+            fs::read_dir(e.path()).is_ok_and(|rd| {
+                rd.flatten()
+                    .any(|f| f.file_name().to_string_lossy().ends_with("_meta.json"))
+            })
+        })
 }
 
 /// What marks `dir` as a flat-layout OC Chat store, if anything: a
