@@ -3,7 +3,7 @@
 use std::ffi::OsStr;
 use std::fs;
 use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::json::{Map, OwnedValue};
 
@@ -47,11 +47,55 @@ impl MigrationSummary {
     }
 }
 
+/// What [`Store::migrate_legacy_layout`] would move, found without
+/// changing anything ([`Store::plan_legacy_migration`]). The migration
+/// itself may still record errors for files it then cannot read or write.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MigrationPlan {
+    /// Each flat `{name}.json` meta and the session directory it would
+    /// move to (its chat log `Chat_logs/{name}_log.json`, when there is
+    /// one, goes with it), in name order.
+    pub sessions: Vec<(PathBuf, PathBuf)>,
+    /// The other files of `Chat_logs/` (but `.gitkeep`), which would move
+    /// to `legacy/`, in name order.
+    pub orphans: Vec<PathBuf>,
+}
+
 fn lossy(s: &OsStr) -> String {
     s.to_string_lossy().into_owned()
 }
 
 impl SessionStore {
+    /// What [`migrate_legacy_layout`](Self::migrate_legacy_layout) would
+    /// move, found by listing the root and `Chat_logs/` only: nothing is
+    /// read, locked or written.
+    pub fn plan_legacy_migration(&self) -> MigrationPlan {
+        let base = &self.dir;
+        let chat_dir = py::join(base, "Chat_logs");
+        let (mut flat, _) = fsops::scan(base, fsops::ends_with(".json"));
+        flat.retain(|f| f.is_file);
+        flat.sort_by(|a, b| a.name.cmp(&b.name));
+        let mut logs = std::collections::HashSet::new();
+        let sessions = flat
+            .iter()
+            .map(|f| {
+                let (stem, _) = py::stem_suffix(&f.name);
+                let mut log = stem.to_os_string();
+                log.push("_log.json");
+                logs.insert(log);
+                (f.path.clone(), py::join(base, fs_safe_name(&lossy(stem))))
+            })
+            .collect();
+        let (mut others, _) = fsops::scan(&chat_dir, |_| true);
+        others.sort_by(|a, b| a.name.cmp(&b.name));
+        let orphans = others
+            .into_iter()
+            .filter(|o| o.is_file && o.name.as_bytes() != b".gitkeep" && !logs.contains(&o.name))
+            .map(|o| o.path)
+            .collect();
+        MigrationPlan { sessions, orphans }
+    }
+
     /// Converts a flat-layout store to the per-session-directory layout, as
     /// `persistence.py` does; running it again changes nothing.
     ///

@@ -31,7 +31,7 @@ pub use fsops::{HookAction, WriteHook, WriteStep};
 pub use journal::PENDING_NAME;
 pub use layout::LayoutProblem;
 pub use list::{SessionEntry, SessionList, Skipped};
-pub use migrate::MigrationSummary;
+pub use migrate::{MigrationPlan, MigrationSummary};
 pub use names::fs_safe_name;
 pub use origin::{FileStamp, Origin};
 pub use recover::Recovery;

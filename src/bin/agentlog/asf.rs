@@ -26,10 +26,7 @@ Examples:
   agentlog asf check session.jsonl
   agentlog asf context session.jsonl --chat
   agentlog asf context session.jsonl --leaf sha256:... --json
-  agentlog asf convert ~/.openhands/conversations -o sessions/ --report
-
-Exit status: 0 success; 1 problems found (check) or an entry/file that does
-not read; 2 usage error or a FILE that cannot be read.";
+  agentlog asf convert ~/.openhands/conversations -o sessions/ --report";
 
 /// Agent Session Format files: check them, rebuild their requests.
 #[derive(clap::Args, Debug)]

@@ -50,9 +50,7 @@ changed since FILE (new ones, new events, a new state or meta, a rewritten
 history; a sub-agent's change checks its top-level conversation) are
 checked, then FILE is replaced by the new checkpoint. A problem of an
 unchanged conversation is not listed again: keep the problems of earlier
-runs, or run without --checkpoint for the whole store.
-
-Exit status: 0 clean, 1 problems found, 2 a PATH that cannot be read.";
+runs, or run without --checkpoint for the whole store.";
 
 /// Read everything and list each problem.
 #[derive(clap::Args, Debug)]
@@ -77,11 +75,19 @@ struct Problem {
 }
 
 impl Problem {
+    /// A problem of `path`; a detail that starts by naming `path` (the
+    /// reader's errors do) has that taken off, so the path is said once.
     fn new(path: &Path, problem: &'static str, detail: impl Into<String>) -> Problem {
+        let path = path_str(path);
+        let detail = one_line(&detail.into());
+        let detail = match detail.strip_prefix(path.as_str()) {
+            Some(rest) if rest.starts_with(": ") => rest[2..].to_owned(),
+            _ => detail,
+        };
         Problem {
-            path: path_str(path),
+            path,
             problem,
-            detail: one_line(&detail.into()),
+            detail,
         }
     }
 }
@@ -146,7 +152,7 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
         }
         None => &args.paths.paths,
     };
-    let resolved = for_each_target(paths, &mut status, |path, target, _| {
+    let resolved = for_each_target(paths, &mut status, |path, target, _, progress| {
         match target {
             Target::OpenHands { dirs, unreadable } => {
                 let f = Found {
@@ -157,9 +163,7 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
                     ..Found::default()
                 };
                 emit(f, out)?;
-                let progress = Progress::new(dirs.len() as u64, "conversations");
-                par_ordered(&dirs, Some(&progress), check_tree, |f| emit(f, out))?;
-                progress.finish();
+                par_ordered(&dirs, Some(progress), check_tree, |f| emit(f, out))?;
             }
             Target::OcChat { root } => {
                 for f in check_occhat(&root) {
@@ -190,16 +194,26 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
         status.raise(Status::PROBLEMS);
     }
     if !args.json && any {
-        let mut what = format!(
-            "{} conversations ({} sub-agents)",
-            total.conversations, total.subagents
-        );
+        use crate::out::plural;
+        let mut what = Vec::new();
+        if total.conversations > 0 || (total.sessions == 0 && total.asf == 0) {
+            what.push(format!(
+                "{} ({})",
+                plural(total.conversations, "conversation", "conversations"),
+                plural(total.subagents, "sub-agent", "sub-agents")
+            ));
+        }
         if total.sessions > 0 {
-            what.push_str(&format!(", {} OC Chat sessions", total.sessions));
+            what.push(plural(
+                total.sessions,
+                "OC Chat session",
+                "OC Chat sessions",
+            ));
         }
         if total.asf > 0 {
-            what.push_str(&format!(", {} ASF sessions", total.asf));
+            what.push(plural(total.asf, "ASF session", "ASF sessions"));
         }
+        let what = what.join(", ");
         let verdict = match problems {
             0 => "no problems".to_owned(),
             1 => "1 problem".to_owned(),

@@ -18,7 +18,11 @@ use std::path::PathBuf;
 use agentlog::json::{OwnedValue, Style};
 use agentlog::openhands::{Conversation, Event, FileStatus, Reader};
 
-use crate::out::{Fail, Obj, Out, Res, Status, warn};
+use agentlog::json::Parser;
+
+use crate::brief::{columns, describe, fit, kind_label};
+use crate::ids::{MIN_SHORT, Shortener};
+use crate::out::{Fail, Obj, Out, Res, Status, one_line, warn};
 use crate::target::one_conversation;
 
 const EVENTS_HELP: &str = "\
@@ -30,8 +34,8 @@ JSON lines have the keys index, file, id, kind, source, parent_id, timestamp.
 A malformed or unreadable event file is listed with null members and reported
 on standard error.
 
-Exit status 1 when base_state.json or meta.json does not read as a JSON object
-(reported on standard error), 2 when the conversation cannot be read.";
+Status 1 also when base_state.json or meta.json does not read as a JSON
+object, or an event file is malformed (reported on standard error).";
 
 /// List the events of one conversation, in the order OpenHands reads them.
 #[derive(clap::Args, Debug)]
@@ -53,8 +57,8 @@ Examples:
 JSON lines have the keys name, index, id, status (event, malformed,
 unreadable, gap, duplicate, bad-name) and error (null or the reason).
 
-Exit status 1 when base_state.json or meta.json does not read as a JSON object
-(reported on standard error), 2 when the conversation cannot be read.";
+Status 1 also when base_state.json or meta.json does not read as a JSON
+object (reported on standard error).";
 
 /// List every file of a conversation's events/ directory, with its status.
 #[derive(clap::Args, Debug)]
@@ -71,10 +75,11 @@ pub struct FilesArgs {
 const SHOW_HELP: &str = "\
 Examples:
   agentlog show ~/.openhands/conversations/<id> --index 3
-  agentlog show ~/.openhands/conversations/<id> --id 1e125f9b-28b4-4d8a-a475-5336ec0e3e6c --raw
+  agentlog show ~/.openhands/conversations/<id> --id 1e125f9b --raw
 
-Exit status 1 when no event has that index or ID, or the event's file does not
-parse (--raw still prints the bytes that could be read).";
+--id takes an event ID or a unique prefix of one. Status 1 when no event has
+that index or ID, a prefix names several (listed), or the event's file does
+not parse (--raw still prints the bytes that could be read).";
 
 /// Print one event: indented JSON, or its file byte for byte.
 #[derive(clap::Args, Debug)]
@@ -132,37 +137,89 @@ fn event_json(e: &Event<'_>) -> OwnedValue {
 
 /// Runs `events`.
 pub fn run_events(args: EventsArgs, out: &mut Out) -> Res<u8> {
-    let (conv, status) = read(&args.path)?;
+    let (conv, mut status) = read(&args.path)?;
+    if args.json {
+        for e in conv.events() {
+            if let Some(err) = e.error() {
+                warn(&err.to_string());
+                status.raise(Status::PROBLEMS);
+            }
+            out.json_line(&event_json(&e))?;
+        }
+        return Ok(status.code());
+    }
+    let short = Shortener::new(conv.events().map(|e| e.id().unwrap_or(e.file_id())));
+    let width = columns();
+    let events = conv.events().count();
+    let first = conv.events().find_map(|e| e.timestamp());
+    // The conversation by its directory's name (`ls` gives the path).
+    out.line(&fit(
+        &format!(
+            "{}: {}{}",
+            conv.name(),
+            crate::out::plural(events as u64, "event", "events"),
+            first.map_or_else(String::new, |t| format!(
+                " from {} (times as recorded, no zone)",
+                t.get(..10).unwrap_or(t)
+            ))
+        ),
+        width,
+    ))?;
+    let mut parser = Parser::new();
+    let mut previous: Option<&str> = None;
     for e in conv.events() {
         if let Some(err) = e.error() {
-            warn(&err.to_string());
-        }
-        if args.json {
-            out.json_line(&event_json(&e))?;
-        } else if let Some(err) = e.error() {
-            out.line(&format!(
-                "{:>5}  {}  {}  {}",
-                e.index(),
-                if err.is_unreadable() {
-                    "UNREADABLE"
-                } else {
-                    "MALFORMED"
-                },
-                e.file_name(),
-                crate::out::one_line(&err.to_string())
+            // Said once, here, on standard output.
+            status.raise(Status::PROBLEMS);
+            out.line(&fit(
+                &one_line(&format!(
+                    "{:>5}  {}  {}  {}",
+                    e.index(),
+                    if err.is_unreadable() {
+                        "UNREADABLE"
+                    } else {
+                        "MALFORMED"
+                    },
+                    e.file_name(),
+                    err
+                )),
+                width,
             ))?;
-        } else {
-            let parent = e.parent_id().map(|p| format!("  parent={p}"));
-            out.line(&crate::out::one_line(&format!(
-                "{:>5}  {:<28}  {:<11}  {:<36}  {}{}",
-                e.index(),
-                e.kind_name().unwrap_or("-"),
-                e.source().unwrap_or("-"),
-                e.id().unwrap_or("-"),
-                e.timestamp().unwrap_or("-"),
-                parent.unwrap_or_default()
-            )))?;
+            previous = None;
+            continue;
         }
+        let id = e.id().unwrap_or(e.file_id());
+        let time = e
+            .timestamp()
+            .and_then(|t| t.split_once('T').map(|(_, time)| time))
+            .map_or("-", |t| t.get(..8).unwrap_or(t));
+        let source = match e.source() {
+            Some("environment") => "env",
+            Some(s) => s,
+            None => "-",
+        };
+        let mut what = String::new();
+        if let Some(p) = e.parent_id()
+            && Some(p) != previous
+            && p != "__root__"
+        {
+            what.push_str(&format!("(after {}) ", short.short(p)));
+        }
+        if let Ok(doc) = e.open(&mut parser) {
+            what.push_str(&describe(doc.root()));
+        }
+        let line = format!(
+            "{:>5}  {:<w$}  {:<8}  {:<5}  {:<12}  {}",
+            e.index(),
+            short.short(id),
+            time,
+            source,
+            kind_label(e.kind_name().unwrap_or("-")),
+            what,
+            w = MIN_SHORT
+        );
+        out.line(fit(&one_line(&line), width).trim_end())?;
+        previous = e.id();
     }
     Ok(status.code())
 }
@@ -201,10 +258,23 @@ pub fn run_show(args: ShowArgs, out: &mut Out) -> Res<u8> {
     let (conv, _) = read(&args.path)?;
     let found = match (&args.index, &args.id) {
         (Some(i), _) => conv.events().find(|e| e.index() == *i),
-        (None, Some(id)) => conv
-            .events()
-            .find(|e| e.id() == Some(id.as_str()))
-            .or_else(|| conv.events().find(|e| e.file_id() == id)),
+        (None, Some(id)) => {
+            // The `id` members and the IDs in the file names, whole or by
+            // a unique prefix.
+            let events: Vec<Event<'_>> = conv.events().collect();
+            let place = conv.dir().display().to_string();
+            let full = crate::ids::by_prefix(
+                id,
+                events
+                    .iter()
+                    .flat_map(|e| e.id().into_iter().chain(Some(e.file_id()))),
+                "event",
+                &place,
+            )?;
+            conv.events()
+                .find(|e| e.id() == Some(full))
+                .or_else(|| conv.events().find(|e| e.file_id() == full))
+        }
         (None, None) => None,
     };
     let Some(e) = found else {
@@ -220,11 +290,14 @@ pub fn run_show(args: ShowArgs, out: &mut Out) -> Res<u8> {
         )));
     };
     if args.raw {
+        // A malformed event's bytes, as they are; its problem said once.
         if let Some(err) = e.error() {
-            warn(&err.to_string());
             if e.raw().is_empty() {
                 return Err(Fail::Problem(err.to_string()));
             }
+            warn(&err.to_string());
+            out.bytes(e.raw())?;
+            return Ok(Status::PROBLEMS.code());
         }
         out.bytes(e.raw())?;
         return Ok(Status::OK.code());

@@ -1,4 +1,4 @@
-//! `agentlog export --jsonl`: every event of every conversation, one JSON
+//! `agentlog export` (JSON lines; `--jsonl` accepted): every event of every conversation, one JSON
 //! line each, for indexers.
 //!
 //! Each line is one object, members in this order:
@@ -37,12 +37,13 @@ use agentlog::openhands::Event;
 use agentlog::openhands::{DIR_EVENTS, FILE_BASE_STATE, FILE_META};
 
 use crate::out::{Out, Res, Status, one_line, warn};
+use crate::progress::Progress;
 use crate::target::{Target, Worker, for_each_target, walk};
 
 const HELP: &str = "\
 Examples:
-  agentlog export ~/.openhands/conversations --jsonl -o events.jsonl
-  agentlog export store-a store-b --jsonl | gzip > events.jsonl.gz
+  agentlog export ~/.openhands/conversations -o events.jsonl
+  agentlog export store-a store-b | gzip > events.jsonl.gz
 
 Each line: {\"conversation\": ID, \"parent\": ID|null, \"index\": N, \"file\": NAME,
 \"error\": null|REASON, \"event\": <the event file's JSON, verbatim>|null}.
@@ -65,8 +66,9 @@ pub struct Args {
     /// OpenHands stores or conversation directories.
     #[arg(required = true, value_name = "PATH")]
     paths: Vec<PathBuf>,
-    /// Write JSON lines (the only format).
-    #[arg(long, required = true)]
+    /// Write JSON lines: the only format, and the default (accepted for
+    /// scripts that name it).
+    #[arg(long)]
     jsonl: bool,
     /// Write to FILE instead of standard output: a regular file is replaced
     /// when complete, a device, FIFO or socket written in place, `-` is
@@ -82,12 +84,14 @@ pub struct Args {
 
 /// Runs the command.
 pub fn run(args: Args, stdout: &mut Out) -> Res<u8> {
+    // JSON lines whether or not --jsonl is given.
+    let _always_jsonl = args.jsonl;
     if let Some(cp) = &args.checkpoint {
         return crate::since::export(&args.paths, args.output.as_deref(), cp, stdout);
     }
     let mut status = Status::OK;
     let mut targets = Vec::new();
-    for_each_target(&args.paths, &mut status, |_, target, status| {
+    for_each_target(&args.paths, &mut status, |_, target, status, _| {
         match target {
             Target::OcChat { root } => {
                 crate::out::error(&format!(
@@ -129,8 +133,13 @@ pub fn run(args: Args, stdout: &mut Out) -> Res<u8> {
         ..
     } = Worker::default();
     let mut line = Vec::with_capacity(1 << 16);
+    let progress = Progress::new(
+        targets.iter().map(|d| d.len() as u64).sum(),
+        "conversations",
+    );
     for dirs in &targets {
         for dir in dirs {
+            progress.inc(1);
             walk(&mut reader, &mut conv, &mut ids, dir, |node| {
                 let c = match node.conv {
                     Ok(c) => c,
@@ -162,6 +171,7 @@ pub fn run(args: Args, stdout: &mut Out) -> Res<u8> {
             })?;
         }
     }
+    progress.finish();
     if let Some(o) = file_out {
         o.finish()?;
     }

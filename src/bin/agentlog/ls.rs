@@ -31,8 +31,10 @@ use agentlog::openhands::{
 use agentlog::source;
 use rayon::prelude::*;
 
+use crate::ids::Shortener;
 use crate::out::{Obj, Out, Res, Status, one_line, path_str, warn};
 use crate::target::{MAX_SUBAGENT_DEPTH, Paths, Target, for_each_target, par_ordered};
+use crate::when::minute;
 
 const HELP: &str = "\
 Examples:
@@ -50,9 +52,8 @@ checkpoint once the listing is flushed and synced. A removed conversation
 is not listed (`export --checkpoint` prints a `removed` record for it). A
 checkpoint file is one consumer's: give each command its own.
 
-Exit status: 0, 1 when a listed conversation's base_state.json, meta.json or
-events/ could not be read (each reported on standard error), 2 a PATH that
-cannot be read.";
+Status 1 also when a listed conversation's base_state.json, meta.json or
+events/ could not be read (each reported on standard error).";
 
 /// List the conversations (OpenHands) or sessions (OC Chat) under each PATH.
 #[derive(clap::Args, Debug)]
@@ -101,45 +102,24 @@ impl Row {
             .uint("subagents", self.subagents)
             .done()
     }
-
-    fn to_text(&self) -> String {
-        // Text from the files, on one line whatever it holds.
-        let d = |s: &Option<String>| s.as_deref().map_or_else(|| "-".into(), one_line);
-        let n = |v: Option<u64>| v.map_or_else(|| "-".into(), |v| v.to_string());
-        format!(
-            "{:<9}  {:<32}  {:>6}  {:>3}  {:<26}  {:<26}  {}  {}",
-            self.format,
-            d(&self.id),
-            n(self.events),
-            n(self.subagents),
-            d(&self.created),
-            d(&self.updated),
-            d(&self.model),
-            d(&self.title),
-        )
-    }
 }
 
 /// Runs the command.
 pub fn run(args: Args, out: &mut Out) -> Res<u8> {
     let mut status = Status::OK;
-    let mut header = !args.json;
     let mut problems = false;
-    let mut emit = |row: Row| {
-        for p in &row.problems {
-            warn(p);
+    // Human output is aligned, so its rows are kept until the end.
+    let mut rows: Vec<Row> = Vec::new();
+    let mut emit = |mut row: Row| {
+        for p in std::mem::take(&mut row.problems) {
+            warn(&p);
             problems = true;
         }
         if args.json {
             return out.json_line(&row.to_value());
         }
-        if std::mem::take(&mut header) {
-            out.line(&format!(
-                "{:<9}  {:<32}  {:>6}  {:>3}  {:<26}  {:<26}  MODEL  TITLE",
-                "FORMAT", "ID", "EVENTS", "SUB", "CREATED", "UPDATED"
-            ))?;
-        }
-        out.line(&row.to_text())
+        rows.push(row);
+        Ok(())
     };
     let mut save = None;
     let paths: &[PathBuf] = match &args.checkpoint {
@@ -160,14 +140,14 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
         }
         None => &args.paths.paths,
     };
-    for_each_target(paths, &mut status, |_, target, _| match target {
+    for_each_target(paths, &mut status, |_, target, _, progress| match target {
         Target::OpenHands { dirs, unreadable } => {
             for e in &unreadable {
                 warn(&format!("{e} (skipped)"));
             }
             par_ordered(
                 &dirs,
-                None,
+                Some(progress),
                 |w, dir| openhands_row(&mut w.ids, dir),
                 &mut emit,
             )
@@ -185,13 +165,173 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
             Ok(())
         }
     })?;
-    if problems {
-        status.raise(Status::PROBLEMS);
+    if !args.json {
+        table(&rows, out)?;
     }
     if let Some((cp, new)) = save {
         crate::since::save_after(out, cp, &new)?;
     }
+    if problems {
+        status.raise(Status::PROBLEMS);
+    }
     Ok(status.code())
+}
+
+/// The human listing: aligned columns, IDs shortened to a unique prefix
+/// (OpenHands and ASF IDs; OC Chat names whole), times in one format
+/// ([`crate::when`]), the path relative to the directory all rows share
+/// (a directory named by the ID shown by the ID's prefix), the title last.
+/// `created` is in `--json` only.
+fn table(rows: &[Row], out: &mut Out) -> Res<()> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let tz = agentlog::occhat::TimeZone::local();
+    let short = Shortener::new(
+        rows.iter()
+            .filter(|r| r.format != "occhat")
+            .filter_map(|r| r.id.as_deref()),
+    );
+    let base = common_dir(rows.iter().map(|r| Path::new(&r.path)));
+    let text = |s: &Option<String>| s.as_deref().map_or_else(|| "-".into(), one_line);
+    let count = |v: Option<u64>| v.map_or_else(|| "-".into(), group);
+    let time = |t: &Option<String>| t.as_deref().map_or_else(|| "-".into(), |t| minute(t, &tz));
+    const HEAD: [&str; 7] = [
+        "FORMAT",
+        "ID",
+        "EVENTS",
+        "SUB",
+        "UPDATED (local)",
+        "MODEL",
+        "PATH",
+    ];
+    let cells: Vec<([String; 7], Option<String>)> = rows
+        .iter()
+        .map(|r| {
+            let id = match (&r.id, r.format) {
+                (Some(id), "occhat") => one_line(id),
+                (Some(id), _) => short.short(id).to_owned(),
+                (None, _) => "-".into(),
+            };
+            let rel = Path::new(&r.path)
+                .strip_prefix(&base)
+                .ok()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new(&r.path));
+            // A directory named by the ID is shown by the ID's prefix.
+            let rel = match (rel.file_name(), &r.id) {
+                (Some(name), Some(full)) if r.format == "openhands" && name == full.as_str() => {
+                    rel.with_file_name(short.short(full))
+                }
+                _ => rel.to_path_buf(),
+            };
+            let rel = rel.to_string_lossy().into_owned();
+            (
+                [
+                    r.format.to_owned(),
+                    id,
+                    count(r.events),
+                    count(r.subagents),
+                    time(&r.updated),
+                    text(&r.model),
+                    one_line(&rel),
+                ],
+                r.title.as_deref().map(one_line),
+            )
+        })
+        .collect();
+    let mut width = HEAD.map(|h| h.chars().count());
+    for (c, _) in &cells {
+        for (w, cell) in width.iter_mut().zip(c) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    // Long model names are cut, so that the path keeps its room.
+    width[5] = width[5].min(MODEL_WIDTH);
+    let cells: Vec<([String; 7], Option<String>)> = cells
+        .into_iter()
+        .map(|(mut c, t)| {
+            c[5] = crate::brief::fit(&c[5], MODEL_WIDTH);
+            (c, t)
+        })
+        .collect();
+    let columns = crate::brief::columns();
+    let line = |c: &[String; 7], title: Option<&str>| {
+        let mut l = String::new();
+        for (i, (cell, w)) in c.iter().zip(width).enumerate() {
+            if i > 0 {
+                l.push_str("  ");
+            }
+            // Numbers right-aligned, the last column not padded.
+            match i {
+                2 | 3 => l.push_str(&format!("{cell:>w$}")),
+                // A path too long for the line keeps its end.
+                6 => {
+                    let room = columns.saturating_sub(l.chars().count()).max(12);
+                    let n = cell.chars().count();
+                    if n > room {
+                        l.push('…');
+                        l.extend(cell.chars().skip(n - room + 1));
+                    } else {
+                        l.push_str(cell);
+                    }
+                }
+                _ => l.push_str(&format!("{cell:<w$}")),
+            }
+        }
+        // The title in what room is left.
+        let room = columns.saturating_sub(l.chars().count() + 2);
+        if let Some(t) = title
+            && room >= 10
+        {
+            l.push_str("  ");
+            l.push_str(&crate::brief::fit(t, room));
+        }
+        crate::brief::fit(&l, columns)
+    };
+    out.line(&line(&HEAD.map(str::to_owned), None))?;
+    for (c, title) in &cells {
+        out.line(&line(c, title.as_deref()))?;
+    }
+    Ok(())
+}
+
+/// The most characters of a model name `ls` shows.
+const MODEL_WIDTH: usize = 28;
+
+/// The deepest directory every path is under (the parent of a lone path).
+fn common_dir<'a>(paths: impl Iterator<Item = &'a Path>) -> std::path::PathBuf {
+    let mut base: Option<std::path::PathBuf> = None;
+    for p in paths {
+        let parent = p.parent().unwrap_or(p);
+        base = Some(match base {
+            None => parent.to_path_buf(),
+            Some(b) => {
+                let mut b = b.as_path();
+                while !parent.starts_with(b) {
+                    match b.parent() {
+                        Some(up) => b = up,
+                        None => break,
+                    }
+                }
+                b.to_path_buf()
+            }
+        });
+    }
+    base.unwrap_or_default()
+}
+
+/// `n` with thousands separated by commas.
+pub fn group(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
 }
 
 /// Reads a small JSON file and hands its root to `f`.

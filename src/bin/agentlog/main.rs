@@ -2,10 +2,8 @@
 //! stores of AI coding agents (OpenHands SDK conversation directories and
 //! OC Chat session stores), over the `agentlog` library.
 //!
-//! Exit status: 0 on success, 1 when `check` found problems (or what was
-//! asked for is not there: an event `show` cannot find, a file that does
-//! not parse), 2 on a usage error or a path that cannot be read at all.
-//! Output to a closed pipe ends quietly with status 0.
+//! Exit status: one table for every command, [`EXIT_STATUS`], printed at
+//! the end of each command's `--help`.
 //!
 //! The JSON shapes each command prints are documented on its `--help` and
 //! in the module of the command; they are a stable contract.
@@ -13,10 +11,12 @@
 mod asf;
 mod asf_convert;
 mod asf_files;
+mod brief;
 mod check;
 mod events;
 mod export;
 mod follow;
+mod ids;
 mod ls;
 mod occhat;
 mod out;
@@ -24,11 +24,13 @@ mod progress;
 mod since;
 mod stats;
 mod target;
+mod tree;
 mod view;
+mod when;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{Command, CommandFactory, FromArgMatches, Subcommand};
 
 use out::{Fail, Out};
 
@@ -38,21 +40,30 @@ Examples:
   agentlog stats examples/store
   agentlog events ~/.openhands/conversations/<id> --json | head
   agentlog check ~/.openhands/conversations oc_chat/sessions
-  agentlog export ~/.openhands/conversations --jsonl -o events.jsonl
+  agentlog export ~/.openhands/conversations -o events.jsonl
   agentlog follow ~/.openhands/conversations --checkpoint follow.cp
   agentlog view ~/.openhands/conversations/<id> --json
+  agentlog tree ~/.openhands/conversations/<id>
   agentlog occhat --sessions-dir oc_chat/sessions list
   agentlog asf check session.jsonl
 
 PATH is told apart by itself: an OpenHands store, conversation directory or
 file of one (base_state.json, meta.json, events/event-*.json), or an OC Chat
-sessions directory.
+sessions directory.";
 
-Exit status: 0 success; 1 problems found (check) or the thing asked for is
-missing or unparsable; 2 usage error or a path that cannot be read at all.";
+/// The exit statuses of every command, appended to each `--help`.
+pub const EXIT_STATUS: &str = "\
+Exit status (every command):
+  0  success
+  1  problems found (check, tail, files that do not read), nothing found
+     under a PATH, or what was asked for is not there (no such event,
+     session or branch; an ID prefix that names several, listed)
+  2  usage error (an unknown option or value, the wrong kind of PATH), or a
+     PATH or output that cannot be read or written at all
+A closed output pipe ends the command quietly with status 0.";
 
 /// Reads AI coding agents' conversation stores (OpenHands SDK, OC Chat).
-#[derive(Parser, Debug)]
+#[derive(clap::Parser, Debug)]
 #[command(name = "agentlog", version, about, after_help = EXAMPLES)]
 struct Cli {
     #[command(subcommand)]
@@ -70,12 +81,26 @@ enum Cmd {
     Export(export::Args),
     Follow(follow::Args),
     View(view::Args),
+    Tree(tree::Args),
     Occhat(occhat::Args),
     Asf(asf::Args),
 }
 
+/// `cmd` and every subcommand under it, with [`EXIT_STATUS`] after the
+/// help text of each.
+fn with_exit_status(cmd: Command) -> Command {
+    let help = match cmd.get_after_help() {
+        Some(h) => format!("{h}\n\n{EXIT_STATUS}"),
+        None => EXIT_STATUS.to_owned(),
+    };
+    cmd.after_help(help).mut_subcommands(with_exit_status)
+}
+
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let parsed = with_exit_status(Cli::command())
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(c) => c,
         Err(e) => {
             // Help and version go to standard output (status 0), usage
@@ -95,6 +120,7 @@ fn main() -> ExitCode {
         Cmd::Export(a) => export::run(a, &mut out),
         Cmd::Follow(a) => follow::run(a, &mut out),
         Cmd::View(a) => view::run(a, &mut out),
+        Cmd::Tree(a) => tree::run(a, &mut out),
         Cmd::Occhat(a) => occhat::run(a, &mut out),
         Cmd::Asf(a) => asf::run(a, &mut out),
     };

@@ -22,7 +22,7 @@ use agentlog::occhat::{
 };
 
 use crate::ls::text_of;
-use crate::out::{Fail, Obj, Out, Res, Status, path_str, warn};
+use crate::out::{Fail, Obj, Out, Res, Status, path_str, plural, warn};
 
 const HELP: &str = "\
 Examples:
@@ -42,10 +42,19 @@ oc_chat/sessions.";
 #[command(after_help = HELP)]
 pub struct Args {
     /// The sessions directory (default: $OC_CHAT_SESSIONS_DIR, else oc_chat/sessions).
-    #[arg(long, global = true, value_name = "DIR")]
+    #[arg(long, value_name = "DIR")]
     sessions_dir: Option<PathBuf>,
     #[command(subcommand)]
     cmd: Cmd,
+}
+
+/// `--sessions-dir` after a subcommand that reads a store (`safe-name`
+/// reads none and does not take it).
+#[derive(clap::Args, Debug)]
+struct Dir {
+    /// The sessions directory (default: $OC_CHAT_SESSIONS_DIR, else oc_chat/sessions).
+    #[arg(long = "sessions-dir", value_name = "DIR")]
+    sessions_dir: Option<PathBuf>,
 }
 
 #[derive(clap::Subcommand, Debug)]
@@ -55,6 +64,8 @@ enum Cmd {
         JSON: an array of objects with the keys name, model, stats, last_modified,\n\
         filepath, chat_logs, reasoning_effort, chat_log_size_bytes, ui.")]
     List {
+        #[command(flatten)]
+        dir: Dir,
         /// A JSON array.
         #[arg(long)]
         json: bool,
@@ -63,6 +74,8 @@ enum Cmd {
     #[command(after_help = "Example:\n  agentlog occhat show weekly-report\n\n\
         JSON: {\"filepath\", \"validated\", \"metadata\", \"messages\", \"chat_log_load_failed\"}.")]
     Show {
+        #[command(flatten)]
+        dir: Dir,
         /// The session's name, or the path of its meta file.
         name: String,
         /// The metadata and every message, as JSON.
@@ -75,6 +88,8 @@ enum Cmd {
         JSON: {\"kind\", \"tail_indexes\", \"summary\"}, or null when the tail is complete."
     )]
     Tail {
+        #[command(flatten)]
+        dir: Dir,
         /// The session's name, or the path of a chat log.
         name_or_path: String,
         /// The report as JSON (null when there is none).
@@ -89,6 +104,8 @@ enum Cmd {
         previous chat log and meta move to archive/, never lost."
     )]
     Recover {
+        #[command(flatten)]
+        dir: Dir,
         /// The session's name, or the path of its meta file.
         name: String,
         /// What to do with the tail.
@@ -108,6 +125,8 @@ enum Cmd {
         chat log, an export, anything under archive/ or legacy/) is refused."
     )]
     ExportMd {
+        #[command(flatten)]
+        dir: Dir,
         /// The session's name, or the path of its meta file.
         name: String,
         /// Write here instead of the session directory (`-`: standard output).
@@ -116,13 +135,19 @@ enum Cmd {
     },
     /// Convert a flat pre-session-system store to per-session directories.
     #[command(
-        after_help = "Example:\n  agentlog occhat --sessions-dir old_sessions migrate --json\n\n\
-        JSON: {\"migrated\", \"recovered\", \"orphans_moved\", \"errors\"}."
+        after_help = "Example:\n  agentlog occhat --sessions-dir old_sessions migrate --dry-run\n\n\
+        JSON: {\"migrated\", \"recovered\", \"orphans_moved\", \"errors\"}; with\n\
+        --dry-run {\"sessions\": [{\"from\", \"to\"}], \"orphans\": [PATH]}."
     )]
     Migrate {
+        #[command(flatten)]
+        dir: Dir,
         /// The summary as JSON.
         #[arg(long)]
         json: bool,
+        /// Say what would move, write nothing.
+        #[arg(long)]
+        dry_run: bool,
     },
     /// Print each name's file-system-safe form, one a line.
     #[command(name = "safe-name")]
@@ -170,9 +195,43 @@ fn preview(m: &OwnedValue) -> String {
     s
 }
 
+/// Why a sessions directory lists nothing: an OpenHands store, a store in
+/// the flat layout, or nothing of either.
+fn nothing_here(dir: &std::path::Path) -> String {
+    if let Ok(crate::target::Target::OpenHands { dirs, .. }) = crate::target::resolve(dir)
+        && !dirs.is_empty()
+    {
+        return format!(
+            "{}: an OpenHands store ({}), not an OC Chat sessions directory (agentlog ls {})",
+            dir.display(),
+            plural(dirs.len() as u64, "conversation", "conversations"),
+            dir.display()
+        );
+    }
+    crate::target::nothing_found(dir, &crate::target::Target::Asf { files: Vec::new() })
+        .map(|m| m.replace("OpenHands conversations or ", ""))
+        .unwrap_or_default()
+}
+
 /// Runs the command.
 pub fn run(args: Args, out: &mut Out) -> Res<u8> {
-    let store = SessionStore::locate(args.sessions_dir.as_deref());
+    let dir = match &args.cmd {
+        Cmd::List { dir, .. }
+        | Cmd::Show { dir, .. }
+        | Cmd::Tail { dir, .. }
+        | Cmd::Recover { dir, .. }
+        | Cmd::ExportMd { dir, .. }
+        | Cmd::Migrate { dir, .. } => dir.sessions_dir.clone().or(args.sessions_dir),
+        Cmd::SafeName { .. } => {
+            if args.sessions_dir.is_some() {
+                return Err(Fail::Fatal(
+                    "--sessions-dir: safe-name reads no store; give it names only".into(),
+                ));
+            }
+            None
+        }
+    };
+    let store = SessionStore::locate(dir.as_deref());
     let fatal = |e: &dyn std::fmt::Display| Fail::Fatal(e.to_string());
     // A session that is not there is what was asked for missing (1); a
     // store that cannot be read is fatal (2).
@@ -184,7 +243,7 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
         }
     };
     match args.cmd {
-        Cmd::List { json } => {
+        Cmd::List { json, .. } => {
             if !store.dir().is_dir() {
                 return Err(Fail::Fatal(format!(
                     "{}: not a directory (give --sessions-dir)",
@@ -195,6 +254,8 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
             for s in &list.skipped {
                 warn(&format!("{} (skipped)", s.error));
             }
+            let nothing = (list.sessions.is_empty() && list.skipped.is_empty())
+                .then(|| nothing_here(store.dir()));
             if json {
                 out.json_pretty(&list.to_value())?;
             } else {
@@ -209,8 +270,13 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
                     ))?;
                 }
             }
+            if let Some(msg) = nothing {
+                out.flush()?;
+                crate::out::error(&msg);
+                return Ok(Status::PROBLEMS.code());
+            }
         }
-        Cmd::Show { name, json } => {
+        Cmd::Show { name, json, .. } => {
             let meta = store.load_session_metadata(&name).map_err(load)?;
             let session = store.load_session(&path_str(&meta.path)).map_err(load)?;
             if session.load_failed {
@@ -263,14 +329,16 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
                 }
             }
         }
-        Cmd::Tail { name_or_path, json } => {
+        Cmd::Tail {
+            name_or_path, json, ..
+        } => {
             let log = store.load_chat_log(&name_or_path).map_err(load)?;
             let report = detect_incomplete_tail(log.messages());
             if json {
                 let v = report.as_ref().map_or(OwnedValue::Null, |r| r.to_value());
                 out.json_line(&v)?;
             } else {
-                match report {
+                match &report {
                     None => out.line(&format!("{}: the tail is complete", log.path.display()))?,
                     Some(r) => out.line(&format!(
                         "{}: {} (messages {:?}): {}",
@@ -281,11 +349,16 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
                     ))?,
                 }
             }
+            // An incomplete tail is a problem found, as `check` says.
+            if report.is_some() {
+                return Ok(Status::PROBLEMS.code());
+            }
         }
         Cmd::Recover {
             name,
             choice,
             dry_run,
+            ..
         } => {
             let choice: RecoveryChoice = choice.parse().map_err(|e| fatal(&e))?;
             let r = store
@@ -309,16 +382,17 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
             let Some(saved) = &r.saved else {
                 if r.after == r.before {
                     out.line(&format!(
-                        "{}: nothing to change ({} messages kept)",
-                        r.name, r.before
+                        "{}: nothing to change ({} kept)",
+                        r.name,
+                        plural(r.before as u64, "message", "messages")
                     ))?;
                 } else {
                     out.line(&format!(
-                        "{}: {} keeps {} of {} messages (dry run: nothing written)",
+                        "{}: {} keeps {} of {} (dry run: nothing written)",
                         r.name,
                         choice.as_str(),
                         r.after,
-                        r.before
+                        plural(r.before as u64, "message", "messages")
                     ))?;
                 }
                 return Ok(Status::OK.code());
@@ -327,11 +401,11 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
                 warn(&n.to_string());
             }
             out.line(&format!(
-                "{}: {} keeps {} of {} messages",
+                "{}: {} keeps {} of {}",
                 r.name,
                 choice.as_str(),
                 r.after,
-                r.before
+                plural(r.before as u64, "message", "messages")
             ))?;
             for l in saved.report_lines() {
                 out.line(&l)?;
@@ -340,7 +414,7 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
                 return Ok(Status::PROBLEMS.code());
             }
         }
-        Cmd::ExportMd { name, output } => {
+        Cmd::ExportMd { name, output, .. } => {
             let session = store.load_session(&name).map_err(load)?;
             let path = store
                 .export_markdown(&session, output.as_deref())
@@ -366,22 +440,68 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
                 out.line(&format!("[Exported to {}]", path.display()))?;
             }
         }
-        Cmd::Migrate { json } => {
+        Cmd::Migrate { json, dry_run, .. } => {
             if !store.dir().is_dir() {
                 return Err(Fail::Fatal(format!(
                     "{}: not a directory (give --sessions-dir)",
                     store.dir().display()
                 )));
             }
+            if dry_run {
+                let plan = store.plan_legacy_migration();
+                if json {
+                    out.json_pretty(
+                        &Obj::new()
+                            .put(
+                                "sessions",
+                                OwnedValue::Array(
+                                    plan.sessions
+                                        .iter()
+                                        .map(|(from, to)| {
+                                            Obj::new()
+                                                .put("from", path_str(from))
+                                                .put("to", path_str(to))
+                                                .done()
+                                        })
+                                        .collect(),
+                                ),
+                            )
+                            .put(
+                                "orphans",
+                                OwnedValue::Array(
+                                    plan.orphans.iter().map(|p| path_str(p).into()).collect(),
+                                ),
+                            )
+                            .done(),
+                    )?;
+                } else {
+                    for (from, to) in &plan.sessions {
+                        out.line(&format!("{} -> {}/", from.display(), to.display()))?;
+                    }
+                    for o in &plan.orphans {
+                        out.line(&format!("{} -> legacy/", o.display()))?;
+                    }
+                    out.line(&format!(
+                        "would migrate {} and move {} to legacy/ (dry run: nothing written)",
+                        plural(plan.sessions.len() as u64, "session", "sessions"),
+                        plural(
+                            plan.orphans.len() as u64,
+                            "orphan chat log",
+                            "orphan chat logs"
+                        )
+                    ))?;
+                }
+                return Ok(Status::OK.code());
+            }
             let summary = store.migrate_legacy_layout().map_err(|e| fatal(&e))?;
             if json {
                 out.json_line(&summary.to_value())?;
             } else {
                 out.line(&format!(
-                    "migrated {}, orphans moved {}, errors {}",
-                    summary.migrated,
-                    summary.orphans_moved,
-                    summary.errors.len()
+                    "migrated {}, moved {} to legacy/, {}",
+                    plural(summary.migrated, "session", "sessions"),
+                    plural(summary.orphans_moved, "orphan chat log", "orphan chat logs"),
+                    plural(summary.errors.len() as u64, "error", "errors")
                 ))?;
                 for e in &summary.errors {
                     out.line(&format!("  error: {e}"))?;

@@ -16,7 +16,8 @@ pub enum Fail {
     /// A usage error or a path that cannot be read at all: the message is
     /// printed on one line, status 2.
     Fatal(String),
-    /// What was asked for is missing or does not parse: status 1.
+    /// What was asked for is missing, ambiguous or does not parse, or
+    /// nothing was found: status 1.
     Problem(String),
 }
 
@@ -41,9 +42,10 @@ pub struct Status(u8);
 impl Status {
     /// Nothing wrong.
     pub const OK: Status = Status(0);
-    /// Problems found (or a thing asked for is missing).
+    /// Problems found, nothing found under a PATH, or a thing asked for
+    /// is missing (see [`crate::EXIT_STATUS`]).
     pub const PROBLEMS: Status = Status(1);
-    /// A path could not be read at all.
+    /// A usage error, or a path that could not be read at all.
     pub const FATAL: Status = Status(2);
 
     /// Raises the status to at least `s`.
@@ -59,19 +61,28 @@ impl Status {
     }
 }
 
-/// Prints `agentlog: error: MSG` on standard error (errors writing it are
-/// ignored: there is nowhere left to report them).
+/// Prints `error: MSG` on standard error, as clap prints its usage errors
+/// (errors writing it are ignored: there is nowhere left to report them).
 pub fn error(msg: &str) {
     crate::progress::suspend(|| {
-        let _ = writeln!(io::stderr().lock(), "agentlog: error: {}", one_line(msg));
+        let _ = writeln!(io::stderr().lock(), "error: {}", one_line(msg));
     });
 }
 
-/// Prints `agentlog: warning: MSG` on standard error.
+/// Prints `warning: MSG` on standard error.
 pub fn warn(msg: &str) {
     crate::progress::suspend(|| {
-        let _ = writeln!(io::stderr().lock(), "agentlog: warning: {}", one_line(msg));
+        let _ = writeln!(io::stderr().lock(), "warning: {}", one_line(msg));
     });
+}
+
+/// `n` and the noun in its number.
+pub fn plural(n: u64, one: &str, many: &str) -> String {
+    format!(
+        "{} {}",
+        crate::ls::group(n),
+        if n == 1 { one } else { many }
+    )
 }
 
 /// `msg` with its line breaks replaced, so that every message is one line.

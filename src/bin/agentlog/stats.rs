@@ -54,7 +54,6 @@ use agentlog::openhands::{Conversation, FileStatus, Kind, Parsed, State, StateUs
 use rayon::prelude::*;
 
 use crate::out::{Obj, Out, Res, Status, float as json_float, uint, warn};
-use crate::progress::Progress;
 use crate::target::{Paths, Target, Worker, for_each_target, par_ordered, walk_with};
 
 const HELP: &str = "\
@@ -71,7 +70,7 @@ errors, usage, files.
 
 No --checkpoint: these are totals of the stores as they are; totals of what
 changed since a checkpoint would read as the store's. For what is new since
-FILE, count the lines of `agentlog export PATH --jsonl --checkpoint FILE`.";
+FILE, count the lines of `agentlog export PATH --checkpoint FILE`.";
 
 /// Totals over any number of stores.
 #[derive(clap::Args, Debug)]
@@ -202,83 +201,157 @@ impl Totals {
             .done()
     }
 
+    /// The human form: counts with thousands separators, what belongs to
+    /// one format only shown when that format was read, usage as a table,
+    /// cost in dollars to the cent.
     fn to_text(&self) -> Vec<String> {
+        let g = crate::ls::group;
+        let p =
+            |n: u64, one: &str, many: &str| format!("{} {}", g(n), if n == 1 { one } else { many });
         let mut l = Vec::new();
-        l.push(format!(
-            "conversations  {} ({} sub-agents)",
-            self.conversations, self.subagents
-        ));
+        let openhands = self.conversations > 0 || self.subagents > 0;
+        if openhands || self.sessions == 0 {
+            l.push(format!(
+                "{:<34}{:>12}  ({})",
+                "OpenHands conversations",
+                g(self.conversations),
+                p(self.subagents, "sub-agent", "sub-agents")
+            ));
+        }
         if self.sessions > 0 {
             l.push(format!(
-                "sessions       {} ({} messages)",
-                self.sessions, self.messages
+                "{:<34}{:>12}  ({})",
+                "sessions (OC Chat, ASF)",
+                g(self.sessions),
+                p(self.messages, "message", "messages")
             ));
         }
         if self.unreadable > 0 {
-            l.push(format!("unreadable     {}", self.unreadable));
+            l.push(format!("{:<34}{:>12}", "unreadable", g(self.unreadable)));
         }
-        l.push(format!("events         {}", self.events));
-        for (k, v) in &self.kinds {
-            l.push(format!("  {v:>10}  {k}"));
+        let list = |l: &mut Vec<String>, m: &BTreeMap<String, u64>| {
+            for (k, v) in m {
+                l.push(format!("  {:<32}{:>12}", crate::brief::fit(k, 32), g(*v)));
+            }
+        };
+        if self.events > 0 || openhands {
+            l.push(String::new());
+            l.push(format!("{:<34}{:>12}", "events by kind", g(self.events)));
+            list(&mut l, &self.kinds);
         }
         if !self.roles.is_empty() {
-            l.push("messages by role".into());
-            for (k, v) in &self.roles {
-                l.push(format!("  {v:>10}  {k}"));
-            }
-        }
-        l.push(format!(
-            "tool calls     {}",
-            self.tools.values().fold(0u64, |a, b| a.saturating_add(*b))
-        ));
-        for (k, v) in &self.tools {
-            l.push(format!("  {v:>10}  {k}"));
-        }
-        l.push(format!(
-            "errors         {} agent, {} conversation, {} tool",
-            self.agent_errors, self.conversation_errors, self.tool_errors
-        ));
-        l.push("usage by model".into());
-        if self.usage.is_empty() {
-            l.push("  (none recorded)".into());
-        }
-        for (k, u) in &self.usage {
+            l.push(String::new());
             l.push(format!(
-                "  {k}: {} calls, {} prompt ({} cache read, {} cache write), {} completion, {} reasoning tokens, cost {:.6}",
-                u.calls,
-                u.prompt_tokens,
-                u.cache_read_tokens,
-                u.cache_write_tokens,
-                u.completion_tokens,
-                u.reasoning_tokens,
-                u.cost
+                "{:<34}{:>12}",
+                "messages by role (OC Chat, ASF)",
+                g(self.messages)
+            ));
+            list(&mut l, &self.roles);
+        }
+        l.push(String::new());
+        l.push(format!(
+            "{:<34}{:>12}",
+            "tool calls",
+            g(self.tools.values().fold(0u64, |a, b| a.saturating_add(*b)))
+        ));
+        list(&mut l, &self.tools);
+        if openhands || self.agent_errors + self.conversation_errors + self.tool_errors > 0 {
+            l.push(String::new());
+            l.push(format!(
+                "errors: {}, {}, {}",
+                p(self.agent_errors, "agent error", "agent errors"),
+                p(
+                    self.conversation_errors,
+                    "conversation error",
+                    "conversation errors"
+                ),
+                p(self.tool_errors, "tool error", "tool errors")
             ));
         }
-        l.push(format!(
-            "files          {} malformed, {} after a gap, {} duplicate, {} bad name, {} bad state",
-            self.malformed, self.gap, self.duplicate, self.bad_name, self.bad_state
-        ));
+        l.push(String::new());
+        if self.usage.is_empty() {
+            l.push("usage by model: none recorded".into());
+        } else {
+            let writes = self.usage.values().any(|u| u.cache_write_tokens > 0);
+            let mut head = format!(
+                "{:<24}{:>7}{:>14}{:>13}{:>12}{:>11}",
+                "usage by model", "calls", "prompt", "cache read", "completion", "reasoning"
+            );
+            if writes {
+                head.push_str(&format!("{:>13}", "cache write"));
+            }
+            head.push_str(&format!("{:>11}", "cost"));
+            l.push(head);
+            for (k, u) in &self.usage {
+                // OC Chat records no calls and no cost.
+                let unknown = u.calls == 0 && u.cost == 0.0;
+                let mut row = format!(
+                    "  {:<22}{:>7}{:>14}{:>13}{:>12}{:>11}",
+                    crate::brief::fit(k, 22),
+                    if unknown { "-".into() } else { g(u.calls) },
+                    g(u.prompt_tokens),
+                    g(u.cache_read_tokens),
+                    g(u.completion_tokens),
+                    g(u.reasoning_tokens)
+                );
+                if writes {
+                    row.push_str(&format!("{:>13}", g(u.cache_write_tokens)));
+                }
+                row.push_str(&format!(
+                    "{:>11}",
+                    if unknown { "-".into() } else { dollars(u.cost) }
+                ));
+                l.push(row);
+            }
+        }
+        let files = [
+            (self.malformed, "malformed"),
+            (self.gap, "after a gap"),
+            (self.duplicate, "duplicate"),
+            (self.bad_name, "badly named"),
+            (self.bad_state, "bad state or meta"),
+        ];
+        if files.iter().any(|(n, _)| *n > 0) {
+            l.push(String::new());
+            l.push(format!(
+                "event files: {}",
+                files
+                    .iter()
+                    .map(|(n, what)| format!("{} {what}", g(*n)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
         l
     }
+}
+
+/// Dollars to the cent, thousands separated: `$1,234.56`.
+fn dollars(cost: f64) -> String {
+    let cents = (cost * 100.0).round();
+    if !cents.is_finite() || cents < 0.0 {
+        return "-".into();
+    }
+    // Below 2^53 cents the conversion is exact.
+    let cents = cents.min(9e15) as u64;
+    format!("${}.{:02}", crate::ls::group(cents / 100), cents % 100)
 }
 
 /// Runs the command.
 pub fn run(args: Args, out: &mut Out) -> Res<u8> {
     let mut status = Status::OK;
     let mut totals = Totals::default();
-    let resolved = for_each_target(&args.paths.paths, &mut status, |_, target, _| {
+    let resolved = for_each_target(&args.paths.paths, &mut status, |_, target, _, progress| {
         match target {
             Target::OpenHands { dirs, unreadable } => {
                 for e in &unreadable {
                     warn(&format!("{e} (skipped)"));
                 }
                 totals.unreadable = totals.unreadable.saturating_add(unreadable.len() as u64);
-                let progress = Progress::new(dirs.len() as u64, "conversations");
-                par_ordered(&dirs, Some(&progress), tree_totals, |t| {
+                par_ordered(&dirs, Some(progress), tree_totals, |t| {
                     totals.add(&t);
                     Ok(())
                 })?;
-                progress.finish();
             }
             Target::OcChat { root } => totals.add(&occhat_totals(&root)),
             Target::Asf { files } => {

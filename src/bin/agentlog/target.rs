@@ -93,30 +93,190 @@ pub struct Paths {
     pub paths: Vec<PathBuf>,
 }
 
-/// The loop every multi-PATH command runs: for each PATH in order,
-/// [`resolve`] it and hand it to `each`; a PATH that cannot be read at all
-/// is reported (one line on standard error), raises `status` to
-/// [`Status::FATAL`], and the loop goes on. Returns how many PATHs
-/// resolved; an error of `each` (a closed pipe) ends the loop.
+/// The loop every multi-PATH command runs: every PATH is [`resolve`]d
+/// first (a PATH that cannot be read at all is reported, one line on
+/// standard error, and raises `status` to [`Status::FATAL`]; one under
+/// which nothing is found is reported as [`nothing_found`] says and raises
+/// it to [`Status::PROBLEMS`]); conversations named by more than one PATH
+/// (a store and a conversation inside it) are kept once
+/// ([`drop_overlaps`]). Then each target is handed, in the PATHs' order,
+/// to `each` with one progress bar over the OpenHands conversations of all
+/// of them (`what` names the unit). Returns how many PATHs had something;
+/// an error of `each` (a closed pipe) ends the loop.
 pub fn for_each_target(
     paths: &[PathBuf],
     status: &mut Status,
-    mut each: impl FnMut(&Path, Target, &mut Status) -> Res<()>,
+    mut each: impl FnMut(&Path, Target, &mut Status, &Progress) -> Res<()>,
 ) -> Res<usize> {
-    let mut resolved = 0;
+    let mut targets = Vec::with_capacity(paths.len());
     for path in paths {
         match resolve(path) {
             Err(e) => {
                 crate::out::error(&e);
                 status.raise(Status::FATAL);
             }
-            Ok(target) => {
-                resolved += 1;
-                each(path, target, status)?;
-            }
+            Ok(target) => match nothing_found(path, &target) {
+                Some(msg) => {
+                    crate::out::error(&msg);
+                    status.raise(Status::PROBLEMS);
+                }
+                None => targets.push((path, target)),
+            },
         }
     }
+    if targets.len() > 1 {
+        drop_overlaps(&mut targets);
+    }
+    let total: usize = targets
+        .iter()
+        .map(|(_, t)| match t {
+            Target::OpenHands { dirs, .. } => dirs.len(),
+            _ => 0,
+        })
+        .sum();
+    let progress = Progress::new(total as u64, "conversations");
+    let resolved = targets.len();
+    for (path, target) in targets {
+        each(path, target, status, &progress)?;
+    }
+    progress.finish();
     Ok(resolved)
+}
+
+/// Removes what more than one PATH names: an OpenHands conversation listed
+/// again, or under another one listed (a sub-agent's directory), an OC
+/// Chat root or an ASF file given twice (all compared as canonical paths).
+fn drop_overlaps(targets: &mut [(&PathBuf, Target)]) {
+    let canon = |p: &Path| fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let all: HashSet<PathBuf> = targets
+        .iter()
+        .flat_map(|(_, t)| match t {
+            Target::OpenHands { dirs, .. } => dirs.iter().map(|d| canon(d)).collect(),
+            _ => Vec::new(),
+        })
+        .collect();
+    let mut seen: HashSet<PathBuf> = HashSet::new();
+    for (_, t) in targets.iter_mut() {
+        match t {
+            Target::OpenHands { dirs, .. } => dirs.retain(|d| {
+                let c = canon(d);
+                let nested = c.ancestors().skip(1).any(|a| all.contains(a));
+                !nested && seen.insert(c)
+            }),
+            Target::OcChat { root } => {
+                if !seen.insert(canon(root)) {
+                    // Given twice: the second one holds nothing new.
+                    *t = Target::OpenHands {
+                        dirs: Vec::new(),
+                        unreadable: Vec::new(),
+                    };
+                }
+            }
+            Target::Asf { files } => files.retain(|f| seen.insert(canon(f))),
+        }
+    }
+}
+
+/// The message for a PATH under which nothing of any format is found (an
+/// OpenHands store without conversations, an OC Chat root without
+/// sessions, a directory of neither), naming what it is when it is an OC
+/// Chat store in the flat layout from before per-session directories
+/// (OC Chat's `persistence.py`: `{name}.json` metas at the root,
+/// `Chat_logs/`), which `occhat migrate` converts. `None` when something
+/// is there (or could not be read, which is reported as such).
+pub fn nothing_found(path: &Path, target: &Target) -> Option<String> {
+    let empty = match target {
+        Target::OpenHands { dirs, unreadable } => dirs.is_empty() && unreadable.is_empty(),
+        Target::OcChat { root } => !has_session(root),
+        Target::Asf { files } => files.is_empty(),
+    };
+    if !empty {
+        return None;
+    }
+    let dir = if path.is_dir() {
+        path
+    } else {
+        path.parent().unwrap_or(path)
+    };
+    if let Some(what) = legacy_occhat(dir) {
+        return Some(format!(
+            "{}: an OC Chat store in the flat layout from before session directories ({what}); \
+             convert it with `agentlog occhat --sessions-dir {} migrate` (--dry-run first)",
+            path.display(),
+            dir.display()
+        ));
+    }
+    Some(format!(
+        "no OpenHands conversations or OC Chat sessions under {}",
+        path.display()
+    ))
+}
+
+/// Whether an OC Chat root has a session directory: a directory (not
+/// `archive/`, `legacy/` or `Chat_logs/`) holding a `*_meta.json` file.
+/// Stops at the first one found, so a store with sessions costs a listing
+/// or two.
+fn has_session(root: &Path) -> bool {
+    let Ok(rd) = fs::read_dir(root) else {
+        // Unreadable: reported by the command that reads it.
+        return true;
+    };
+    rd.flatten()
+        .filter(|e| {
+            let name = e.file_name();
+            e.file_type().is_ok_and(|t| t.is_dir())
+                && name != ARCHIVE_DIR_NAME
+                && name != LEGACY_DIR_NAME
+                && name != "Chat_logs"
+        })
+        .any(|e| {
+            fs::read_dir(e.path()).is_ok_and(|rd| {
+                rd.flatten()
+                    .any(|f| f.file_name().to_string_lossy().ends_with("_meta.json"))
+            })
+        })
+}
+
+/// What marks `dir` as a flat-layout OC Chat store, if anything: a
+/// `Chat_logs/` directory, or `{name}.json` files at the root that read as
+/// OC Chat metas (a JSON object with a `session_name`).
+pub fn legacy_occhat(dir: &Path) -> Option<String> {
+    let metas = fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten()
+                .filter(|e| {
+                    e.file_name().to_string_lossy().ends_with(".json")
+                        && e.file_type().is_ok_and(|t| t.is_file())
+                })
+                .filter(|e| is_flat_meta(&e.path()))
+                .count()
+        })
+        .unwrap_or(0);
+    let chat_logs = dir.join("Chat_logs").is_dir();
+    match (metas, chat_logs) {
+        (0, false) => None,
+        (0, true) => Some("Chat_logs/".to_owned()),
+        (n, logs) => Some(format!(
+            "{n} flat {}{}",
+            if n == 1 { "meta" } else { "metas" },
+            if logs { " and Chat_logs/" } else { "" }
+        )),
+    }
+}
+
+/// Whether the file reads as an OC Chat meta of the flat layout: a small
+/// JSON object with a `session_name` member.
+fn is_flat_meta(path: &Path) -> bool {
+    const MAX: u64 = 1 << 20;
+    if fs::metadata(path).map_or(true, |m| m.len() > MAX) {
+        return false;
+    }
+    let Ok(bytes) = fs::read(path) else {
+        return false;
+    };
+    Parser::new()
+        .parse(&bytes)
+        .is_ok_and(|doc| doc.root().get("session_name").is_some())
 }
 
 /// Resolves a PATH argument (see the module docs). The error, one line
@@ -160,10 +320,19 @@ pub fn one_conversation(path: &Path, reader: &mut Reader) -> Res<Conversation> {
             let dirs = openhands::find_sessions(path).map_err(|e| Fail::Fatal(e.to_string()))?;
             match dirs.as_slice() {
                 [one] => reader.read(one).map_err(|e| Fail::Fatal(e.to_string())),
-                [] => Err(Fail::Fatal(format!(
-                    "{}: no OpenHands conversation here",
-                    path.display()
-                ))),
+                [] => Err(Fail::Problem(
+                    legacy_occhat(path)
+                        .map(|what| {
+                            format!(
+                                "{}: an OC Chat store in the flat layout ({what}), not an \
+                                 OpenHands conversation; see `agentlog occhat migrate --help`",
+                                path.display()
+                            )
+                        })
+                        .unwrap_or_else(|| {
+                            format!("no OpenHands conversation under {}", path.display())
+                        }),
+                )),
                 many => Err(Fail::Fatal(format!(
                     "{}: holds {} conversations; name one of them (agentlog ls {})",
                     path.display(),

@@ -32,7 +32,9 @@ Examples:
   agentlog view ~/.openhands/conversations/<id> --branch <event id> --json
 
 The SDK version that wrote the conversation is inferred from its files;
---sdk-version forces one. Exit status 1 when --branch names no event.";
+--sdk-version forces one (a release the crate knows; an unknown one is a
+usage error). --branch takes an event ID or a unique prefix of one (see
+`agentlog tree PATH`); status 1 when it names no event or several.";
 
 /// Print the messages the model would be sent next (the conversation's view).
 #[derive(clap::Args, Debug)]
@@ -50,16 +52,39 @@ pub struct Args {
     /// The IDs of the view's events, in order.
     #[arg(long)]
     event_ids: bool,
-    /// View the branch whose head is the event with this ID.
+    /// View the branch whose head is the event with this ID (or a unique
+    /// prefix of it; `agentlog tree` lists the branches).
     #[arg(long, value_name = "ID")]
     branch: Option<String>,
-    /// Reproduce this SDK version (e.g. 1.31.2) instead of the inferred one.
+    /// Reproduce this SDK release (e.g. 1.31.2) instead of the inferred one.
     #[arg(long, value_name = "VERSION", value_parser = parse_version)]
     sdk_version: Option<SdkVersion>,
+    /// Print the system prompt and tool outputs whole (by default, long
+    /// ones are cut to their first lines).
+    #[arg(long, conflicts_with_all = ["json", "sdk_messages", "event_ids"])]
+    full: bool,
 }
 
+/// A release the crate knows; anything else is refused, naming them.
 fn parse_version(s: &str) -> Result<SdkVersion, String> {
-    SdkVersion::parse(s).ok_or_else(|| format!("not an SDK version (MAJOR.MINOR.PATCH): {s}"))
+    let known = || {
+        let all: Vec<SdkVersion> = SdkVersion::known_releases().collect();
+        match (all.first(), all.last()) {
+            (Some(a), Some(b)) => format!("{} releases from {a} to {b}", all.len()),
+            _ => "none".to_owned(),
+        }
+    };
+    match SdkVersion::parse(s) {
+        None => Err(format!(
+            "not an SDK version (MAJOR.MINOR.PATCH): {s}; known releases: {}",
+            known()
+        )),
+        Some(v) if !v.is_known() => Err(format!(
+            "SDK {v} is not a release this version of agentlog knows; known releases: {}",
+            known()
+        )),
+        Some(v) => Ok(v),
+    }
 }
 
 /// One line for what the view noticed, naming the file and the operating
@@ -129,9 +154,18 @@ fn list(ix: &[usize]) -> String {
 /// Runs the command.
 pub fn run(args: Args, out: &mut Out) -> Res<u8> {
     let conv = one_conversation(&args.path, &mut Reader::new())?;
+    // The branch's head by its file ID, given whole or by a unique prefix.
+    let head = match &args.branch {
+        None => None,
+        Some(given) => {
+            let ids: Vec<&str> = conv.events().map(|e| e.file_id()).collect();
+            let place = conv.dir().display().to_string();
+            Some(crate::ids::by_prefix(given, ids.iter().copied(), "event", &place)?.to_owned())
+        }
+    };
     let options = ViewOptions {
         version: args.sdk_version,
-        head: args.branch.clone(),
+        head,
     };
     let view = View::from_conversation(&conv, &options);
     if let (Some(id), Head::Dangling(_)) = (&args.branch, view.tree().head()) {
@@ -170,21 +204,43 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
     }
     let det = view.version();
     out.line(&format!(
-        "# {}: SDK {} ({}), {} events in the view, {} messages",
+        "# {}: SDK {} ({}), {} in the view, {}",
         conv.dir().display(),
         det.version,
         if det.forced { "forced" } else { "inferred" },
-        view.entries().len(),
-        wire.len()
+        crate::out::plural(view.entries().len() as u64, "event", "events"),
+        crate::out::plural(wire.len() as u64, "message", "messages")
     ))?;
     for (i, m) in wire.iter().enumerate() {
-        render(out, i, m)?;
+        render(out, i, m, args.full)?;
     }
     Ok(Status::OK.code())
 }
 
+/// How many lines of a system prompt or tool output are shown without
+/// `--full`.
+const SHOWN_LINES: usize = 12;
+
+/// Writes `text`; a system or tool message longer than [`SHOWN_LINES`]
+/// lines is cut there (unless `full`), saying how much is left out.
+fn text(out: &mut Out, role: &str, s: &str, full: bool) -> Res<()> {
+    let lines = s.lines().count();
+    if full || !matches!(role, "system" | "tool") || lines <= SHOWN_LINES {
+        return out.line(s);
+    }
+    for l in s.lines().take(SHOWN_LINES) {
+        out.line(l)?;
+    }
+    let left = lines - SHOWN_LINES;
+    out.line(&format!(
+        "[… {left} more line{} ({} characters in all); --full shows them]",
+        if left == 1 { "" } else { "s" },
+        s.chars().count()
+    ))
+}
+
 /// Writes a wire message for a human.
-fn render(out: &mut Out, i: usize, m: &OwnedValue) -> Res<()> {
+fn render(out: &mut Out, i: usize, m: &OwnedValue, full: bool) -> Res<()> {
     let role = m.get("role").and_then(OwnedValue::as_str).unwrap_or("?");
     let mut head = format!("── [{i}] {role}");
     if let Some(id) = m.get("tool_call_id").and_then(OwnedValue::as_str) {
@@ -192,13 +248,16 @@ fn render(out: &mut Out, i: usize, m: &OwnedValue) -> Res<()> {
     }
     out.line(&head)?;
     match m.get("content") {
-        Some(OwnedValue::String(s)) => out.line(s)?,
+        Some(OwnedValue::String(s)) => text(out, role, s, full)?,
         Some(OwnedValue::Array(parts)) => {
             for p in parts {
                 match p.get("type").and_then(OwnedValue::as_str) {
-                    Some("text") => {
-                        out.line(p.get("text").and_then(OwnedValue::as_str).unwrap_or(""))?
-                    }
+                    Some("text") => text(
+                        out,
+                        role,
+                        p.get("text").and_then(OwnedValue::as_str).unwrap_or(""),
+                        full,
+                    )?,
                     Some("image_url") => out.line("[image]")?,
                     _ => out.line(&p.to_string_styled(Style::COMPACT))?,
                 }

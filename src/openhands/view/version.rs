@@ -92,6 +92,19 @@ impl SdkVersion {
         Some(SdkVersion::new(major, minor, patch))
     }
 
+    /// Whether this is a release the crate knows (one of
+    /// [`known_releases`](Self::known_releases)).
+    pub fn is_known(self) -> bool {
+        Self::known_releases().any(|v| v == self)
+    }
+
+    /// The releases the crate knows, oldest first.
+    pub fn known_releases() -> impl DoubleEndedIterator<Item = SdkVersion> {
+        KNOWN_RELEASES
+            .iter()
+            .map(|&(a, b, c)| SdkVersion::new(a, b, c))
+    }
+
     /// Which view algorithm this version runs.
     pub fn algorithm(self) -> ViewAlgorithm {
         if self >= SdkVersion::V1_11_5 {

@@ -56,7 +56,7 @@ fn check_lists_every_problem() {
     let text = stdout(&out);
     assert_eq!(text.lines().count(), 7, "{text}");
     assert!(
-        text.ends_with("checked 3 conversations (1 sub-agents): 6 problems\n"),
+        text.ends_with("checked 3 conversations (1 sub-agent): 6 problems\n"),
         "{text}"
     );
     // The sound part alone is clean.

@@ -291,8 +291,5 @@ fn check_with_a_checkpoint_checks_only_what_changed() {
     assert_eq!(lines.len(), 2, "{text}");
     assert!(lines[0].contains("malformed"), "{text}");
     assert!(lines[0].contains(torn.file_name().unwrap().to_str().unwrap()));
-    assert_eq!(
-        lines[1],
-        "checked 1 conversations (0 sub-agents): 1 problem"
-    );
+    assert_eq!(lines[1], "checked 1 conversation (0 sub-agents): 1 problem");
 }

@@ -247,5 +247,5 @@ fn stats_takes_no_checkpoint() {
     let (code, help, _) = run(&["stats", "--help"]);
     assert_eq!(code, 0);
     assert!(help.contains("No --checkpoint"), "{help}");
-    assert!(help.contains("export PATH --jsonl --checkpoint"), "{help}");
+    assert!(help.contains("export PATH --checkpoint FILE"), "{help}");
 }

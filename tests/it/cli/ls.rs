@@ -47,7 +47,7 @@ fn ls_text_and_a_conversation_given_by_a_file() {
     assert_eq!(lines.len(), 2, "{out}");
     assert!(lines[0].starts_with("FORMAT"));
     let id = dir.file_name().unwrap().to_str().unwrap();
-    assert!(lines[1].starts_with("openhands") && lines[1].contains(id));
+    assert!(lines[1].starts_with("openhands") && lines[1].contains(&id[..8]));
     // A file of the conversation names it too.
     let rows = json_lines(&ok(&["ls", "--json", p(&dir.join("base_state.json"))]));
     assert_eq!(rows.len(), 1);

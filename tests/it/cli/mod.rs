@@ -14,6 +14,8 @@ mod follow;
 mod follow_occhat;
 mod ls;
 mod occhat;
+#[cfg(feature = "gen")]
+mod people;
 mod pipes;
 mod sample;
 mod stats;
