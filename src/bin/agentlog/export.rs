@@ -37,7 +37,7 @@ use agentlog::openhands::Event;
 use agentlog::openhands::{DIR_EVENTS, FILE_BASE_STATE, FILE_META};
 
 use crate::out::{Out, Res, Status, one_line, warn};
-use crate::target::{Target, Worker, for_each_target, walk};
+use crate::target::{IoDepth, Target, Worker, for_each_target_with, walk};
 
 const HELP: &str = "\
 Examples:
@@ -78,6 +78,8 @@ pub struct Args {
     /// output is written and synced. One PATH. See `--help`.
     #[arg(long, value_name = "FILE")]
     checkpoint: Option<PathBuf>,
+    #[command(flatten)]
+    io: IoDepth,
 }
 
 /// Runs the command.
@@ -87,33 +89,38 @@ pub fn run(args: Args, stdout: &mut Out) -> Res<u8> {
     }
     let mut status = Status::OK;
     let mut targets = Vec::new();
-    for_each_target(&args.paths, &mut status, |_, target, status| {
-        match target {
-            Target::OcChat { root } => {
-                crate::out::error(&format!(
-                    "{}: an OC Chat sessions directory; export reads OpenHands stores",
-                    root.display()
-                ));
-                status.raise(Status::FATAL);
-            }
-            Target::Asf { files } => {
-                crate::out::error(&format!(
-                    "{}: Agent Session Format files; export reads OpenHands stores",
-                    files
-                        .first()
-                        .map_or_else(String::new, |f| f.display().to_string())
-                ));
-                status.raise(Status::FATAL);
-            }
-            Target::OpenHands { dirs, unreadable } => {
-                for e in &unreadable {
-                    warn(&format!("{e} (skipped)"));
+    for_each_target_with(
+        &args.paths,
+        args.io.read_ahead(),
+        &mut status,
+        |_, target, status| {
+            match target {
+                Target::OcChat { root } => {
+                    crate::out::error(&format!(
+                        "{}: an OC Chat sessions directory; export reads OpenHands stores",
+                        root.display()
+                    ));
+                    status.raise(Status::FATAL);
                 }
-                targets.push(dirs);
+                Target::Asf { files } => {
+                    crate::out::error(&format!(
+                        "{}: Agent Session Format files; export reads OpenHands stores",
+                        files
+                            .first()
+                            .map_or_else(String::new, |f| f.display().to_string())
+                    ));
+                    status.raise(Status::FATAL);
+                }
+                Target::OpenHands { dirs, unreadable } => {
+                    for e in &unreadable {
+                        warn(&format!("{e} (skipped)"));
+                    }
+                    targets.push(dirs);
+                }
             }
-        }
-        Ok(())
-    })?;
+            Ok(())
+        },
+    )?;
     let mut file_out = match &args.output {
         Some(p) => Some(Out::file(p)?),
         None => None,
@@ -129,38 +136,43 @@ pub fn run(args: Args, stdout: &mut Out) -> Res<u8> {
         ..
     } = Worker::default();
     let mut line = Vec::with_capacity(1 << 16);
+    let ahead = args.io.read_ahead();
     for dirs in &targets {
-        for dir in dirs {
-            walk(&mut reader, &mut conv, &mut ids, dir, |node| {
-                let c = match node.conv {
-                    Ok(c) => c,
-                    Err(e) => {
+        ahead.run(dirs, |ahead| -> Res<()> {
+            for (i, dir) in dirs.iter().enumerate() {
+                ahead.begin(i);
+                walk(&mut reader, &mut conv, &mut ids, dir, |node| {
+                    let c = match node.conv {
+                        Ok(c) => c,
+                        Err(e) => {
+                            warn(&e.to_string());
+                            return Ok(());
+                        }
+                    };
+                    if let Some(e) = c.events_error() {
                         warn(&e.to_string());
-                        return Ok(());
                     }
-                };
-                if let Some(e) = c.events_error() {
-                    warn(&e.to_string());
-                }
-                if out.replaces_a_file() {
-                    // The output must not replace what is being read.
-                    out.refuse_input(&node.dir.join(FILE_BASE_STATE))?;
-                    out.refuse_input(&node.dir.join(FILE_META))?;
-                    let events = node.dir.join(DIR_EVENTS);
+                    if out.replaces_a_file() {
+                        // The output must not replace what is being read.
+                        out.refuse_input(&node.dir.join(FILE_BASE_STATE))?;
+                        out.refuse_input(&node.dir.join(FILE_META))?;
+                        let events = node.dir.join(DIR_EVENTS);
+                        for e in c.events() {
+                            out.refuse_input(&events.join(e.file_name()))?;
+                        }
+                    }
                     for e in c.events() {
-                        out.refuse_input(&events.join(e.file_name()))?;
+                        if let Some(err) = e.error() {
+                            warn(&err.to_string());
+                        }
+                        push_event_line(&mut line, node.id, node.parent, &e);
+                        out.bytes(&line)?;
                     }
-                }
-                for e in c.events() {
-                    if let Some(err) = e.error() {
-                        warn(&err.to_string());
-                    }
-                    push_event_line(&mut line, node.id, node.parent, &e);
-                    out.bytes(&line)?;
-                }
-                Ok(())
-            })?;
-        }
+                    Ok(())
+                })?;
+            }
+            Ok(())
+        })?;
     }
     if let Some(o) = file_out {
         o.finish()?;

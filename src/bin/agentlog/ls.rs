@@ -139,6 +139,8 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
                 par_ordered(
                     &dirs,
                     None,
+                    // Names and states only: nothing worth reading ahead.
+                    agentlog::ReadAhead::off(),
                     |w, dir| openhands_row(&mut w.ids, dir),
                     &mut emit,
                 )

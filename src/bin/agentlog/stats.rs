@@ -55,7 +55,7 @@ use rayon::prelude::*;
 
 use crate::out::{Obj, Out, Res, Status, float as json_float, uint, warn};
 use crate::progress::Progress;
-use crate::target::{Paths, Target, Worker, for_each_target, par_ordered, walk_with};
+use crate::target::{IoDepth, Paths, Target, Worker, for_each_target_with, par_ordered, walk_with};
 
 const HELP: &str = "\
 Examples:
@@ -82,6 +82,8 @@ pub struct Args {
     /// One JSON object.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    io: IoDepth,
 }
 
 /// The totals.
@@ -266,7 +268,8 @@ impl Totals {
 pub fn run(args: Args, out: &mut Out) -> Res<u8> {
     let mut status = Status::OK;
     let mut totals = Totals::default();
-    let resolved = for_each_target(&args.paths.paths, &mut status, |_, target, _| {
+    let ahead = args.io.read_ahead();
+    let resolved = for_each_target_with(&args.paths.paths, ahead, &mut status, |_, target, _| {
         match target {
             Target::OpenHands { dirs, unreadable } => {
                 for e in &unreadable {
@@ -274,7 +277,7 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
                 }
                 totals.unreadable = totals.unreadable.saturating_add(unreadable.len() as u64);
                 let progress = Progress::new(dirs.len() as u64, "conversations");
-                par_ordered(&dirs, Some(&progress), tree_totals, |t| {
+                par_ordered(&dirs, Some(&progress), ahead, tree_totals, |t| {
                     totals.add(&t);
                     Ok(())
                 })?;
