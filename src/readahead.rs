@@ -207,7 +207,7 @@ impl Ahead<'_> {
         }
         core.begun.fetch_max(index + 1, Ordering::SeqCst);
         let warm = core.warm.load(Ordering::Relaxed) >= WARM_AFTER;
-        if core.waiting.load(Ordering::SeqCst) > 0 && (!warm || index % WARM_WAKE == 0) {
+        if core.waiting.load(Ordering::SeqCst) > 0 && (!warm || index.is_multiple_of(WARM_WAKE)) {
             let _g = core.lock.lock();
             core.wake.notify_one();
         }
@@ -388,8 +388,8 @@ mod tests {
     #[test]
     fn off_starts_nothing_and_runs_the_closure() {
         let dirs: Vec<std::path::PathBuf> = Vec::new();
-        assert_eq!(ReadAhead::off().run(&dirs, |a| a.is_on()), false);
-        assert_eq!(ReadAhead::new(4).run(&dirs, |a| a.is_on()), false);
+        assert!(!ReadAhead::off().run(&dirs, |a| a.is_on()));
+        assert!(!ReadAhead::new(4).run(&dirs, |a| a.is_on()));
         assert!(!ReadAhead::off().is_on());
         assert_eq!(ReadAhead::default().depth(), DEFAULT_DEPTH);
     }

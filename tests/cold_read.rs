@@ -188,11 +188,7 @@ fn conversation(dir: &Path, events: usize) {
     )
     .unwrap();
     for i in 0..events {
-        fs::write(
-            dir.join("events").join(name(i)),
-            event(i),
-        )
-        .unwrap();
+        fs::write(dir.join("events").join(name(i)), event(i)).unwrap();
     }
 }
 
