@@ -114,7 +114,7 @@ fn variants(root: &Path) -> Vec<(&'static str, Run<'_>)> {
         ),
         ("ahead", Box::new(move || scan(root, ReadAhead::default()))),
     ];
-    for (name, depth) in [("ahead_8", 8), ("ahead_16", 16), ("ahead_64", 64)] {
+    for (name, depth) in [("ahead_8", 8), ("ahead_32", 32), ("ahead_128", 128)] {
         v.push((name, Box::new(move || scan(root, ReadAhead::new(depth)))));
     }
     v

@@ -21,7 +21,7 @@ else
     cold=yes
 fi
 # name threads depth
-variants="default:-:32 plain:-:0 plain_32t:32:0 depth_8:-:8 depth_64:-:64"
+variants="default:-:64 plain:-:0 plain_32t:32:0 depth_8:-:8 depth_32:-:32"
 run() { # name threads depth state
     if [ "$2" = - ]; then
         /usr/bin/time -f "$1 $4 %e %U %S %M" -a -o "$out" "$bin" stats --json --io-depth "$3" "$store" >/dev/null

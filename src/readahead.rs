@@ -60,7 +60,7 @@ use crate::source::dir::{Dir, Kind, ListBuf};
 /// The read-ahead depth by default: conversation directories read ahead at
 /// once, each by an I/O thread of its own (measured: see
 /// `benches/README.md`).
-pub const DEFAULT_DEPTH: usize = 32;
+pub const DEFAULT_DEPTH: usize = 64;
 
 /// The most bytes of one file asked for ahead (1 MiB); the rest of a larger
 /// file is read when a reader reads it.
