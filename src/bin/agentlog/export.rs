@@ -89,38 +89,34 @@ pub fn run(args: Args, stdout: &mut Out) -> Res<u8> {
     }
     let mut status = Status::OK;
     let mut targets = Vec::new();
-    for_each_target_with(
-        &args.paths,
-        args.io.read_ahead(),
-        &mut status,
-        |_, target, status| {
-            match target {
-                Target::OcChat { root } => {
-                    crate::out::error(&format!(
-                        "{}: an OC Chat sessions directory; export reads OpenHands stores",
-                        root.display()
-                    ));
-                    status.raise(Status::FATAL);
-                }
-                Target::Asf { files } => {
-                    crate::out::error(&format!(
-                        "{}: Agent Session Format files; export reads OpenHands stores",
-                        files
-                            .first()
-                            .map_or_else(String::new, |f| f.display().to_string())
-                    ));
-                    status.raise(Status::FATAL);
-                }
-                Target::OpenHands { dirs, unreadable } => {
-                    for e in &unreadable {
-                        warn(&format!("{e} (skipped)"));
-                    }
-                    targets.push(dirs);
-                }
+    let ahead = args.io.read_ahead();
+    for_each_target_with(&args.paths, ahead, &mut status, |_, target, status| {
+        match target {
+            Target::OcChat { root } => {
+                crate::out::error(&format!(
+                    "{}: an OC Chat sessions directory; export reads OpenHands stores",
+                    root.display()
+                ));
+                status.raise(Status::FATAL);
             }
-            Ok(())
-        },
-    )?;
+            Target::Asf { files } => {
+                crate::out::error(&format!(
+                    "{}: Agent Session Format files; export reads OpenHands stores",
+                    files
+                        .first()
+                        .map_or_else(String::new, |f| f.display().to_string())
+                ));
+                status.raise(Status::FATAL);
+            }
+            Target::OpenHands { dirs, unreadable } => {
+                for e in &unreadable {
+                    warn(&format!("{e} (skipped)"));
+                }
+                targets.push(dirs);
+            }
+        }
+        Ok(())
+    })?;
     let mut file_out = match &args.output {
         Some(p) => Some(Out::file(p)?),
         None => None,
@@ -136,7 +132,6 @@ pub fn run(args: Args, stdout: &mut Out) -> Res<u8> {
         ..
     } = Worker::default();
     let mut line = Vec::with_capacity(1 << 16);
-    let ahead = args.io.read_ahead();
     for dirs in &targets {
         ahead.run(dirs, |ahead| -> Res<()> {
             for (i, dir) in dirs.iter().enumerate() {
