@@ -13,8 +13,10 @@ pub mod openhands;
 pub mod output;
 #[cfg(feature = "parallel")]
 pub mod parallel;
+pub mod readahead;
 pub mod source;
 #[cfg(feature = "gen")]
 pub mod synth;
 
+pub use readahead::ReadAhead;
 pub use source::MAX_SIZE;

@@ -13,11 +13,17 @@
 //! state would regrow every buffer (page faults that cost more than the
 //! reading). [`Store::par_map`](crate::openhands::Store::par_map),
 //! [`Store::par_for_each`](crate::openhands::Store::par_for_each) and the
-//! `agentlog` command's scans are built on [`for_each_ordered`].
+//! `agentlog` command's scans are built on [`for_each_ordered`], or on
+//! [`for_each_ordered_ahead`] when the inputs are directories to read ahead
+//! of the readers on a cold page cache ([`crate::readahead`]).
 
+use std::path::Path;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rayon::prelude::*;
+
+use crate::readahead::{Ahead, ReadAhead};
 
 /// A state lent to one job, given back to the free list when dropped.
 struct Lease<'p, S> {
@@ -74,6 +80,88 @@ where
         }
     }
     Ok(())
+}
+
+/// Like [`for_each_ordered`] over directories, with `read_ahead`'s I/O
+/// threads reading the next directories into the page cache ahead of the
+/// jobs ([`ReadAhead::run`]). The jobs take the inputs of a window in their
+/// order (each thread of the pool takes the next input not yet taken), so
+/// that what is read ahead is what comes next. Read-ahead off: exactly
+/// [`for_each_ordered`].
+pub fn for_each_ordered_ahead<I, S, T, E>(
+    inputs: &[I],
+    window: usize,
+    read_ahead: ReadAhead,
+    new_state: impl Fn() -> S + Sync,
+    work: impl Fn(&mut S, &I) -> T + Sync,
+    mut sink: impl FnMut(T) -> Result<(), E>,
+) -> Result<(), E>
+where
+    I: AsRef<Path> + Sync,
+    S: Send,
+    T: Send,
+{
+    if !read_ahead.is_on() {
+        return for_each_ordered(inputs, window, new_state, work, sink);
+    }
+    let threads = rayon::current_num_threads().max(1);
+    let window = if window == 0 { threads * 16 } else { window };
+    let free: Mutex<Vec<S>> = Mutex::new(Vec::new());
+    read_ahead.run(inputs, |ahead| {
+        let mut start = 0;
+        while start < inputs.len() {
+            let end = inputs.len().min(start.saturating_add(window));
+            let results = in_order(inputs, start..end, threads, ahead, &free, &new_state, &work);
+            for t in results {
+                sink(t)?;
+            }
+            start = end;
+        }
+        Ok(())
+    })
+}
+
+/// The results of `work` on `inputs[range]`, each thread of the pool taking
+/// the next input not yet taken, in the inputs' order.
+fn in_order<I, S, T>(
+    inputs: &[I],
+    range: std::ops::Range<usize>,
+    threads: usize,
+    ahead: &Ahead<'_>,
+    free: &Mutex<Vec<S>>,
+    new_state: &(impl Fn() -> S + Sync),
+    work: &(impl Fn(&mut S, &I) -> T + Sync),
+) -> Vec<T>
+where
+    I: Sync,
+    S: Send,
+    T: Send,
+{
+    let next = AtomicUsize::new(range.start);
+    let parts: Vec<Vec<(usize, T)>> = (0..threads.min(range.len()))
+        .into_par_iter()
+        .with_max_len(1)
+        .map(|_| {
+            let mut lease = Lease {
+                free,
+                state: free.lock().ok().and_then(|mut v| v.pop()),
+            };
+            let mut out = Vec::new();
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(input) = inputs.get(i).filter(|_| i < range.end) else {
+                    break;
+                };
+                ahead.begin(i);
+                let state = lease.state.get_or_insert_with(new_state);
+                out.push((i, work(state, input)));
+            }
+            out
+        })
+        .collect();
+    let mut all: Vec<(usize, T)> = parts.into_iter().flatten().collect();
+    all.sort_unstable_by_key(|p| p.0);
+    all.into_iter().map(|p| p.1).collect()
 }
 
 #[cfg(test)]

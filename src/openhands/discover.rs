@@ -20,6 +20,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::json::Parser;
+use crate::readahead::ReadAhead;
 use crate::source::{self, SourceError};
 
 use super::error::ReadError;
@@ -257,10 +258,24 @@ pub fn find_sessions(root: impl AsRef<Path>) -> Result<Vec<PathBuf>, ReadError> 
 /// Like [`find_sessions`], also reporting each directory of the walk that
 /// could not be listed (a conversation directory whose files cannot be
 /// read is one of them: it cannot be told from any other directory).
+///
+/// The directories are looked at one at a time in the calling thread, with
+/// the default [`ReadAhead`] listing the next ones ahead on a cold page
+/// cache ([`discover_with`] sets it).
 pub fn discover(root: impl AsRef<Path>) -> Result<Discovery, ReadError> {
+    discover_with(root, ReadAhead::default())
+}
+
+/// [`discover`] with `read_ahead` listing a directory's subdirectories
+/// ahead of the walk (those of directories of at least [`LIST_AHEAD_MIN`]
+/// entries): the same result, [`ReadAhead::off`] included.
+pub fn discover_with(
+    root: impl AsRef<Path>,
+    read_ahead: ReadAhead,
+) -> Result<Discovery, ReadError> {
     let mut parser = Parser::new();
     let mut buf = Vec::new();
-    let (found, unreadable) = walk_sessions(root.as_ref(), |dir| {
+    let (found, unreadable) = walk_sessions(root.as_ref(), read_ahead, |dir| {
         is_conversation_dir_with(dir, &mut parser, &mut buf).then_some(())
     })?;
     Ok(Discovery {
@@ -268,6 +283,11 @@ pub fn discover(root: impl AsRef<Path>) -> Result<Discovery, ReadError> {
         unreadable,
     })
 }
+
+/// The fewest subdirectories a directory must have for [`discover_with`]
+/// to list them ahead of the walk: below it, starting I/O threads costs
+/// more than it saves.
+pub const LIST_AHEAD_MIN: usize = 16;
 
 /// What [`walk_sessions`] found: the conversation directories with what the
 /// visit kept of each, sorted by path; and the directories it could not
@@ -281,6 +301,7 @@ pub(crate) type Walked<T> = (Vec<(PathBuf, T)>, Vec<ReadError>);
 /// the default.
 pub(crate) fn walk_sessions<T: Default>(
     root: &Path,
+    read_ahead: ReadAhead,
     mut visit: impl FnMut(&Path) -> Option<T>,
 ) -> Result<Walked<T>, ReadError> {
     let meta = fs::metadata(root).map_err(|e| ReadError::io(root, e))?;
@@ -309,24 +330,38 @@ pub(crate) fn walk_sessions<T: Default>(
                 continue;
             }
         };
-        for entry in rd.flatten() {
-            let name = entry.file_name();
-            if SKIPPED_DIRS.iter().any(|s| name == *s) || !entry_is_dir(&entry) {
-                continue;
+        // (path, is a link), in the listing's order.
+        let subdirs: Vec<(PathBuf, bool)> = rd
+            .flatten()
+            .filter(|e| {
+                let name = e.file_name();
+                !SKIPPED_DIRS.iter().any(|s| name == *s) && entry_is_dir(e)
+            })
+            .map(|e| (e.path(), e.file_type().is_ok_and(|t| t.is_symlink())))
+            .collect();
+        let ahead = if subdirs.len() >= LIST_AHEAD_MIN {
+            read_ahead
+        } else {
+            ReadAhead::off()
+        };
+        let paths: Vec<&Path> = subdirs.iter().map(|(p, _)| p.as_path()).collect();
+        ahead.run_listings(&paths, |ahead| {
+            for (i, (path, link)) in subdirs.iter().enumerate() {
+                ahead.begin(i);
+                let (path, link) = (path.clone(), *link);
+                let Some(key) = dir_key(&path) else { continue };
+                if !seen.insert(key) {
+                    continue;
+                }
+                match visit(&path) {
+                    Some(t) => out.push((path, t)),
+                    // A link is followed to a conversation, never walked
+                    // through: it may lead anywhere (`/`), out of the store.
+                    None if link => {}
+                    None => stack.push(path),
+                }
             }
-            let path = entry.path();
-            let Some(key) = dir_key(&path) else { continue };
-            if !seen.insert(key) {
-                continue;
-            }
-            match visit(&path) {
-                Some(t) => out.push((path, t)),
-                // A link is followed to a conversation, never walked
-                // through: it may lead anywhere (`/`), out of the store.
-                None if entry.file_type().is_ok_and(|t| t.is_symlink()) => {}
-                None => stack.push(path),
-            }
-        }
+        });
     }
     out.sort_by(|a, b| a.0.cmp(&b.0));
     Ok((out, unreadable))

@@ -142,8 +142,8 @@ pub use changes::{Change, ChangeKind, Changes, ChangesError, ScanOptions};
 pub use checkpoint::{Checkpoint, CheckpointError};
 pub use conversation::Conversation;
 pub use discover::{
-    Discovery, conversation_dir, discover, event_ids, find_sessions, is_conversation_dir,
-    is_conversation_file, state_id, subagent_parent,
+    Discovery, LIST_AHEAD_MIN, conversation_dir, discover, discover_with, event_ids, find_sessions,
+    is_conversation_dir, is_conversation_file, state_id, subagent_parent,
 };
 pub use envelope::{Event, Events};
 pub use error::{DecodeError, FileError, ReadError};

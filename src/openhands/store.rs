@@ -29,7 +29,11 @@
 //! returns the results in the stream's order, whatever the scheduling.
 //! [`Store::par_for_each`] hands the results to a callback in that same
 //! order while reading ahead at most a window of conversations, so memory
-//! stays bounded for a store of any size.
+//! stays bounded for a store of any size. Both read the conversations'
+//! directories ahead of the readers with a few I/O threads
+//! ([`crate::readahead`]: on a cold page cache the storage is kept busy,
+//! the results are the same); [`Store::with_read_ahead`] sets the depth, or
+//! turns it off.
 //!
 //! # Listing
 //!
@@ -48,6 +52,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::json::{Document, Parser};
+use crate::readahead::ReadAhead;
 use crate::source::dir::ListBuf;
 
 use super::conversation::Conversation;
@@ -95,6 +100,7 @@ pub struct Store {
     root: PathBuf,
     dirs: Vec<PathBuf>,
     pattern: NamePattern,
+    read_ahead: ReadAhead,
 }
 
 impl Store {
@@ -107,6 +113,7 @@ impl Store {
             root: root.to_path_buf(),
             dirs: find_sessions(root)?,
             pattern: NamePattern::default(),
+            read_ahead: ReadAhead::default(),
         })
     }
 
@@ -117,6 +124,7 @@ impl Store {
             root: root.into(),
             dirs,
             pattern: NamePattern::default(),
+            read_ahead: ReadAhead::default(),
         }
     }
 
@@ -130,6 +138,19 @@ impl Store {
     /// The file-name pattern.
     pub fn pattern(&self) -> NamePattern {
         self.pattern
+    }
+
+    /// Reads conversations ahead of the parallel scans' readers as
+    /// `read_ahead` says ([`ReadAhead::default`] unless set;
+    /// [`ReadAhead::off`] for none).
+    pub fn with_read_ahead(mut self, read_ahead: ReadAhead) -> Store {
+        self.read_ahead = read_ahead;
+        self
+    }
+
+    /// The read-ahead of the parallel scans.
+    pub fn read_ahead(&self) -> ReadAhead {
+        self.read_ahead
     }
 
     /// The root the store was opened at.
@@ -310,7 +331,7 @@ mod par {
     use smallvec::SmallVec;
 
     use super::*;
-    use crate::parallel::for_each_ordered;
+    use crate::parallel::for_each_ordered_ahead;
 
     /// Reads one top-level conversation and its sub-agents.
     fn one<T, F>(cursor: &mut StreamCursor, dir: &PathBuf, f: &F) -> SmallVec<[T; 1]>
@@ -344,7 +365,9 @@ mod par {
         /// on the calling thread in the stream's order, with at most
         /// `window` top-level conversations read ahead of the sink (0: 16
         /// per thread of the pool). Memory stays bounded by the window
-        /// whatever the store's size.
+        /// whatever the store's size. The store's
+        /// [`read_ahead`](Self::read_ahead) reads the next conversations'
+        /// directories into the page cache ahead of the readers.
         pub fn par_for_each<T, F, S>(&self, window: usize, f: F, mut sink: S)
         where
             T: Send,
@@ -352,9 +375,10 @@ mod par {
             S: FnMut(T),
         {
             let pattern = self.pattern;
-            let Ok(()) = for_each_ordered::<_, _, _, Infallible>(
+            let Ok(()) = for_each_ordered_ahead::<_, _, _, Infallible>(
                 &self.dirs,
                 window,
+                self.read_ahead,
                 || StreamCursor::new(pattern),
                 |cursor, dir| one(cursor, dir, &f),
                 |part| {
@@ -410,7 +434,8 @@ pub fn list_with(root: impl AsRef<Path>, pattern: NamePattern) -> Result<Listing
         path: PathBuf::new(),
         listing: ListBuf::default(),
     };
-    let (top, unreadable) = walk_sessions(root.as_ref(), |dir| ctx.probe(dir, 0))?;
+    let (top, unreadable) =
+        walk_sessions(root.as_ref(), ReadAhead::default(), |dir| ctx.probe(dir, 0))?;
     let mut out = Vec::with_capacity(top.len());
     for (dir, node) in top {
         flatten(&mut out, dir, node, None, 0);

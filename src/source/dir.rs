@@ -30,7 +30,9 @@ pub(crate) enum DirEntryKind {
     Dir,
     /// A symbolic link (to anything).
     Symlink,
-    /// Anything else: a file, a socket…
+    /// A regular file.
+    File,
+    /// Anything else: a socket, a FIFO, a device…
     Other,
     /// The file system did not say (`DT_UNKNOWN`).
     Unknown,
@@ -208,12 +210,33 @@ mod imp {
             read_whole(&mut File::from(fd), buf, left)
         }
 
+        /// Asks the kernel to read the first `len` bytes of the regular
+        /// file `name` of this directory into the page cache, without
+        /// waiting for them (`posix_fadvise(WILLNEED)`). A symbolic link is
+        /// not followed; what is not a regular file is opened without
+        /// blocking (`O_NONBLOCK`) and given no advice.
+        pub(crate) fn advise_file(&self, name: &OsStr, len: u64) -> io::Result<()> {
+            let fd = self.open_at(
+                name.as_bytes(),
+                libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOFOLLOW,
+            )?;
+            let len = libc::off_t::try_from(len).unwrap_or(libc::off_t::MAX);
+            // SAFETY: the descriptor is open; advice reads nothing into
+            // our memory. Not a regular file: `ESPIPE` or no effect.
+            let r =
+                unsafe { libc::posix_fadvise(fd.as_raw_fd(), 0, len, libc::POSIX_FADV_WILLNEED) };
+            match r {
+                0 => Ok(()),
+                e => Err(io::Error::from_raw_os_error(e)),
+            }
+        }
+
         /// Whether `name`, of the kind the listing gave, is a directory,
         /// following a symbolic link.
         pub(crate) fn is_dir(&self, name: &OsStr, kind: DirEntryKind) -> bool {
             match kind {
                 DirEntryKind::Dir => true,
-                DirEntryKind::Other => false,
+                DirEntryKind::File | DirEntryKind::Other => false,
                 DirEntryKind::Symlink | DirEntryKind::Unknown => {
                     let mut buf = [0u8; NAME_MAX + 1];
                     let Some(c) = c_name(name.as_bytes(), &mut buf) else {
@@ -281,6 +304,7 @@ mod imp {
                         let kind = match d_type {
                             libc::DT_DIR => DirEntryKind::Dir,
                             libc::DT_LNK => DirEntryKind::Symlink,
+                            libc::DT_REG => DirEntryKind::File,
                             libc::DT_UNKNOWN => DirEntryKind::Unknown,
                             _ => DirEntryKind::Other,
                         };
@@ -333,12 +357,17 @@ mod imp {
             read_whole(&mut f, buf, left)
         }
 
+        /// Does nothing: read-ahead advice is given on Linux only.
+        pub(crate) fn advise_file(&self, _name: &OsStr, _len: u64) -> io::Result<()> {
+            Ok(())
+        }
+
         /// Whether `name`, of the kind the listing gave, is a directory,
         /// following a symbolic link.
         pub(crate) fn is_dir(&self, name: &OsStr, kind: DirEntryKind) -> bool {
             match kind {
                 DirEntryKind::Dir => true,
-                DirEntryKind::Other => false,
+                DirEntryKind::File | DirEntryKind::Other => false,
                 DirEntryKind::Symlink | DirEntryKind::Unknown => {
                     std::fs::metadata(self.path.join(name))
                         .map(|m| m.is_dir())
@@ -358,6 +387,7 @@ mod imp {
                 let kind = match e.file_type() {
                     Ok(t) if t.is_dir() => DirEntryKind::Dir,
                     Ok(t) if t.is_symlink() => DirEntryKind::Symlink,
+                    Ok(t) if t.is_file() => DirEntryKind::File,
                     Ok(_) => DirEntryKind::Other,
                     Err(_) => DirEntryKind::Unknown,
                 };

@@ -34,7 +34,9 @@ use rayon::prelude::*;
 
 use crate::out::{Obj, Out, Res, Status, one_line, path_str};
 use crate::progress::Progress;
-use crate::target::{Paths, Target, Unread, Worker, for_each_target, par_ordered, walk};
+use crate::target::{
+    IoDepth, Paths, Target, Unread, Worker, for_each_target_with, par_ordered, walk,
+};
 
 const HELP: &str = "\
 Examples:
@@ -65,6 +67,8 @@ pub struct Args {
     /// there is none yet), then save the new checkpoint there.
     #[arg(long, value_name = "FILE")]
     checkpoint: Option<PathBuf>,
+    #[command(flatten)]
+    io: IoDepth,
 }
 
 /// One problem.
@@ -108,6 +112,7 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
     let mut status = Status::OK;
     let mut total = Found::default();
     let mut problems = 0u64;
+    let ahead = args.io.read_ahead();
     let mut emit = |f: Found, out: &mut Out| -> Res<()> {
         total.conversations += f.conversations;
         total.subagents += f.subagents;
@@ -145,14 +150,14 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
             };
             emit(f, out)?;
             let progress = Progress::new(dirs.len() as u64, "conversations");
-            par_ordered(&dirs, Some(&progress), check_tree, |f| emit(f, out))?;
+            par_ordered(&dirs, Some(&progress), ahead, check_tree, |f| emit(f, out))?;
             progress.finish();
             save = Some((cp, new));
             &[]
         }
         None => &args.paths.paths,
     };
-    let resolved = for_each_target(paths, &mut status, |path, target, _, progress| {
+    let resolved = for_each_target_with(paths, ahead, &mut status, |path, target, _, progress| {
         match target {
             Target::OpenHands { dirs, unreadable } => {
                 let f = Found {
@@ -163,7 +168,7 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
                     ..Found::default()
                 };
                 emit(f, out)?;
-                par_ordered(&dirs, Some(progress), check_tree, |f| emit(f, out))?;
+                par_ordered(&dirs, Some(progress), ahead, check_tree, |f| emit(f, out))?;
             }
             Target::OcChat { root } => {
                 for f in check_occhat(&root) {

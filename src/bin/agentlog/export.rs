@@ -38,7 +38,7 @@ use agentlog::openhands::{DIR_EVENTS, FILE_BASE_STATE, FILE_META};
 
 use crate::out::{Out, Res, Status, one_line, warn};
 use crate::progress::Progress;
-use crate::target::{Target, Worker, for_each_target, walk};
+use crate::target::{IoDepth, Target, Worker, for_each_target_with, walk};
 
 const HELP: &str = "\
 Examples:
@@ -80,6 +80,8 @@ pub struct Args {
     /// output is written and synced. One PATH. See `--help`.
     #[arg(long, value_name = "FILE")]
     checkpoint: Option<PathBuf>,
+    #[command(flatten)]
+    io: IoDepth,
 }
 
 /// Runs the command.
@@ -91,7 +93,8 @@ pub fn run(args: Args, stdout: &mut Out) -> Res<u8> {
     }
     let mut status = Status::OK;
     let mut targets = Vec::new();
-    for_each_target(&args.paths, &mut status, |_, target, status, _| {
+    let ahead = args.io.read_ahead();
+    for_each_target_with(&args.paths, ahead, &mut status, |_, target, status, _| {
         match target {
             Target::OcChat { root } => {
                 crate::out::error(&format!(
@@ -138,38 +141,42 @@ pub fn run(args: Args, stdout: &mut Out) -> Res<u8> {
         "conversations",
     );
     for dirs in &targets {
-        for dir in dirs {
-            progress.inc(1);
-            walk(&mut reader, &mut conv, &mut ids, dir, |node| {
-                let c = match node.conv {
-                    Ok(c) => c,
-                    Err(e) => {
+        ahead.run(dirs, |ahead| -> Res<()> {
+            for (i, dir) in dirs.iter().enumerate() {
+                ahead.begin(i);
+                progress.inc(1);
+                walk(&mut reader, &mut conv, &mut ids, dir, |node| {
+                    let c = match node.conv {
+                        Ok(c) => c,
+                        Err(e) => {
+                            warn(&e.to_string());
+                            return Ok(());
+                        }
+                    };
+                    if let Some(e) = c.events_error() {
                         warn(&e.to_string());
-                        return Ok(());
                     }
-                };
-                if let Some(e) = c.events_error() {
-                    warn(&e.to_string());
-                }
-                if out.replaces_a_file() {
-                    // The output must not replace what is being read.
-                    out.refuse_input(&node.dir.join(FILE_BASE_STATE))?;
-                    out.refuse_input(&node.dir.join(FILE_META))?;
-                    let events = node.dir.join(DIR_EVENTS);
+                    if out.replaces_a_file() {
+                        // The output must not replace what is being read.
+                        out.refuse_input(&node.dir.join(FILE_BASE_STATE))?;
+                        out.refuse_input(&node.dir.join(FILE_META))?;
+                        let events = node.dir.join(DIR_EVENTS);
+                        for e in c.events() {
+                            out.refuse_input(&events.join(e.file_name()))?;
+                        }
+                    }
                     for e in c.events() {
-                        out.refuse_input(&events.join(e.file_name()))?;
+                        if let Some(err) = e.error() {
+                            warn(&err.to_string());
+                        }
+                        push_event_line(&mut line, node.id, node.parent, &e);
+                        out.bytes(&line)?;
                     }
-                }
-                for e in c.events() {
-                    if let Some(err) = e.error() {
-                        warn(&err.to_string());
-                    }
-                    push_event_line(&mut line, node.id, node.parent, &e);
-                    out.bytes(&line)?;
-                }
-                Ok(())
-            })?;
-        }
+                    Ok(())
+                })?;
+            }
+            Ok(())
+        })?;
     }
     progress.finish();
     if let Some(o) = file_out {

@@ -132,6 +132,8 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
             par_ordered(
                 &dirs,
                 None,
+                // Names and states only: nothing worth reading ahead.
+                agentlog::ReadAhead::off(),
                 |w, dir| openhands_row(&mut w.ids, dir),
                 &mut emit,
             )?;
@@ -148,6 +150,7 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
             par_ordered(
                 &dirs,
                 Some(progress),
+                agentlog::ReadAhead::off(),
                 |w, dir| openhands_row(&mut w.ids, dir),
                 &mut emit,
             )

@@ -54,7 +54,7 @@ use agentlog::openhands::{Conversation, FileStatus, Kind, Parsed, State, StateUs
 use rayon::prelude::*;
 
 use crate::out::{Obj, Out, Res, Status, float as json_float, uint, warn};
-use crate::target::{Paths, Target, Worker, for_each_target, par_ordered, walk_with};
+use crate::target::{IoDepth, Paths, Target, Worker, for_each_target_with, par_ordered, walk_with};
 
 const HELP: &str = "\
 Examples:
@@ -81,6 +81,8 @@ pub struct Args {
     /// One JSON object.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    io: IoDepth,
 }
 
 /// The totals.
@@ -341,27 +343,33 @@ fn dollars(cost: f64) -> String {
 pub fn run(args: Args, out: &mut Out) -> Res<u8> {
     let mut status = Status::OK;
     let mut totals = Totals::default();
-    let resolved = for_each_target(&args.paths.paths, &mut status, |_, target, _, progress| {
-        match target {
-            Target::OpenHands { dirs, unreadable } => {
-                for e in &unreadable {
-                    warn(&format!("{e} (skipped)"));
+    let ahead = args.io.read_ahead();
+    let resolved = for_each_target_with(
+        &args.paths.paths,
+        ahead,
+        &mut status,
+        |_, target, _, progress| {
+            match target {
+                Target::OpenHands { dirs, unreadable } => {
+                    for e in &unreadable {
+                        warn(&format!("{e} (skipped)"));
+                    }
+                    totals.unreadable = totals.unreadable.saturating_add(unreadable.len() as u64);
+                    par_ordered(&dirs, Some(progress), ahead, tree_totals, |t| {
+                        totals.add(&t);
+                        Ok(())
+                    })?;
                 }
-                totals.unreadable = totals.unreadable.saturating_add(unreadable.len() as u64);
-                par_ordered(&dirs, Some(progress), tree_totals, |t| {
-                    totals.add(&t);
-                    Ok(())
-                })?;
-            }
-            Target::OcChat { root } => totals.add(&occhat_totals(&root)),
-            Target::Asf { files } => {
-                for t in files.par_iter().map(|f| asf_totals(f)).collect::<Vec<_>>() {
-                    totals.add(&t);
+                Target::OcChat { root } => totals.add(&occhat_totals(&root)),
+                Target::Asf { files } => {
+                    for t in files.par_iter().map(|f| asf_totals(f)).collect::<Vec<_>>() {
+                        totals.add(&t);
+                    }
                 }
             }
-        }
-        Ok(())
-    })?;
+            Ok(())
+        },
+    )?;
     let any = resolved > 0;
     if !any {
         // Nothing could be read: no totals to print.

@@ -19,10 +19,11 @@ use std::collections::HashSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use agentlog::ReadAhead;
 use agentlog::json::{Document, Parser};
 use agentlog::occhat::{ARCHIVE_DIR_NAME, CLEAN_EXIT_MARKER_NAME, LEGACY_DIR_NAME};
 use agentlog::openhands::{
-    self, Conversation, DIR_EVENTS, FILE_BASE_STATE, Parsed, ReadError, Reader, discover,
+    self, Conversation, DIR_EVENTS, FILE_BASE_STATE, Parsed, ReadError, Reader, discover_with,
     is_conversation_dir,
 };
 
@@ -106,11 +107,22 @@ pub struct Paths {
 pub fn for_each_target(
     paths: &[PathBuf],
     status: &mut Status,
+    each: impl FnMut(&Path, Target, &mut Status, &Progress) -> Res<()>,
+) -> Res<usize> {
+    for_each_target_with(paths, ReadAhead::default(), status, each)
+}
+
+/// [`for_each_target`] with `read_ahead` listing a store's directories
+/// ahead of its discovery ([`resolve_with`]).
+pub fn for_each_target_with(
+    paths: &[PathBuf],
+    read_ahead: ReadAhead,
+    status: &mut Status,
     mut each: impl FnMut(&Path, Target, &mut Status, &Progress) -> Res<()>,
 ) -> Res<usize> {
     let mut targets = Vec::with_capacity(paths.len());
     for path in paths {
-        match resolve(path) {
+        match resolve_with(path, read_ahead) {
             Err(e) => {
                 crate::out::error(&e);
                 status.raise(Status::FATAL);
@@ -283,6 +295,12 @@ fn is_flat_meta(path: &Path) -> bool {
 /// naming the path, is for a PATH that cannot be read at all; directories
 /// under it that cannot be listed are in [`Target::OpenHands`].
 pub fn resolve(path: &Path) -> Result<Target, String> {
+    resolve_with(path, ReadAhead::default())
+}
+
+/// [`resolve`] with `read_ahead` listing a store's directories ahead of
+/// its discovery.
+pub fn resolve_with(path: &Path, read_ahead: ReadAhead) -> Result<Target, String> {
     let meta = fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
     if let Some(files) = crate::asf_files::files(path) {
         return Ok(Target::Asf { files });
@@ -297,7 +315,7 @@ pub fn resolve(path: &Path) -> Result<Target, String> {
             });
         }
     }
-    let found = discover(path).map_err(|e| e.to_string())?;
+    let found = discover_with(path, read_ahead).map_err(|e| e.to_string())?;
     Ok(Target::OpenHands {
         dirs: found.conversations,
         unreadable: found.unreadable,
@@ -510,6 +528,23 @@ pub fn walk_with(
     Ok(())
 }
 
+/// How far a command's scan reads ahead of its readers (`--io-depth`).
+#[derive(clap::Args, Debug, Clone, Copy)]
+pub struct IoDepth {
+    /// Read N conversations ahead of the parsers on I/O threads, so that a
+    /// store not in the page cache is read with many requests in flight
+    /// (network file systems may want more); 0: no read-ahead.
+    #[arg(long = "io-depth", value_name = "N", default_value_t = agentlog::readahead::DEFAULT_DEPTH)]
+    pub io_depth: usize,
+}
+
+impl IoDepth {
+    /// The read-ahead it asks for.
+    pub fn read_ahead(self) -> ReadAhead {
+        ReadAhead::new(self.io_depth)
+    }
+}
+
 /// How many conversations are handed to the thread pool at once: results
 /// are emitted in order after each batch, so output starts early and memory
 /// stays bounded whatever the store's size.
@@ -517,10 +552,12 @@ const BATCH: usize = 128;
 
 /// Runs `work` on every directory in parallel (each job with a
 /// [`Worker`], reused from job to job), and hands the results to `emit` in
-/// the directories' order, [`BATCH`] directories at a time.
+/// the directories' order, [`BATCH`] directories at a time, with
+/// `read_ahead` reading the next directories ahead of the jobs.
 pub fn par_ordered<T, W, E>(
     dirs: &[PathBuf],
     progress: Option<&Progress>,
+    read_ahead: ReadAhead,
     work: W,
     mut emit: E,
 ) -> Res<()>
@@ -529,9 +566,10 @@ where
     W: Fn(&mut Worker, &Path) -> T + Sync,
     E: FnMut(T) -> Res<()>,
 {
-    agentlog::parallel::for_each_ordered(
+    agentlog::parallel::for_each_ordered_ahead(
         dirs,
         BATCH,
+        read_ahead,
         Worker::default,
         |worker, dir| {
             let t = work(worker, dir);

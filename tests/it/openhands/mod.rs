@@ -2,6 +2,8 @@
 //! checkpoints, the view.
 
 mod checkpoint;
+#[cfg(all(unix, feature = "parallel"))]
+mod cold_read;
 mod corpus;
 mod dirs;
 mod live_writer;
