@@ -17,6 +17,7 @@ mod check;
 mod events;
 mod export;
 mod follow;
+mod html;
 mod ls;
 mod occhat;
 mod out;
@@ -41,6 +42,7 @@ Examples:
   agentlog export ~/.openhands/conversations --jsonl -o events.jsonl
   agentlog follow ~/.openhands/conversations --checkpoint follow.cp
   agentlog view ~/.openhands/conversations/<id> --json
+  agentlog html ~/.openhands/conversations/<id> -o transcript.html
   agentlog occhat --sessions-dir oc_chat/sessions list
   agentlog asf check session.jsonl
 
@@ -70,6 +72,7 @@ enum Cmd {
     Export(export::Args),
     Follow(follow::Args),
     View(view::Args),
+    Html(html::Args),
     Occhat(occhat::Args),
     Asf(asf::Args),
 }
@@ -95,6 +98,7 @@ fn main() -> ExitCode {
         Cmd::Export(a) => export::run(a, &mut out),
         Cmd::Follow(a) => follow::run(a, &mut out),
         Cmd::View(a) => view::run(a, &mut out),
+        Cmd::Html(a) => html::run(a),
         Cmd::Occhat(a) => occhat::run(a, &mut out),
         Cmd::Asf(a) => asf::run(a, &mut out),
     };
