@@ -444,13 +444,21 @@ fn command_renders_oc_chat_sessions() {
 
 #[test]
 fn thirty_thousand_events_render() {
+    // Without a condenser every event is in the context; with one, most
+    // are forgotten and shown outside it.
+    for condenser_ratio in [0.0, 1.0] {
+        thirty_thousand(condenser_ratio);
+    }
+}
+
+fn thirty_thousand(condenser_ratio: f64) {
     let tmp = tempfile::tempdir().expect("tmp");
     let cfg = agentlog::synth::GenConfig {
         conversations: 1,
         events_per_conversation: 30_000,
         seed: 13,
         subagent_ratio: 0.0,
-        condenser_ratio: 1.0,
+        condenser_ratio,
         branch_ratio: 0.0,
         threads: 1,
         ..Default::default()
@@ -466,7 +474,7 @@ fn thirty_thousand_events_render() {
     let took = start.elapsed();
     let input = conv.event_bytes().len() + conv.state().map_or(0, |f| f.raw().len());
     eprintln!(
-        "30,000 events: {} bytes of events -> {} bytes of HTML in {took:?} ({} messages, {} other events)",
+        "30,000 events (condenser ratio {condenser_ratio}): {} bytes of events -> {} bytes of HTML in {took:?} ({} messages, {} events outside the context)",
         input,
         out.len(),
         s.messages,
@@ -493,7 +501,14 @@ fn thirty_thousand_events_render() {
         .filter(|&&p| !in_context[p])
         .count();
     assert_eq!(s.outside, outside);
-    assert!(outside > 0, "the generated condensations forget events");
+    if condenser_ratio > 0.0 {
+        assert!(
+            outside > 10_000,
+            "the generated condensations forget events"
+        );
+    } else {
+        assert!(s.messages > 10_000, "{} messages", s.messages);
+    }
     // Sane size: escaping at most sextuples a byte, plus bounded markup per event.
     assert!(
         out.len() <= 6 * input + 4_000 * conv.len(),

@@ -33,14 +33,16 @@
 //!   `stats.usage_to_metrics` (sub-agents' calls are in their own
 //!   sections when their directories are there); each assistant message
 //!   shows the prompt and completion tokens, cost and latency of the one
-//!   call that produced it (joined by `llm_response_id`, see [`calls`]).
+//!   call that produced it, found by the event's `llm_response_id` (a
+//!   call's cost is known when its metrics entry has as many `costs` as
+//!   `response_latencies`: the SDK records no response ID with a cost).
 //!   A call's prompt tokens count the whole context sent with that call,
 //!   so the header's sum counts earlier messages again in every later call;
 //!   the page says so.
 //! - **Marks and embeds sub-agents.** Each sub-agent's conversation under
 //!   `subagents/` is rendered as a section of its own after its parent's,
 //!   linked from the parent's header; nested sub-agents follow, depth
-//!   first, at most [`MAX_SUBAGENT_DEPTH`] deep (no recursion over the
+//!   first, at most [`SUBAGENT_DEPTH_LIMIT`] deep (no recursion over the
 //!   input). A sub-agent directory that cannot be read is a marked note.
 //! - **Stays usable when large.** Messages and markers are laid out only
 //!   near the viewport (CSS `content-visibility: auto`), long outputs are
@@ -67,7 +69,7 @@ use calls::CallBook;
 use escape::{preview, text, thousands};
 
 /// The deepest nesting of sub-agents rendered.
-pub const MAX_SUBAGENT_DEPTH: usize = 64;
+pub const SUBAGENT_DEPTH_LIMIT: usize = 64;
 
 /// What [`write_transcript`] rendered.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -118,9 +120,9 @@ pub fn write_transcript(
         {
             continue;
         }
-        let why = if depth > MAX_SUBAGENT_DEPTH {
+        let why = if depth > SUBAGENT_DEPTH_LIMIT {
             Err(format!(
-                "a sub-agent nested deeper than {MAX_SUBAGENT_DEPTH} levels: not rendered"
+                "a sub-agent nested deeper than {SUBAGENT_DEPTH_LIMIT} levels: not rendered"
             ))
         } else {
             reader.read(&dir).map_err(|e| e.to_string())
