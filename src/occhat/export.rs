@@ -10,7 +10,10 @@
 //! effort and token totals (with thousands separators, as `f"{n:,}"`);
 //! then a panel per message whose stripped content is not empty, titled
 //! `System`, `You`, or `Assistant` / `Assistant — N tok`, in `persistence.py`'s
-//! colours (dim, blue, green). System and user text is shown as written
+//! colours (dim, blue, green). The two token counts are labelled with what
+//! they count (`persistence.py` leaves them bare, and they look like they
+//! disagree): the header's is the sum over every call of the session, a
+//! panel's is its own call's prompt plus completion tokens. System and user text is shown as written
 //! (pre-wrapped); assistant Markdown is rendered with `pulldown-cmark`
 //! (tables, strikethrough, task lists) and fenced code is highlighted with
 //! syntect's grammars in Monokai colours (`highlight.rs`). Tool messages
@@ -286,13 +289,13 @@ pub fn render_html(session: &ChatSession) -> String {
     escape_into(&mut out, &session.model);
     out.push_str("</dd>\n<dt>Reasoning effort:</dt><dd class=\"effort\">");
     escape_into(&mut out, &session.reasoning_effort);
-    out.push_str("</dd>\n<dt>Tokens:</dt><dd class=\"tokens\">");
+    out.push_str("</dd>\n<dt>Tokens, all calls:</dt><dd class=\"tokens\">");
     out.push_str(&thousands(s.total_tokens));
     out.push_str("  <span class=\"dim\">(prompt: ");
     out.push_str(&thousands(s.total_prompt_tokens));
     out.push_str(", completion: ");
     out.push_str(&thousands(s.total_completion_tokens));
-    out.push_str(")</span></dd>\n</dl>\n</header>\n<main>\n");
+    out.push_str("; summed over every call of the session, each call's prompt counting the whole context sent)</span></dd>\n</dl>\n</header>\n<main>\n");
     for msg in &session.messages {
         let content = content_text(msg);
         let content = py::strip(&content);
@@ -326,7 +329,9 @@ pub fn render_html(session: &ChatSession) -> String {
                     Some(t) => {
                         out.push_str("Assistant — ");
                         escape_into(&mut out, &py::to_str(t));
-                        out.push_str(" tok");
+                        out.push_str(
+                            " tok <span class=\"dim\">(this call: prompt + completion)</span>",
+                        );
                     }
                 }
                 out.push_str("</h2>\n<div class=\"body markdown\">\n");

@@ -128,6 +128,8 @@ mod discover;
 mod envelope;
 mod error;
 mod event_files;
+#[cfg(feature = "html")]
+pub mod html;
 mod json_file;
 mod kind;
 mod reader;

@@ -16,6 +16,7 @@ mod check;
 mod events;
 mod export;
 mod follow;
+mod html;
 mod ids;
 mod ls;
 mod occhat;
@@ -44,6 +45,7 @@ Examples:
   agentlog follow ~/.openhands/conversations --checkpoint follow.cp
   agentlog view ~/.openhands/conversations/<id> --json
   agentlog tree ~/.openhands/conversations/<id>
+  agentlog html ~/.openhands/conversations/<id> -o transcript.html
   agentlog occhat --sessions-dir oc_chat/sessions list
   agentlog asf check session.jsonl
 
@@ -82,6 +84,7 @@ enum Cmd {
     Follow(follow::Args),
     View(view::Args),
     Tree(tree::Args),
+    Html(html::Args),
     Occhat(occhat::Args),
     Asf(asf::Args),
 }
@@ -121,6 +124,7 @@ fn main() -> ExitCode {
         Cmd::Follow(a) => follow::run(a, &mut out),
         Cmd::View(a) => view::run(a, &mut out),
         Cmd::Tree(a) => tree::run(a, &mut out),
+        Cmd::Html(a) => html::run(a),
         Cmd::Occhat(a) => occhat::run(a, &mut out),
         Cmd::Asf(a) => asf::run(a, &mut out),
     };

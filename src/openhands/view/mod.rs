@@ -393,6 +393,7 @@ pub struct View<'a> {
     entries: Vec<ViewEntry>,
     context: Vec<ViewEntry>,
     messages: Vec<Message<'a>>,
+    message_entries: Vec<std::ops::Range<usize>>,
     wire: WireOptions,
     issues: Vec<ViewIssue>,
 }
@@ -486,7 +487,7 @@ impl<'a> View<'a> {
         } else {
             entries.clone()
         };
-        let messages = events_to_messages(&mut events, &context, version);
+        let (messages, message_entries) = events_to_messages(&mut events, &context, version);
         View {
             events,
             tree,
@@ -495,6 +496,7 @@ impl<'a> View<'a> {
             entries,
             context,
             messages,
+            message_entries,
             wire: state.wire.unwrap_or(WireOptions {
                 function_calling: true,
                 ..WireOptions::default()
@@ -580,6 +582,39 @@ impl<'a> View<'a> {
         &self.messages
     }
 
+    /// The entries of [`View::context`] that message `i` of
+    /// [`View::messages`] was made from, in order (a batch of parallel
+    /// calls, plain user messages merged into one, an event with its
+    /// observation); empty when there is no message `i`.
+    pub fn message_entries(&self, i: usize) -> &[ViewEntry] {
+        self.message_entries
+            .get(i)
+            .and_then(|r| self.context.get(r.clone()))
+            .unwrap_or_default()
+    }
+
+    /// The message the event at position `p` gives on its own, when the
+    /// view still holds its data: an LLM-convertible event that is not in
+    /// [`View::context`] (forgotten by a condensation, or on no message).
+    /// `None` for an event whose data went into [`View::messages`], and
+    /// for kinds that give no message.
+    pub(crate) fn lone_message(&self, p: usize) -> Option<Message<'a>> {
+        let e = self.events.get(p)?;
+        e.effective_kind()?;
+        render::event_message(e.body.clone(), self.detected.version)
+    }
+
+    /// For a condensation event at position `p`: how many events it
+    /// forgets and its summary, if any.
+    pub(crate) fn condensation(&self, p: usize) -> Option<(usize, Option<&str>)> {
+        match &self.events.get(p)?.body {
+            Body::Condensation {
+                forgotten, summary, ..
+            } => Some((forgotten.len(), summary.as_deref())),
+            _ => None,
+        }
+    }
+
     /// Takes the messages.
     pub fn into_messages(self) -> Vec<Message<'a>> {
         self.messages
@@ -616,16 +651,18 @@ impl<'a> View<'a> {
 }
 
 /// `LLMConvertibleEvent.events_to_messages`, moving each event's data into
-/// its message.
+/// its message; with each message, the range of `context` it was made from.
 fn events_to_messages<'a>(
     events: &mut [ViewEvent<'a>],
     context: &[ViewEntry],
     version: SdkVersion,
-) -> Vec<Message<'a>> {
+) -> (Vec<Message<'a>>, Vec<std::ops::Range<usize>>) {
     let mut messages: Vec<Message<'a>> = Vec::with_capacity(context.len());
+    let mut ranges: Vec<std::ops::Range<usize>> = Vec::with_capacity(context.len());
     let merge_users = version >= SdkVersion::V1_26_0;
     let mut i = 0;
     while let Some(&entry) = context.get(i) {
+        let first = i;
         let msg = match entry {
             ViewEntry::Summary(p) => {
                 i += 1;
@@ -679,11 +716,15 @@ fn events_to_messages<'a>(
             && prev.is_plain_user()
         {
             prev.content.extend(msg.content);
+            if let Some(r) = ranges.last_mut() {
+                r.end = i;
+            }
             continue;
         }
         messages.push(msg);
+        ranges.push(first..i);
     }
-    messages
+    (messages, ranges)
 }
 
 #[cfg(test)]

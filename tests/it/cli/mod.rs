@@ -12,6 +12,9 @@ mod events;
 mod export;
 mod follow;
 mod follow_occhat;
+#[cfg(feature = "gen")]
+mod html;
+mod html_browser;
 mod ls;
 mod occhat;
 #[cfg(feature = "gen")]

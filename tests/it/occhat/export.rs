@@ -139,7 +139,7 @@ fn html_structure() {
     assert!(h.contains("<dd class=\"model\">model-x</dd>"));
     assert!(h.contains("<dd class=\"effort\">medium</dd>"));
     assert!(
-        h.contains("1,234,656  <span class=\"dim\">(prompt: 1,234,567, completion: 89)</span>")
+        h.contains("<dt>Tokens, all calls:</dt><dd class=\"tokens\">1,234,656  <span class=\"dim\">(prompt: 1,234,567, completion: 89; summed over every call of the session")
     );
     // One panel per message with non-blank content; titles are the roles.
     assert_eq!(count(&h, "<section class=\"panel "), 4);
@@ -148,7 +148,13 @@ fn html_structure() {
         1
     );
     assert_eq!(count(&h, "<section class=\"panel user\">\n<h2>You</h2>"), 1);
-    assert_eq!(count(&h, "<h2>Assistant — 321 tok</h2>"), 1);
+    assert_eq!(
+        count(
+            &h,
+            "<h2>Assistant — 321 tok <span class=\"dim\">(this call: prompt + completion)</span></h2>"
+        ),
+        1
+    );
     assert_eq!(count(&h, "<h2>Assistant</h2>"), 1);
     assert!(!h.contains("hidden"), "tool messages are not exported");
     // System and user text is text: escaped, stripped, not rendered.
