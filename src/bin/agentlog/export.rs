@@ -43,6 +43,7 @@ const HELP: &str = "\
 Examples:
   agentlog export ~/.openhands/conversations --jsonl -o events.jsonl
   agentlog export store-a store-b --jsonl | gzip > events.jsonl.gz
+  agentlog export ~/.openhands/conversations --parquet dataset/   (feature `parquet`)
 
 Each line: {\"conversation\": ID, \"parent\": ID|null, \"index\": N, \"file\": NAME,
 \"error\": null|REASON, \"event\": <the event file's JSON, verbatim>|null}.
@@ -65,8 +66,9 @@ pub struct Args {
     /// OpenHands stores or conversation directories.
     #[arg(required = true, value_name = "PATH")]
     paths: Vec<PathBuf>,
-    /// Write JSON lines (the only format).
-    #[arg(long, required = true)]
+    /// Write JSON lines.
+    #[cfg_attr(feature = "parquet", arg(long, required_unless_present = "parquet"))]
+    #[cfg_attr(not(feature = "parquet"), arg(long, required = true))]
     jsonl: bool,
     /// Write to FILE instead of standard output: a regular file is replaced
     /// when complete, a device, FIFO or socket written in place, `-` is
@@ -78,10 +80,19 @@ pub struct Args {
     /// output is written and synced. One PATH. See `--help`.
     #[arg(long, value_name = "FILE")]
     checkpoint: Option<PathBuf>,
+    /// `--parquet OUT_DIR` and its options.
+    #[cfg(feature = "parquet")]
+    #[command(flatten)]
+    parquet: crate::export_parquet::ParquetArgs,
 }
 
 /// Runs the command.
 pub fn run(args: Args, stdout: &mut Out) -> Res<u8> {
+    #[cfg(feature = "parquet")]
+    if let Some(dir) = &args.parquet.parquet {
+        let cp = args.checkpoint.as_deref();
+        return crate::export_parquet::run(&args.paths, cp, &args.parquet, dir);
+    }
     if let Some(cp) = &args.checkpoint {
         return crate::since::export(&args.paths, args.output.as_deref(), cp, stdout);
     }

@@ -16,6 +16,8 @@ mod asf_files;
 mod check;
 mod events;
 mod export;
+#[cfg(feature = "parquet")]
+mod export_parquet;
 mod follow;
 mod ls;
 mod occhat;
