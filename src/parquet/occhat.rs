@@ -12,6 +12,14 @@ use super::DatasetError;
 use super::dataset::Dataset;
 use super::schema::Table;
 
+/// An assistant's tool call.
+struct OcCall {
+    position: u64,
+    name: String,
+    id: Option<String>,
+    arguments: Option<String>,
+}
+
 /// A JSON value as text: a string's own text, else compact JSON (how
 /// `agentlog ls` and `stats` name a session and a model).
 pub fn text_of(v: &OwnedValue) -> String {
@@ -77,7 +85,7 @@ pub fn add_occhat(
     let partition = ds.partition_of(created);
     let empty = Vec::new();
     let messages = session.map_or(&empty, |s| &s.messages);
-    let mut calls: Vec<(u64, String, String, Option<String>, Option<String>)> = Vec::new();
+    let mut calls: Vec<OcCall> = Vec::new();
     let mut by_id: HashMap<String, usize> = HashMap::new();
     let mut answers: Vec<Option<(u64, Option<String>)>> = Vec::new();
     for (position, m) in messages.iter().enumerate() {
@@ -103,7 +111,12 @@ pub fn add_occhat(
             if let Some(cid) = &cid {
                 by_id.insert(cid.clone(), calls.len());
             }
-            calls.push((position as u64, name.to_owned(), String::new(), cid, args));
+            calls.push(OcCall {
+                position: position as u64,
+                name: name.to_owned(),
+                id: cid,
+                arguments: args,
+            });
             answers.push(None);
         }
         let tool_call_id = m.get("tool_call_id").and_then(OwnedValue::as_str);
@@ -131,7 +144,13 @@ pub fn add_occhat(
                 .end()
         })?;
     }
-    for (n, ((position, name, _, cid, args), answer)) in calls.iter().zip(&answers).enumerate() {
+    for (n, (call, answer)) in calls.iter().zip(&answers).enumerate() {
+        let OcCall {
+            position,
+            name,
+            id: cid,
+            arguments: args,
+        } = call;
         ds.push(Table::ToolCalls, &partition, |r| {
             r.str(Some(&id))
                 .str(Some("occhat"))

@@ -173,8 +173,7 @@ pub fn add_openhands(
         .and_then(|e| micros(e.timestamp()));
     let last = conv
         .events()
-        .filter(|e| e.is_ok())
-        .last()
+        .rfind(|e| e.is_ok())
         .and_then(|e| micros(e.timestamp()));
     let created = micros(h.created.as_deref()).or(first);
     let updated = micros(h.updated.as_deref()).or(last);
@@ -710,6 +709,6 @@ fn read_capped(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
     let f = std::fs::File::open(path)?;
     let mut buf = Vec::new();
-    f.take(crate::MAX_SIZE as u64).read_to_end(&mut buf)?;
+    f.take(crate::MAX_SIZE).read_to_end(&mut buf)?;
     Ok(buf)
 }
