@@ -13,6 +13,8 @@ pub mod openhands;
 pub mod output;
 #[cfg(feature = "parallel")]
 pub mod parallel;
+#[cfg(feature = "parquet")]
+pub mod parquet;
 pub mod readahead;
 pub mod source;
 #[cfg(feature = "gen")]

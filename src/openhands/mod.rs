@@ -169,6 +169,8 @@ pub use stored::{
     StoredToolCall, StrMap, SystemPromptEvent, TerminalMetadata, UserRejectObservation,
 };
 pub use time::{ParsedTime, Timestamp, UtcOffset, parse_time};
+#[cfg(feature = "parquet")]
+pub(crate) use usage::model_of;
 pub use usage::{StateUsage, Usage, UsageByModel, UsageEntry, is_subagent_copy};
 
 pub use crate::MAX_SIZE;

@@ -44,6 +44,7 @@ const HELP: &str = "\
 Examples:
   agentlog export ~/.openhands/conversations -o events.jsonl
   agentlog export store-a store-b | gzip > events.jsonl.gz
+  agentlog export ~/.openhands/conversations --parquet dataset/   (feature `parquet`)
 
 Each line: {\"conversation\": ID, \"parent\": ID|null, \"index\": N, \"file\": NAME,
 \"error\": null|REASON, \"event\": <the event file's JSON, verbatim>|null}.
@@ -66,9 +67,10 @@ pub struct Args {
     /// OpenHands stores or conversation directories.
     #[arg(required = true, value_name = "PATH")]
     paths: Vec<PathBuf>,
-    /// Write JSON lines: the only format, and the default (accepted for
-    /// scripts that name it).
-    #[arg(long)]
+    /// Write JSON lines: the default format (accepted for scripts that
+    /// name it).
+    #[cfg_attr(feature = "parquet", arg(long, conflicts_with = "parquet"))]
+    #[cfg_attr(not(feature = "parquet"), arg(long))]
     jsonl: bool,
     /// Write to FILE instead of standard output: a regular file is replaced
     /// when complete, a device, FIFO or socket written in place, `-` is
@@ -82,12 +84,21 @@ pub struct Args {
     checkpoint: Option<PathBuf>,
     #[command(flatten)]
     io: IoDepth,
+    /// `--parquet OUT_DIR` and its options.
+    #[cfg(feature = "parquet")]
+    #[command(flatten)]
+    parquet: crate::export_parquet::ParquetArgs,
 }
 
 /// Runs the command.
 pub fn run(args: Args, stdout: &mut Out) -> Res<u8> {
-    // JSON lines whether or not --jsonl is given.
-    let _always_jsonl = args.jsonl;
+    // JSON lines unless --parquet, whether or not --jsonl is given.
+    let _jsonl_is_the_default = args.jsonl;
+    #[cfg(feature = "parquet")]
+    if let Some(dir) = &args.parquet.parquet {
+        let cp = args.checkpoint.as_deref();
+        return crate::export_parquet::run(&args.paths, cp, &args.parquet, dir);
+    }
     if let Some(cp) = &args.checkpoint {
         return crate::since::export(&args.paths, args.output.as_deref(), cp, stdout);
     }

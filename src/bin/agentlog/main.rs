@@ -15,6 +15,8 @@ mod brief;
 mod check;
 mod events;
 mod export;
+#[cfg(feature = "parquet")]
+mod export_parquet;
 mod follow;
 mod html;
 mod ids;

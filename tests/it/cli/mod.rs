@@ -17,6 +17,8 @@ mod html;
 mod html_browser;
 mod ls;
 mod occhat;
+#[cfg(all(feature = "parquet", feature = "gen"))]
+mod parquet;
 #[cfg(feature = "gen")]
 mod people;
 mod pipes;

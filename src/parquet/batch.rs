@@ -1,0 +1,205 @@
+//! Rows being gathered for one part file: one Arrow builder per column,
+//! filled a row at a time in the schema's column order, and the bytes they
+//! hold counted so that a caller can bound them.
+
+use std::sync::Arc;
+
+use arrow_array::builder::{
+    BooleanBuilder, Float64Builder, Int64Builder, StringBuilder, TimestampMicrosecondBuilder,
+    UInt64Builder,
+};
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::{ArrowError, SchemaRef};
+
+use super::schema::{ColumnType, Table};
+
+/// One column's builder.
+enum Col {
+    Str(StringBuilder),
+    U64(UInt64Builder),
+    I64(Int64Builder),
+    F64(Float64Builder),
+    Bool(BooleanBuilder),
+    Time(TimestampMicrosecondBuilder),
+    Utc(TimestampMicrosecondBuilder),
+}
+
+/// The rows gathered for one table's part file.
+pub(crate) struct Batch {
+    schema: SchemaRef,
+    cols: Vec<Col>,
+    rows: usize,
+    bytes: usize,
+}
+
+impl Batch {
+    /// An empty batch of `table`'s columns.
+    pub(crate) fn new(table: Table, schema: SchemaRef) -> Batch {
+        let cols = table
+            .columns()
+            .iter()
+            .map(|&(_, ty)| match ty {
+                ColumnType::NotNullStr | ColumnType::Str => Col::Str(StringBuilder::new()),
+                ColumnType::U64 => Col::U64(UInt64Builder::new()),
+                ColumnType::I64 => Col::I64(Int64Builder::new()),
+                ColumnType::F64 => Col::F64(Float64Builder::new()),
+                ColumnType::Bool => Col::Bool(BooleanBuilder::new()),
+                ColumnType::Time => Col::Time(TimestampMicrosecondBuilder::new()),
+                ColumnType::Utc => {
+                    Col::Utc(TimestampMicrosecondBuilder::new().with_timezone("UTC"))
+                }
+            })
+            .collect();
+        Batch {
+            schema,
+            cols,
+            rows: 0,
+            bytes: 0,
+        }
+    }
+
+    /// Rows gathered.
+    pub(crate) fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// About how many bytes the gathered rows hold (texts by length, other
+    /// values by width).
+    pub(crate) fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Starts a row: its columns are given in order, then [`Row::end`].
+    pub(crate) fn row(&mut self) -> Row<'_> {
+        Row { b: self, i: 0 }
+    }
+
+    /// The gathered rows as a record batch; the builders start empty again.
+    pub(crate) fn take(&mut self) -> Result<RecordBatch, ArrowError> {
+        let arrays: Vec<ArrayRef> = self
+            .cols
+            .iter_mut()
+            .map(|c| -> ArrayRef {
+                match c {
+                    Col::Str(b) => Arc::new(b.finish()),
+                    Col::U64(b) => Arc::new(b.finish()),
+                    Col::I64(b) => Arc::new(b.finish()),
+                    Col::F64(b) => Arc::new(b.finish()),
+                    Col::Bool(b) => Arc::new(b.finish()),
+                    Col::Time(b) => Arc::new(b.finish()),
+                    Col::Utc(b) => Arc::new(b.finish()),
+                }
+            })
+            .collect();
+        self.rows = 0;
+        self.bytes = 0;
+        RecordBatch::try_new(self.schema.clone(), arrays)
+    }
+}
+
+/// One row being filled: each call fills the next column. A value of
+/// another type than the column's is a bug of this module; it is written
+/// as null (debug builds stop).
+pub(crate) struct Row<'b> {
+    b: &'b mut Batch,
+    i: usize,
+}
+
+impl Row<'_> {
+    fn next(&mut self) -> Option<&mut Col> {
+        let c = self.b.cols.get_mut(self.i);
+        self.i += 1;
+        c
+    }
+
+    /// A text (null when `None`).
+    pub(crate) fn str(mut self, v: Option<&str>) -> Self {
+        let n = v.map_or(0, str::len);
+        match self.next() {
+            Some(Col::Str(b)) => b.append_option(v),
+            other => mismatch(other),
+        }
+        self.b.bytes += n + 4;
+        self
+    }
+
+    /// An unsigned integer.
+    pub(crate) fn u64(mut self, v: Option<u64>) -> Self {
+        match self.next() {
+            Some(Col::U64(b)) => b.append_option(v),
+            other => mismatch(other),
+        }
+        self.b.bytes += 8;
+        self
+    }
+
+    /// A signed integer.
+    pub(crate) fn i64(mut self, v: Option<i64>) -> Self {
+        match self.next() {
+            Some(Col::I64(b)) => b.append_option(v),
+            other => mismatch(other),
+        }
+        self.b.bytes += 8;
+        self
+    }
+
+    /// A float.
+    pub(crate) fn f64(mut self, v: Option<f64>) -> Self {
+        match self.next() {
+            Some(Col::F64(b)) => b.append_option(v),
+            other => mismatch(other),
+        }
+        self.b.bytes += 8;
+        self
+    }
+
+    /// A boolean.
+    pub(crate) fn bool(mut self, v: Option<bool>) -> Self {
+        match self.next() {
+            Some(Col::Bool(b)) => b.append_option(v),
+            other => mismatch(other),
+        }
+        self.b.bytes += 1;
+        self
+    }
+
+    /// A wall-clock time in microseconds (no zone).
+    pub(crate) fn time(mut self, v: Option<i64>) -> Self {
+        match self.next() {
+            Some(Col::Time(b)) => b.append_option(v),
+            other => mismatch(other),
+        }
+        self.b.bytes += 8;
+        self
+    }
+
+    /// Microseconds since the Unix epoch (UTC).
+    pub(crate) fn utc(mut self, v: Option<i64>) -> Self {
+        match self.next() {
+            Some(Col::Utc(b)) => b.append_option(v),
+            other => mismatch(other),
+        }
+        self.b.bytes += 8;
+        self
+    }
+
+    /// Ends the row: every column must have been given.
+    pub(crate) fn end(self) {
+        debug_assert_eq!(self.i, self.b.cols.len(), "a row with missing columns");
+        self.b.rows += 1;
+    }
+}
+
+/// A value given to a column of another type: a bug of this module.
+fn mismatch(c: Option<&mut Col>) {
+    debug_assert!(false, "a value of the wrong type for its column");
+    match c {
+        Some(Col::Str(b)) => b.append_null(),
+        Some(Col::U64(b)) => b.append_null(),
+        Some(Col::I64(b)) => b.append_null(),
+        Some(Col::F64(b)) => b.append_null(),
+        Some(Col::Bool(b)) => b.append_null(),
+        Some(Col::Time(b) | Col::Utc(b)) => b.append_null(),
+        None => {}
+    }
+}

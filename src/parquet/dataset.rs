@@ -1,0 +1,301 @@
+//! A dataset being written: for each table (and partition), one open part
+//! file and the rows gathered for it; rows handed to the Parquet writer a
+//! batch at a time, row groups written out as they fill, and everything in
+//! memory bounded by [`DatasetOptions::memory_budget`].
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use super::DatasetError;
+use super::batch::{Batch, Row};
+use super::part::Part;
+use super::schema::Table;
+
+/// How rows are laid out in directories under each table's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Partitioning {
+    /// Every part file directly in the table's directory.
+    #[default]
+    None,
+    /// Hive-style `date=YYYY-MM-DD/` directories by the conversation's
+    /// creation date (every row of a conversation, in every table, under
+    /// the same date); `date=__HIVE_DEFAULT_PARTITION__` when it has none.
+    Date,
+}
+
+/// What a [`Dataset`] writes and how much memory it may hold.
+#[derive(Debug, Clone)]
+pub struct DatasetOptions {
+    /// Whether `events.json` holds each event file's text (else null).
+    pub json: bool,
+    /// The directory layout under each table.
+    pub partitioning: Partitioning,
+    /// The most rows a row group holds.
+    pub row_group_rows: usize,
+    /// Rows are handed to the Parquet writer once those gathered for a
+    /// part hold this many bytes (or [`batch_rows`](Self::batch_rows)
+    /// rows): this bounds the verbatim JSON column in memory.
+    pub batch_bytes: usize,
+    /// Rows are handed to the Parquet writer at this many rows.
+    pub batch_rows: usize,
+    /// A row group in progress is written out once it holds this many
+    /// bytes in memory.
+    pub row_group_bytes: usize,
+    /// When the rows gathered and the row groups in progress of every open
+    /// part hold more than this many bytes together, all are written out.
+    pub memory_budget: usize,
+    /// The most part files open at once per table (partitioned datasets):
+    /// opening one more completes the one used least recently.
+    pub max_open_parts: usize,
+}
+
+impl Default for DatasetOptions {
+    fn default() -> Self {
+        DatasetOptions {
+            json: true,
+            partitioning: Partitioning::None,
+            row_group_rows: 128 * 1024,
+            batch_bytes: 8 << 20,
+            batch_rows: 8192,
+            row_group_bytes: 32 << 20,
+            memory_budget: 96 << 20,
+            max_open_parts: 16,
+        }
+    }
+}
+
+/// One part file being written and the rows gathered for it.
+struct Open {
+    part: Part,
+    batch: Batch,
+    used: u64,
+}
+
+/// What an export wrote.
+#[derive(Debug, Default, Clone)]
+pub struct Written {
+    /// The part files completed, in the order they were.
+    pub files: Vec<PathBuf>,
+    /// Rows written per table, in [`Table::ALL`]'s order.
+    pub rows: [u64; 5],
+}
+
+/// A dataset being written to a directory: `OUT_DIR/<table>/…/*.parquet`.
+/// Part files are new files, written under a temporary name and renamed
+/// when complete ([`finish`](Self::finish)); a dataset dropped unfinished
+/// removes its temporary files and leaves the part files it completed.
+pub struct Dataset {
+    root: PathBuf,
+    options: DatasetOptions,
+    snapshot: i64,
+    stem: String,
+    seq: u64,
+    tick: u64,
+    open: BTreeMap<(Table, String), Open>,
+    written: Written,
+}
+
+impl Dataset {
+    /// A dataset under `root` (created when missing). `snapshot`, in
+    /// microseconds since the Unix epoch, is the `snapshot` column of every
+    /// row, and names the part files (`part-<snapshot>-<pid>-<n>.parquet`).
+    pub fn create(
+        root: &Path,
+        snapshot: i64,
+        options: DatasetOptions,
+    ) -> Result<Dataset, DatasetError> {
+        fs::create_dir_all(root).map_err(|e| DatasetError::io(root, e))?;
+        Ok(Dataset {
+            root: root.to_path_buf(),
+            stem: format!("part-{snapshot:016}-{}", std::process::id()),
+            options,
+            snapshot,
+            seq: 0,
+            tick: 0,
+            open: BTreeMap::new(),
+            written: Written::default(),
+        })
+    }
+
+    /// The options.
+    pub fn options(&self) -> &DatasetOptions {
+        &self.options
+    }
+
+    /// The `snapshot` value of this export's rows.
+    pub fn snapshot(&self) -> i64 {
+        self.snapshot
+    }
+
+    /// The partition directory of a conversation created at `created`
+    /// (microseconds, the `created_at` column), `""` when unpartitioned.
+    pub(crate) fn partition_of(&self, created: Option<i64>) -> String {
+        match self.options.partitioning {
+            Partitioning::None => String::new(),
+            Partitioning::Date => {
+                let date = created
+                    .and_then(|us| jiff::Timestamp::from_microsecond(us).ok())
+                    .map(|t| jiff::tz::Offset::UTC.to_datetime(t).date().to_string());
+                format!(
+                    "date={}",
+                    date.as_deref().unwrap_or("__HIVE_DEFAULT_PARTITION__")
+                )
+            }
+        }
+    }
+
+    /// Adds one row to `table` in `partition`: `fill` gives its columns in
+    /// order. The rows gathered go to the Parquet writer when they reach
+    /// the batch bounds.
+    pub(crate) fn push(
+        &mut self,
+        table: Table,
+        partition: &str,
+        fill: impl FnOnce(Row<'_>),
+    ) -> Result<(), DatasetError> {
+        self.tick += 1;
+        let key = (table, partition.to_owned());
+        if !self.open.contains_key(&key) {
+            self.open_part(table, partition)?;
+        }
+        let tick = self.tick;
+        let Some(o) = self.open.get_mut(&key) else {
+            return Ok(());
+        };
+        o.used = tick;
+        fill(o.batch.row());
+        if o.batch.rows() >= self.options.batch_rows || o.batch.bytes() >= self.options.batch_bytes
+        {
+            Self::drain(o, self.options.row_group_bytes)?;
+        }
+        Ok(())
+    }
+
+    /// Hands `o`'s gathered rows to its writer, and writes its row group out
+    /// when it holds `row_group_bytes`.
+    fn drain(o: &mut Open, row_group_bytes: usize) -> Result<(), DatasetError> {
+        if o.batch.rows() > 0 {
+            let b = o.batch.take().map_err(DatasetError::Arrow)?;
+            o.part.write(&b)?;
+        }
+        if o.part.in_progress() >= row_group_bytes {
+            o.part.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Opens a part of `table` in `partition`, completing the least
+    /// recently used one of the table first when too many are open.
+    fn open_part(&mut self, table: Table, partition: &str) -> Result<(), DatasetError> {
+        let open_of_table = self.open.keys().filter(|(t, _)| *t == table).count();
+        if open_of_table >= self.options.max_open_parts.max(1) {
+            let lru = self
+                .open
+                .iter()
+                .filter(|((t, _), _)| *t == table)
+                .min_by_key(|(_, o)| o.used)
+                .map(|(k, _)| k.clone());
+            if let Some(k) = lru
+                && let Some(o) = self.open.remove(&k)
+            {
+                self.complete(k.0, o)?;
+            }
+        }
+        let mut dir = self.root.join(table.name());
+        if !partition.is_empty() {
+            dir.push(partition);
+        }
+        self.seq += 1;
+        let dest = dir.join(format!("{}-{:04}.parquet", self.stem, self.seq));
+        let part = Part::create(table, dest, self.options.row_group_rows)?;
+        self.open.insert(
+            (table, partition.to_owned()),
+            Open {
+                part,
+                batch: Batch::new(table, table.schema()),
+                used: self.tick,
+            },
+        );
+        Ok(())
+    }
+
+    /// Writes the rest of `o` and completes its part file.
+    fn complete(&mut self, table: Table, mut o: Open) -> Result<(), DatasetError> {
+        if o.batch.rows() > 0 {
+            let b = o.batch.take().map_err(DatasetError::Arrow)?;
+            o.part.write(&b)?;
+        }
+        let (path, rows) = o.part.finish()?;
+        self.written.files.push(path);
+        if let Some(i) = Table::ALL.iter().position(|t| *t == table) {
+            self.written.rows[i] += rows;
+        }
+        Ok(())
+    }
+
+    /// The bytes held in memory: rows gathered and row groups in progress.
+    pub fn buffered(&self) -> usize {
+        self.open
+            .values()
+            .map(|o| o.batch.bytes() + o.part.in_progress())
+            .sum()
+    }
+
+    /// Writes everything held in memory out to the part files (which stay
+    /// open) when it exceeds the memory budget. Called between
+    /// conversations.
+    pub fn bound_memory(&mut self) -> Result<(), DatasetError> {
+        if self.buffered() <= self.options.memory_budget {
+            return Ok(());
+        }
+        for o in self.open.values_mut() {
+            if o.batch.rows() > 0 {
+                let b = o.batch.take().map_err(DatasetError::Arrow)?;
+                o.part.write(&b)?;
+            }
+            o.part.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Completes every part file. With `every_table`, a table that has no
+    /// part file in the dataset yet (from this export or an earlier one)
+    /// gets an empty one, so that every table's directory can be queried.
+    pub fn finish(mut self, every_table: bool) -> Result<Written, DatasetError> {
+        let open = std::mem::take(&mut self.open);
+        for ((table, _), o) in open {
+            self.complete(table, o)?;
+        }
+        if every_table {
+            for table in Table::ALL {
+                if !has_part_file(&self.root.join(table.name())) {
+                    self.open_part(table, "")?;
+                    if let Some(o) = self.open.remove(&(table, String::new())) {
+                        self.complete(table, o)?;
+                    }
+                }
+            }
+        }
+        Ok(std::mem::take(&mut self.written))
+    }
+}
+
+/// Whether `dir` or a directory under it holds a `*.parquet` file.
+fn has_part_file(dir: &Path) -> bool {
+    let Ok(rd) = fs::read_dir(dir) else {
+        return false;
+    };
+    for e in rd.flatten() {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        let Ok(t) = e.file_type() else { continue };
+        if t.is_dir() && !name.starts_with('.') && has_part_file(&e.path()) {
+            return true;
+        }
+        if t.is_file() && name.ends_with(".parquet") && !name.starts_with('.') {
+            return true;
+        }
+    }
+    false
+}

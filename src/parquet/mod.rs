@@ -1,0 +1,92 @@
+//! Parquet datasets of conversation stores, for the engines people already
+//! run (DuckDB, DataFusion, Spark, Polars, Trino): `OUT_DIR/<table>/…/*.parquet`
+//! for the tables [`Table::ALL`] names. `docs/parquet.md` is the schema page,
+//! with example queries.
+//!
+//! - Every part file embeds its Arrow schema, and holds the schema version
+//!   ([`SCHEMA_VERSION`]) in its key-value metadata and its Arrow schema's
+//!   metadata under [`SCHEMA_VERSION_KEY`]. Column names, types and order
+//!   are stable; columns are only added, at the end, with a new version.
+//! - Streaming, in bounded memory: one conversation is read at a time; rows
+//!   go to the Parquet writer in batches bounded by rows and by bytes (the
+//!   verbatim JSON column included), row groups are written out as they
+//!   fill, and when everything held in memory exceeds
+//!   [`DatasetOptions::memory_budget`] it is all written out
+//!   ([`Dataset::bound_memory`]).
+//! - Append-only: part files are new files, `part-<snapshot>-<pid>-<n>.parquet`,
+//!   written under a hidden temporary name in their directory and renamed
+//!   when complete and synced; a final name is never replaced, a file is
+//!   never rewritten. An export that fails leaves no part file under a
+//!   final name that is not complete (its temporary files are removed; a
+//!   crash leaves at most hidden `.*.tmp` files, which `*.parquet` globs do
+//!   not match).
+//! - Times: `Time` columns are Arrow `Timestamp(µs)` without a zone. A time
+//!   written with a zone (`meta.json`'s `created_at`) is stored as its UTC
+//!   time; a naive time (OpenHands events: `datetime.now().isoformat()`,
+//!   the writing machine's local time, whose zone is not recorded; OC
+//!   Chat's `YYYYMMDD_HHMMSS` stamps) is stored as the wall-clock time as
+//!   written. `events.timestamp_naive` and `conversations.times_naive` say
+//!   which; `events.timestamp_text` keeps the text. `snapshot` is
+//!   `Timestamp(µs, "UTC")`: when the export that wrote the row ran.
+//! - Incremental exports (`--checkpoint`): `events` rows are written once,
+//!   when the event is new (every event again for a conversation whose
+//!   history was rewritten); the other tables describe a whole
+//!   conversation, and a conversation that changed gets all its rows in
+//!   them again, with a later `snapshot`: the current rows of a
+//!   conversation in `conversations`, `messages`, `tool_calls` and
+//!   `llm_calls` are those of its latest `snapshot`.
+
+mod batch;
+mod dataset;
+mod occhat;
+mod openhands;
+mod part;
+mod schema;
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+pub use dataset::{Dataset, DatasetOptions, Partitioning, Written};
+pub use occhat::{add_occhat, text_of};
+pub use openhands::{EventSelection, OpenHandsInput, add_openhands, add_removed};
+pub use schema::{ColumnType, SCHEMA_VERSION, SCHEMA_VERSION_KEY, TABLE_KEY, Table};
+
+/// Why a dataset could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum DatasetError {
+    /// A file or directory could not be created, written, synced or renamed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// The operating system's error.
+        source: io::Error,
+    },
+    /// The Parquet writer failed (its writes to the file included).
+    #[error("{}: {source}", path.display())]
+    Parquet {
+        /// The part file's temporary path.
+        path: PathBuf,
+        /// The writer's error.
+        source: ::parquet::errors::ParquetError,
+    },
+    /// Rows did not fit their schema (a bug of this module).
+    #[error("rows that do not fit their table: {0}")]
+    Arrow(arrow_schema::ArrowError),
+}
+
+impl DatasetError {
+    pub(crate) fn io(path: &Path, source: io::Error) -> DatasetError {
+        DatasetError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
+    pub(crate) fn parquet(path: &Path, source: ::parquet::errors::ParquetError) -> DatasetError {
+        DatasetError::Parquet {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}

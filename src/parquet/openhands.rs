@@ -1,0 +1,714 @@
+//! The rows of one OpenHands conversation: its `conversations` row, its
+//! event files, the view's messages, its tool calls and its model calls.
+//! The numbers come from the crate's own readers — the file statuses of
+//! `files --json`, the view of `view --json`, the usage of `stats --json`
+//! ([`StateUsage`], [`Usage::of`]) — so they agree by construction.
+
+use std::collections::HashMap;
+
+use crate::json::{Item, OwnedValue, Parser, Style, Value};
+use crate::openhands::model_of;
+use crate::openhands::view::{View, ViewEntry, ViewOptions};
+use crate::openhands::{
+    Conversation, Event, FileStatus, Kind, Metrics, UtcOffset, count, float, is_subagent_copy,
+    parse_time,
+};
+use crate::openhands::{DIR_EVENTS, Usage};
+
+use super::DatasetError;
+use super::dataset::Dataset;
+use super::schema::Table;
+
+/// Which of a conversation's events to write.
+#[derive(Debug, Clone, Copy)]
+pub enum EventSelection<'a> {
+    /// Every event file, those outside the sequence (gap, duplicate, bad
+    /// name) included.
+    All,
+    /// The events an incremental run hands out ([`crate::openhands::Change`]):
+    /// indexes `from..to` and the repaired ones; the files outside the
+    /// sequence too when `outside`.
+    Since {
+        /// Whether the files outside the sequence are written (a new or
+        /// rewritten conversation).
+        outside: bool,
+        /// The first new index.
+        from: u64,
+        /// One past the last new index.
+        to: u64,
+        /// Indexes below `from` handed out again.
+        repaired: &'a [u64],
+    },
+}
+
+impl EventSelection<'_> {
+    fn wants(&self, index: u64) -> bool {
+        match self {
+            EventSelection::All => true,
+            EventSelection::Since {
+                from, to, repaired, ..
+            } => (*from..*to).contains(&index) || repaired.contains(&index),
+        }
+    }
+}
+
+/// One OpenHands conversation to add to a dataset.
+#[derive(Debug, Clone, Copy)]
+pub struct OpenHandsInput<'a> {
+    /// The conversation, read whole.
+    pub conversation: &'a Conversation,
+    /// Its ID (32 hex digits, as `export` prints it).
+    pub id: &'a str,
+    /// The ID of the conversation it is a sub-agent of.
+    pub parent: Option<&'a str>,
+    /// 0 for a top-level conversation, 1 for its sub-agents…
+    pub depth: usize,
+    /// The `change` column: `full` for a whole export, else the
+    /// incremental change (`new`, `updated`, `rewrite`).
+    pub change: &'a str,
+    /// Which events go to the `events` table.
+    pub events: EventSelection<'a>,
+}
+
+/// A time read from a timestamp text: microseconds (a naive text's wall
+/// clock as if UTC; a zoned text's UTC time) and whether it was naive.
+fn micros(text: Option<&str>) -> Option<(i64, bool)> {
+    let p = parse_time(text?, UtcOffset::UTC)?;
+    let us = i64::try_from(p.time.unix_nanos().div_euclid(1000)).ok()?;
+    Some((us, p.naive))
+}
+
+/// What the conversation's state and meta say, owned.
+#[derive(Default)]
+struct Header {
+    title: Option<String>,
+    forked_from: Option<String>,
+    forked_event: Option<String>,
+    created: Option<String>,
+    updated: Option<String>,
+    agent_kind: Option<String>,
+    model: Option<String>,
+    working_dir: Option<String>,
+    status: Option<String>,
+}
+
+fn header(conv: &Conversation, parser: &mut Parser) -> Header {
+    let mut h = Header::default();
+    let own = |s: Option<&str>| s.map(str::to_owned);
+    if let Some(Ok(doc)) = conv.meta().map(|f| f.open(parser)) {
+        let m = doc.meta();
+        h.title = own(m.title.as_ref().map(|s| s.as_str()));
+        h.forked_from = own(m.forked_from_conversation_id.as_ref().map(|s| s.as_str()));
+        h.forked_event = own(m.forked_from_event_id.as_ref().map(|s| s.as_str()));
+        h.created = own(m.created_at.as_ref().map(|s| s.as_str()));
+        h.updated = own(m.updated_at.as_ref().map(|s| s.as_str()));
+    }
+    if let Some(Ok(doc)) = conv.state().map(|f| f.open(parser)) {
+        let s = doc.state();
+        let a = s.agent_info();
+        h.agent_kind = own(a.kind);
+        h.model = own(a.model);
+        h.working_dir = own(s.working_dir());
+        h.status = own(s.execution_status.as_ref().map(|s| s.as_str()));
+    }
+    h
+}
+
+/// One tool call being assembled from its action and its answer.
+#[derive(Default)]
+struct Call {
+    action_index: u64,
+    action_id: Option<String>,
+    tool_name: Option<String>,
+    tool_call_id: Option<String>,
+    llm_response_id: Option<String>,
+    action_kind: Option<String>,
+    arguments: Option<String>,
+    started: Option<(i64, bool)>,
+    outcome: Option<&'static str>,
+    result_index: Option<u64>,
+    result_id: Option<String>,
+    is_error: Option<bool>,
+    exit_code: Option<i64>,
+    result_text: Option<String>,
+    error: Option<String>,
+    rejection: Option<String>,
+    finished: Option<(i64, bool)>,
+}
+
+/// The text parts of a `content` value (a string, or a list of parts with
+/// `text`), joined by line breaks.
+fn texts(v: Option<Value<'_>>) -> Option<String> {
+    let v = v?;
+    if let Some(s) = v.as_str() {
+        return Some(s.to_owned());
+    }
+    let parts: Vec<&str> = v
+        .as_array()?
+        .iter()
+        .filter_map(|p| p.get("text").and_then(|t| t.as_str()))
+        .collect();
+    Some(parts.join("\n"))
+}
+
+fn s(v: Option<Value<'_>>) -> Option<String> {
+    v.and_then(|v| v.as_str()).map(str::to_owned)
+}
+
+/// Adds the rows of one conversation.
+pub fn add_openhands(
+    ds: &mut Dataset,
+    input: &OpenHandsInput<'_>,
+    parser: &mut Parser,
+) -> Result<(), DatasetError> {
+    let conv = input.conversation;
+    let id = input.id;
+    let snapshot = Some(ds.snapshot());
+    let h = header(conv, parser);
+    // Created and updated: meta.json's (UTC), else the first and last
+    // events' (naive local times).
+    let first = conv
+        .events()
+        .find(|e| e.is_ok())
+        .and_then(|e| micros(e.timestamp()));
+    let last = conv
+        .events()
+        .rfind(|e| e.is_ok())
+        .and_then(|e| micros(e.timestamp()));
+    let created = micros(h.created.as_deref()).or(first);
+    let updated = micros(h.updated.as_deref()).or(last);
+    let partition = ds.partition_of(created.map(|t| t.0));
+
+    // The view: which events are in the model's context, and its messages.
+    let view = View::from_conversation(conv, &ViewOptions::default());
+    let mut in_context: Vec<bool> = vec![false; conv.len()];
+    let positions: HashMap<u64, usize> = conv
+        .events()
+        .enumerate()
+        .map(|(p, e)| (e.index(), p))
+        .collect();
+    for entry in view.entries() {
+        if let ViewEntry::Event(p) = entry
+            && let Some(ev) = view.events().get(*p)
+            && let Some(&pos) = positions.get(&(ev.index as u64))
+            && let Some(slot) = in_context.get_mut(pos)
+        {
+            *slot = true;
+        }
+    }
+
+    // Events, and the tool calls they hold.
+    let json = ds.options().json;
+    let mut calls: Vec<Call> = Vec::new();
+    let mut by_call_id: HashMap<String, usize> = HashMap::new();
+    let (mut ok_events, mut malformed) = (0u64, 0u64);
+    for (pos, e) in conv.events().enumerate() {
+        if e.is_ok() {
+            ok_events += 1;
+        } else {
+            malformed += 1;
+        }
+        let cols = event_columns(&e, parser, &mut calls, &mut by_call_id);
+        if !input.events.wants(e.index()) {
+            continue;
+        }
+        let status = match e.file().map(|f| f.status()) {
+            Some(st) => st.as_str(),
+            None if e.is_ok() => FileStatus::Event.as_str(),
+            None => FileStatus::Malformed.as_str(),
+        };
+        let error = e.error().map(|err| err.to_string());
+        let raw = e.raw();
+        let text = json.then(|| String::from_utf8_lossy(raw));
+        let ts = micros(e.timestamp());
+        let ctx = in_context.get(pos).copied().unwrap_or(false);
+        ds.push(Table::Events, &partition, |r| {
+            r.str(Some(id))
+                .u64(Some(e.index()))
+                .str(Some(e.file_name()))
+                .str(e.id())
+                .str(e.kind_name())
+                .str(e.source())
+                .str(e.parent_id())
+                .time(ts.map(|t| t.0))
+                .str(e.timestamp())
+                .bool(ts.map(|t| t.1))
+                .str(cols.tool_name.as_deref())
+                .str(cols.tool_call_id.as_deref())
+                .str(cols.llm_response_id.as_deref())
+                .bool(cols.is_error)
+                .bool(Some(ctx))
+                .str(Some(status))
+                .str(error.as_deref())
+                .u64(Some(raw.len() as u64))
+                .str(text.as_deref())
+                .utc(snapshot)
+                .end()
+        })?;
+    }
+    // Files outside the sequence: with a whole conversation only.
+    let mut problem_files = 0u64;
+    for f in conv.files() {
+        match f.status() {
+            FileStatus::Event => continue,
+            FileStatus::Malformed | FileStatus::Unreadable => {
+                problem_files += 1;
+                continue;
+            }
+            FileStatus::Gap | FileStatus::Duplicate | FileStatus::BadName => problem_files += 1,
+        }
+        if matches!(input.events, EventSelection::Since { outside: false, .. }) {
+            continue;
+        }
+        let path = conv.dir().join(DIR_EVENTS).join(f.name());
+        let (bytes, read_error) = match read_capped(&path) {
+            Ok(b) => (Some(b), None),
+            Err(e) => (None, Some(format!("{}: {e}", path.display()))),
+        };
+        let reason = f
+            .reason()
+            .map(|r| r.to_string())
+            .or(read_error.clone())
+            .or_else(|| f.error().map(|e| e.to_string()));
+        let text = if json {
+            bytes.as_deref().map(String::from_utf8_lossy)
+        } else {
+            None
+        };
+        ds.push(Table::Events, &partition, |r| {
+            r.str(Some(id))
+                .u64(f.index())
+                .str(Some(f.name()))
+                .str(f.id())
+                .str(None)
+                .str(None)
+                .str(None)
+                .time(None)
+                .str(None)
+                .bool(None)
+                .str(None)
+                .str(None)
+                .str(None)
+                .bool(None)
+                .bool(Some(false))
+                .str(Some(f.status().as_str()))
+                .str(reason.as_deref())
+                .u64(bytes.as_ref().map(|b| b.len() as u64))
+                .str(text.as_deref())
+                .utc(snapshot)
+                .end()
+        })?;
+    }
+
+    for (n, c) in calls.iter().enumerate() {
+        let duration = match (c.started, c.finished) {
+            (Some(a), Some(b)) if a.1 == b.1 => Some((b.0 - a.0) as f64 / 1e6),
+            _ => None,
+        };
+        ds.push(Table::ToolCalls, &partition, |r| {
+            r.str(Some(id))
+                .str(Some("openhands"))
+                .u64(Some(n as u64))
+                .u64(Some(c.action_index))
+                .str(c.action_id.as_deref())
+                .str(c.tool_name.as_deref())
+                .str(c.tool_call_id.as_deref())
+                .str(c.llm_response_id.as_deref())
+                .str(c.action_kind.as_deref())
+                .str(c.arguments.as_deref())
+                .time(c.started.map(|t| t.0))
+                .str(c.outcome)
+                .u64(c.result_index)
+                .str(c.result_id.as_deref())
+                .bool(c.is_error)
+                .i64(c.exit_code)
+                .str(c.result_text.as_deref())
+                .str(c.error.as_deref())
+                .str(c.rejection.as_deref())
+                .time(c.finished.map(|t| t.0))
+                .f64(duration)
+                .utc(snapshot)
+                .end()
+        })?;
+    }
+
+    // The view's messages, as `view --json` prints them.
+    let mut line = Vec::with_capacity(1024);
+    for (position, m) in view.wire_messages().iter().enumerate() {
+        let role = m.get("role").and_then(OwnedValue::as_str);
+        let text = owned_texts(m.get("content"));
+        let calls = m.get("tool_calls").map(|c| {
+            line.clear();
+            c.write_to(&mut line, Style::COMPACT);
+            String::from_utf8_lossy(&line).into_owned()
+        });
+        line.clear();
+        m.write_to(&mut line, Style::COMPACT);
+        let whole = String::from_utf8_lossy(&line);
+        ds.push(Table::Messages, &partition, |r| {
+            r.str(Some(id))
+                .str(Some("openhands"))
+                .u64(Some(position as u64))
+                .str(role)
+                .str(text.as_deref())
+                .str(m.get("tool_call_id").and_then(OwnedValue::as_str))
+                .str(m.get("name").and_then(OwnedValue::as_str))
+                .str(calls.as_deref())
+                .str(Some(&whole))
+                .utc(snapshot)
+                .end()
+        })?;
+    }
+    drop(view);
+
+    // Model calls, and the conversation's totals from them.
+    let mut totals = Usage::default();
+    let mut models: Vec<String> = Vec::new();
+    if let Some(Ok(doc)) = conv.state().map(|f| f.open(parser)) {
+        let state = doc.state();
+        let has_dirs = !conv.subagents().is_empty();
+        let map = state
+            .stats
+            .as_ref()
+            .and_then(|s| s.usage_to_metrics.as_ref());
+        for (key, item) in map.into_iter().flat_map(|m| m.entries()) {
+            let Item::Ok(m) = item else { continue };
+            let usage_id = key.as_str();
+            // As `StateUsage::counted`: a parent's copies of its sub-agents'
+            // metrics only when their own directories are not there.
+            if has_dirs && is_subagent_copy(usage_id) {
+                continue;
+            }
+            let model = model_of(m);
+            let u = Usage::of(m);
+            totals.add(&u);
+            if !models.contains(&model) {
+                models.push(model.clone());
+            }
+            llm_rows(ds, &partition, id, usage_id, &model, m, &u, snapshot)?;
+        }
+    }
+
+    ds.push(Table::Conversations, &partition, |r| {
+        r.str(Some(id))
+            .str(Some("openhands"))
+            .str(input.parent)
+            .str(Some(&conv.dir().to_string_lossy()))
+            .u64(Some(input.depth as u64))
+            .str(h.forked_from.as_deref())
+            .str(h.forked_event.as_deref())
+            .str(h.title.as_deref())
+            .str(h.agent_kind.as_deref())
+            .str(h.model.as_deref())
+            .str((!models.is_empty()).then(|| models.join(",")).as_deref())
+            .str(h.working_dir.as_deref())
+            .str(h.status.as_deref())
+            .time(created.map(|t| t.0))
+            .time(updated.map(|t| t.0))
+            .bool(created.or(updated).map(|t| t.1))
+            .u64(Some(ok_events))
+            .u64(Some(conv.event_file_count() as u64))
+            .u64(Some(malformed))
+            .u64(Some(problem_files))
+            .u64(Some(conv.subagents().len() as u64))
+            .u64(Some(totals.calls))
+            .u64(Some(totals.prompt_tokens))
+            .u64(Some(totals.completion_tokens))
+            .u64(Some(totals.cache_read_tokens))
+            .u64(Some(totals.cache_write_tokens))
+            .u64(Some(totals.reasoning_tokens))
+            .f64(Some(totals.cost))
+            .str(Some(input.change))
+            .utc(snapshot)
+            .end()
+    })?;
+    Ok(())
+}
+
+/// A removed conversation: one `conversations` row with `change` =
+/// `removed`.
+pub fn add_removed(
+    ds: &mut Dataset,
+    id: &str,
+    parent: Option<&str>,
+    depth: usize,
+) -> Result<(), DatasetError> {
+    let snapshot = Some(ds.snapshot());
+    let partition = ds.partition_of(None);
+    ds.push(Table::Conversations, &partition, |mut r| {
+        r = r
+            .str(Some(id))
+            .str(Some("openhands"))
+            .str(parent)
+            .str(None)
+            .u64(Some(depth as u64));
+        for _ in 0..8 {
+            r = r.str(None);
+        }
+        r = r.time(None).time(None).bool(None);
+        for _ in 0..11 {
+            r = r.u64(None);
+        }
+        r.f64(None).str(Some("removed")).utc(snapshot).end()
+    })
+}
+
+/// The model-call rows of one metrics entry: one `call` row per
+/// `token_usages` element (latency joined by response ID, cost by position
+/// when `costs` has one per call), then one `rest` row holding what the
+/// accumulated totals hold beyond the calls' sum (absent when nothing),
+/// so that the rows of an entry sum to [`Usage::of`] exactly.
+#[allow(clippy::too_many_arguments)]
+fn llm_rows(
+    ds: &mut Dataset,
+    partition: &str,
+    id: &str,
+    usage_id: &str,
+    model: &str,
+    m: &Metrics<'_>,
+    total: &Usage,
+    snapshot: Option<i64>,
+) -> Result<(), DatasetError> {
+    let latencies: HashMap<&str, f64> = m
+        .response_latencies
+        .iter()
+        .flat_map(|l| l.iter())
+        .filter_map(|i| match i {
+            Item::Ok(l) => Some((
+                l.response_id.as_ref()?.as_str(),
+                float(l.latency).filter(|f| f.is_finite())?,
+            )),
+            Item::Bad { .. } => None,
+        })
+        .collect();
+    let calls = m.token_usages.as_ref().map_or(0, |l| l.len());
+    let costs: Vec<Option<f64>> = m
+        .costs
+        .iter()
+        .flat_map(|l| l.iter())
+        .map(|i| match i {
+            Item::Ok(c) => float(c.cost).filter(|c| c.is_finite() && *c >= 0.0),
+            Item::Bad { .. } => None,
+        })
+        .collect();
+    let aligned = costs.len() == calls && calls > 0;
+    let mut sum = [0i64; 5];
+    let mut cost_sum = 0.0f64;
+    for (n, item) in m.token_usages.iter().flat_map(|l| l.iter()).enumerate() {
+        let cost = if aligned { costs[n] } else { None };
+        cost_sum += cost.unwrap_or(0.0);
+        let (tokens, call_model, response, window) = match item {
+            Item::Ok(t) => (
+                Some([
+                    count(t.prompt_tokens),
+                    count(t.completion_tokens),
+                    count(t.cache_read_tokens),
+                    count(t.cache_write_tokens),
+                    count(t.reasoning_tokens),
+                ]),
+                t.model.as_ref().map(|s| s.as_str()),
+                t.response_id.as_ref().map(|s| s.as_str()),
+                t.context_window.map(|_| count(t.context_window)),
+            ),
+            Item::Bad { .. } => (None, None, None, None),
+        };
+        let tok = tokens.map(|t| t.map(|v| i64::try_from(v).unwrap_or(i64::MAX)));
+        if let Some(t) = tok {
+            for (a, b) in sum.iter_mut().zip(t) {
+                *a = a.saturating_add(b);
+            }
+        }
+        let latency = response.and_then(|r| latencies.get(r).copied());
+        ds.push(Table::LlmCalls, partition, |r| {
+            r.str(Some(id))
+                .str(Some("openhands"))
+                .str(Some(usage_id))
+                .str(Some("call"))
+                .u64(Some(n as u64))
+                .str(Some(model))
+                .str(call_model)
+                .str(response)
+                .i64(tok.map(|t| t[0]))
+                .i64(tok.map(|t| t[1]))
+                .i64(tok.map(|t| t[2]))
+                .i64(tok.map(|t| t[3]))
+                .i64(tok.map(|t| t[4]))
+                .i64(window.map(|w| i64::try_from(w).unwrap_or(i64::MAX)))
+                .f64(cost)
+                .f64(latency)
+                .utc(snapshot)
+                .end()
+        })?;
+    }
+    let want = [
+        total.prompt_tokens,
+        total.completion_tokens,
+        total.cache_read_tokens,
+        total.cache_write_tokens,
+        total.reasoning_tokens,
+    ]
+    .map(|v| i64::try_from(v).unwrap_or(i64::MAX));
+    let rest: Vec<i64> = want
+        .iter()
+        .zip(sum)
+        .map(|(w, s)| w.saturating_sub(s))
+        .collect();
+    let cost_rest = total.cost - cost_sum;
+    if rest.iter().all(|v| *v == 0) && cost_rest == 0.0 {
+        return Ok(());
+    }
+    ds.push(Table::LlmCalls, partition, |r| {
+        r.str(Some(id))
+            .str(Some("openhands"))
+            .str(Some(usage_id))
+            .str(Some("rest"))
+            .u64(None)
+            .str(Some(model))
+            .str(None)
+            .str(None)
+            .i64(Some(rest[0]))
+            .i64(Some(rest[1]))
+            .i64(Some(rest[2]))
+            .i64(Some(rest[3]))
+            .i64(Some(rest[4]))
+            .i64(None)
+            .f64(Some(cost_rest))
+            .f64(None)
+            .utc(snapshot)
+            .end()
+    })
+}
+
+/// The columns of an event an analyst filters on.
+#[derive(Default)]
+struct EventCols {
+    tool_name: Option<String>,
+    tool_call_id: Option<String>,
+    llm_response_id: Option<String>,
+    is_error: Option<bool>,
+}
+
+/// Reads the filter columns of one event, and records the tool call it
+/// makes or answers in `calls`.
+fn event_columns(
+    e: &Event<'_>,
+    parser: &mut Parser,
+    calls: &mut Vec<Call>,
+    by_call_id: &mut HashMap<String, usize>,
+) -> EventCols {
+    let mut cols = EventCols::default();
+    if !e.is_ok() {
+        return cols;
+    }
+    let Ok(doc) = e.parse(parser) else {
+        return cols;
+    };
+    let root = doc.root();
+    cols.tool_name = s(root.get("tool_name"));
+    cols.tool_call_id = s(root.get("tool_call_id"));
+    cols.llm_response_id = s(root.get("llm_response_id"));
+    let kind = root.get("kind").and_then(|v| v.as_str()).map(Kind::parse);
+    let ts = micros(e.timestamp());
+    let answer = |calls: &mut Vec<Call>| -> Option<usize> {
+        let id = cols.tool_call_id.as_deref()?;
+        let &n = by_call_id.get(id)?;
+        (calls.get(n)?.outcome.is_none()).then_some(n)
+    };
+    match kind {
+        Some(Kind::Action) => {
+            let action = root.get("action");
+            let args = root
+                .get("tool_call")
+                .and_then(|t| t.get("arguments"))
+                .and_then(|a| a.as_str())
+                .map(str::to_owned)
+                .or_else(|| action.map(|a| String::from_utf8_lossy(a.raw()).into_owned()));
+            if let Some(cid) = &cols.tool_call_id {
+                by_call_id.insert(cid.clone(), calls.len());
+            }
+            calls.push(Call {
+                action_index: e.index(),
+                action_id: e.id().map(str::to_owned),
+                tool_name: cols.tool_name.clone(),
+                tool_call_id: cols.tool_call_id.clone(),
+                llm_response_id: cols.llm_response_id.clone(),
+                action_kind: s(action.and_then(|a| a.get("kind"))),
+                arguments: args,
+                started: ts,
+                ..Call::default()
+            });
+        }
+        Some(Kind::Observation) => {
+            let obs = root.get("observation");
+            cols.is_error = obs
+                .and_then(|o| o.get("is_error"))
+                .and_then(|v| v.as_bool());
+            if let Some(n) = answer(calls) {
+                let c = &mut calls[n];
+                c.outcome = Some("observation");
+                c.is_error = Some(cols.is_error.unwrap_or(false));
+                c.exit_code = obs
+                    .and_then(|o| o.get("metadata"))
+                    .and_then(|m| m.get("exit_code"))
+                    .and_then(|v| v.as_i64())
+                    .or_else(|| {
+                        obs.and_then(|o| o.get("exit_code"))
+                            .and_then(|v| v.as_i64())
+                    });
+                c.result_text = texts(obs.and_then(|o| o.get("content")));
+            }
+        }
+        Some(Kind::UserReject) => {
+            if let Some(n) = answer(calls) {
+                let c = &mut calls[n];
+                c.outcome = Some("rejected");
+                c.rejection = s(root.get("rejection_reason"));
+            }
+        }
+        Some(Kind::AgentError) => {
+            if let Some(n) = answer(calls) {
+                let c = &mut calls[n];
+                c.outcome = Some("error");
+                c.is_error = Some(true);
+                c.error = s(root.get("error"));
+            }
+        }
+        _ => return cols,
+    }
+    if !matches!(kind, Some(Kind::Action))
+        && let Some(n) = cols
+            .tool_call_id
+            .as_deref()
+            .and_then(|id| by_call_id.get(id))
+        && let Some(c) = calls.get_mut(*n)
+        && c.result_index.is_none()
+    {
+        c.result_index = Some(e.index());
+        c.result_id = e.id().map(str::to_owned);
+        c.finished = ts;
+    }
+    cols
+}
+
+/// The text parts of a wire message's `content`, joined by line breaks.
+fn owned_texts(v: Option<&OwnedValue>) -> Option<String> {
+    let v = v?;
+    if let Some(s) = v.as_str() {
+        return Some(s.to_owned());
+    }
+    let parts: Vec<&str> = v
+        .as_array()?
+        .iter()
+        .filter_map(|p| p.get("text").and_then(OwnedValue::as_str))
+        .collect();
+    Some(parts.join("\n"))
+}
+
+/// A file's bytes, at most [`crate::MAX_SIZE`] of them.
+fn read_capped(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let f = std::fs::File::open(path)?;
+    let mut buf = Vec::new();
+    f.take(crate::MAX_SIZE).read_to_end(&mut buf)?;
+    Ok(buf)
+}

@@ -1,0 +1,161 @@
+//! One part file: written under a hidden temporary name in its final
+//! directory, and renamed to its final name only once complete and synced.
+//! A part that is dropped unfinished (an error stopped the export) removes
+//! its temporary file; a crash leaves at most a hidden `.*.tmp` file,
+//! which no reader of `*.parquet` sees. A final name is never reused: a
+//! part whose final name exists is an error, not a replacement.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufWriter};
+use std::path::{Path, PathBuf};
+
+use arrow_array::RecordBatch;
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::metadata::KeyValue;
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use parquet::schema::types::ColumnPath;
+
+use super::DatasetError;
+use super::schema::{SCHEMA_VERSION, SCHEMA_VERSION_KEY, TABLE_KEY, Table};
+
+/// A part file being written.
+pub(crate) struct Part {
+    writer: Option<ArrowWriter<BufWriter<File>>>,
+    tmp: PathBuf,
+    dest: PathBuf,
+    rows: u64,
+}
+
+/// The writer's properties for `table`: zstd, row groups of at most
+/// `row_group_rows` rows, the schema version in the key-value metadata, no
+/// dictionary and no statistics for long texts.
+fn properties(table: Table, row_group_rows: usize) -> WriterProperties {
+    let mut b = WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::default()))
+        .set_max_row_group_row_count(Some(row_group_rows.max(1)))
+        .set_statistics_truncate_length(Some(64))
+        .set_created_by(format!("agentlog {}", env!("CARGO_PKG_VERSION")))
+        .set_key_value_metadata(Some(vec![
+            KeyValue::new(SCHEMA_VERSION_KEY.to_owned(), SCHEMA_VERSION.to_owned()),
+            KeyValue::new(TABLE_KEY.to_owned(), table.name().to_owned()),
+        ]));
+    for c in table.long_text_columns() {
+        let path = ColumnPath::from(*c);
+        b = b
+            .set_column_dictionary_enabled(path.clone(), false)
+            .set_column_statistics_enabled(path, EnabledStatistics::None);
+    }
+    b.build()
+}
+
+impl Part {
+    /// Creates the temporary file of the part whose final path is `dest`
+    /// (its directory is created when missing).
+    pub(crate) fn create(
+        table: Table,
+        dest: PathBuf,
+        row_group_rows: usize,
+    ) -> Result<Part, DatasetError> {
+        let dir = dest.parent().unwrap_or(Path::new("."));
+        fs::create_dir_all(dir).map_err(|e| DatasetError::io(dir, e))?;
+        let name = dest
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let tmp = dir.join(format!(".{name}.tmp"));
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+            .map_err(|e| DatasetError::io(&tmp, e))?;
+        let mut part = Part {
+            writer: None,
+            tmp,
+            dest,
+            rows: 0,
+        };
+        let writer = ArrowWriter::try_new(
+            BufWriter::with_capacity(1 << 20, file),
+            table.schema(),
+            Some(properties(table, row_group_rows)),
+        )
+        .map_err(|e| DatasetError::parquet(&part.tmp, e))?;
+        part.writer = Some(writer);
+        Ok(part)
+    }
+
+    /// Writes a batch; its rows join the row group in progress.
+    pub(crate) fn write(&mut self, batch: &RecordBatch) -> Result<(), DatasetError> {
+        let Some(w) = self.writer.as_mut() else {
+            return Ok(());
+        };
+        self.rows += batch.num_rows() as u64;
+        w.write(batch)
+            .map_err(|e| DatasetError::parquet(&self.tmp, e))
+    }
+
+    /// The bytes the row group in progress holds in memory.
+    pub(crate) fn in_progress(&self) -> usize {
+        self.writer.as_ref().map_or(0, |w| w.in_progress_size())
+    }
+
+    /// Ends the row group in progress (writes it to the file).
+    pub(crate) fn flush(&mut self) -> Result<(), DatasetError> {
+        match self.writer.as_mut() {
+            Some(w) => w.flush().map_err(|e| DatasetError::parquet(&self.tmp, e)),
+            None => Ok(()),
+        }
+    }
+
+    /// Completes the part: the footer written, the file synced, renamed to
+    /// its final name (which must not exist), the directory synced.
+    /// Returns the final path and the rows written.
+    pub(crate) fn finish(mut self) -> Result<(PathBuf, u64), DatasetError> {
+        let Some(w) = self.writer.take() else {
+            return Err(DatasetError::io(
+                &self.tmp,
+                io::Error::other("the part was already completed"),
+            ));
+        };
+        let buf = w
+            .into_inner()
+            .map_err(|e| DatasetError::parquet(&self.tmp, e))?;
+        let file = buf
+            .into_inner()
+            .map_err(|e| DatasetError::io(&self.tmp, e.into_error()))?;
+        file.sync_all()
+            .map_err(|e| DatasetError::io(&self.tmp, e))?;
+        drop(file);
+        if fs::symlink_metadata(&self.dest).is_ok() {
+            return Err(DatasetError::io(
+                &self.dest,
+                io::Error::new(
+                    io::ErrorKind::AlreadyExists,
+                    "a part file of this name exists; it is never replaced",
+                ),
+            ));
+        }
+        fs::rename(&self.tmp, &self.dest).map_err(|e| DatasetError::io(&self.dest, e))?;
+        if let Some(dir) = self.dest.parent()
+            && let Ok(d) = File::open(dir)
+        {
+            // Makes the rename durable; a file system that cannot sync a
+            // directory has nothing more to do.
+            let _ = d.sync_all();
+        }
+        let done = (std::mem::take(&mut self.dest), self.rows);
+        self.tmp = PathBuf::new();
+        Ok(done)
+    }
+}
+
+impl Drop for Part {
+    fn drop(&mut self) {
+        if !self.tmp.as_os_str().is_empty() {
+            // Unfinished: the temporary file goes; nothing took a final name.
+            self.writer = None;
+            let _ = fs::remove_file(&self.tmp);
+        }
+    }
+}
