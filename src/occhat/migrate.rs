@@ -47,8 +47,8 @@ impl MigrationSummary {
     }
 }
 
-/// What [`Store::migrate_legacy_layout`] would move, found without
-/// changing anything ([`Store::plan_legacy_migration`]). The migration
+/// What [`SessionStore::migrate_legacy_layout`] would move, found without
+/// changing anything ([`SessionStore::plan_legacy_migration`]). The migration
 /// itself may still record errors for files it then cannot read or write.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MigrationPlan {
