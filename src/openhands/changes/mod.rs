@@ -292,6 +292,7 @@ impl Store {
     /// [`changes_since`](Self::changes_since) taking the checkpoint, so
     /// that no copy of it is made (a follower's memory); a failure gives
     /// it back.
+    #[cfg(feature = "follow")]
     #[allow(clippy::result_large_err)]
     pub(crate) fn changes_since_owned(
         root: &Path,

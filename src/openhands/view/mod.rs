@@ -598,6 +598,7 @@ impl<'a> View<'a> {
     /// [`View::context`] (forgotten by a condensation, or on no message).
     /// `None` for an event whose data went into [`View::messages`], and
     /// for kinds that give no message.
+    #[cfg(feature = "html")]
     pub(crate) fn lone_message(&self, p: usize) -> Option<Message<'a>> {
         let e = self.events.get(p)?;
         e.effective_kind()?;
@@ -606,6 +607,7 @@ impl<'a> View<'a> {
 
     /// For a condensation event at position `p`: how many events it
     /// forgets and its summary, if any.
+    #[cfg(feature = "html")]
     pub(crate) fn condensation(&self, p: usize) -> Option<(usize, Option<&str>)> {
         match &self.events.get(p)?.body {
             Body::Condensation {
