@@ -21,7 +21,7 @@ use agentlog::occhat::SessionStore;
 use agentlog::openhands::Reader;
 
 use crate::out::{Fail, Obj, Out, Res, Status, error};
-use crate::target::{Target, resolve, walk};
+use crate::target::{Target, nothing_found, resolve, walk};
 
 /// Arguments of `asf convert`.
 #[derive(clap::Args, Debug)]
@@ -46,13 +46,19 @@ pub fn run(a: ConvertArgs, out: &mut Out) -> Res<u8> {
     let mut conv = agentlog::openhands::Conversation::default();
     let mut parser = agentlog::json::Parser::new();
     for path in &a.paths {
-        let dirs = match resolve(path) {
-            Ok(Target::OpenHands { dirs, .. }) => dirs,
-            Ok(Target::OcChat { root }) => {
+        let target = resolve(path).map_err(Fail::Fatal)?;
+        if let Some(msg) = nothing_found(path, &target) {
+            crate::out::error(&msg);
+            status.raise(Status::PROBLEMS);
+            continue;
+        }
+        let dirs = match target {
+            Target::OpenHands { dirs, .. } => dirs,
+            Target::OcChat { root } => {
                 occhat(&root, &a, out, &mut status)?;
                 continue;
             }
-            Ok(Target::Asf { .. }) => {
+            Target::Asf { .. } => {
                 crate::out::error(&format!(
                     "{}: already Agent Session Format; nothing to convert",
                     path.display()
@@ -60,7 +66,6 @@ pub fn run(a: ConvertArgs, out: &mut Out) -> Res<u8> {
                 status.raise(Status::FATAL);
                 continue;
             }
-            Err(e) => return Err(Fail::Fatal(e)),
         };
         for top in dirs {
             walk(&mut reader, &mut conv, &mut parser, &top, |node| {

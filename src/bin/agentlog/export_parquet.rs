@@ -170,7 +170,7 @@ pub fn run(
 
 /// `export --parquet OUT_DIR --checkpoint FILE`: the rows of what changed.
 fn run_since(paths: &[PathBuf], cp_path: &Path, args: &ParquetArgs, out_dir: &Path) -> Res<u8> {
-    let root = crate::since::one_store(paths)?;
+    let root = crate::since::one_store(paths, cp_path)?;
     let since = crate::since::load(cp_path)?;
     let mut changes = Store::changes_since(root, since.as_ref(), ScanOptions::default())
         .map_err(|e| Fail::Fatal(e.to_string()))?;

@@ -33,7 +33,7 @@ use agentlog::openhands::{Change, ChangeKind};
 
 use crate::out::{Fail, Out, Res, warn};
 use crate::since::{load, one_store, push_record, sync_stdout, write_change};
-use crate::target::{Target, resolve};
+use crate::target::{Target, legacy_occhat, nothing_found, resolve};
 
 const HELP: &str = "\
 Examples:
@@ -126,17 +126,25 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
                 sessions_from.push((one.clone(), since));
             }
             _ => {
-                let root = one_store(&args.paths)?;
+                let root = one_store(&args.paths, cp)?;
                 roots.push((root.to_path_buf(), load(cp)?));
             }
         },
         None => {
             for p in &args.paths {
-                match resolve(p) {
-                    Err(e) => return Err(Fail::Fatal(e)),
-                    Ok(Target::OcChat { root }) => sessions.push(root),
-                    Ok(Target::OpenHands { .. }) => roots.push((p.clone(), None)),
-                    Ok(Target::Asf { .. }) => {
+                let target = resolve(p).map_err(Fail::Fatal)?;
+                if let Some(msg) = nothing_found(p, &target) {
+                    // A flat-layout OC Chat store never shows sessions
+                    // until it is migrated; an empty directory may fill.
+                    if legacy_occhat(p).is_some() {
+                        return Err(Fail::Problem(msg));
+                    }
+                    warn(&format!("{msg} (yet): following it"));
+                }
+                match target {
+                    Target::OcChat { root } => sessions.push(root),
+                    Target::OpenHands { .. } => roots.push((p.clone(), None)),
+                    Target::Asf { .. } => {
                         return Err(Fail::Fatal(format!(
                             "{}: Agent Session Format files; follow reads OpenHands and OC Chat stores",
                             p.display()

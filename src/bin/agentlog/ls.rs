@@ -124,7 +124,7 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
     let mut save = None;
     let paths: &[PathBuf] = match &args.checkpoint {
         Some(cp) => {
-            let root = crate::since::one_store(&args.paths.paths)?;
+            let root = crate::since::one_store(&args.paths.paths, cp)?;
             let (dirs, unreadable, new) = crate::since::changed_conversations(root, cp)?;
             for e in &unreadable {
                 warn(&format!("{e} (skipped)"));

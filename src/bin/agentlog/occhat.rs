@@ -14,15 +14,16 @@
 //! - `migrate --json`: the migration summary (`migrated`, `recovered`,
 //!   `orphans_moved`, `errors`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use agentlog::json::{OwnedValue, Style};
 use agentlog::occhat::{
-    LoadError, RecoveryChoice, SaveError, SessionStore, detect_incomplete_tail, fs_safe_name,
+    LoadError, RecoveryChoice, SaveError, SessionEntry, SessionStore, detect_incomplete_tail,
+    fs_safe_name,
 };
 
 use crate::ls::text_of;
-use crate::out::{Fail, Obj, Out, Res, Status, path_str, plural, warn};
+use crate::out::{Fail, Obj, Out, Res, Status, one_line, path_str, plural, warn};
 
 const HELP: &str = "\
 Examples:
@@ -259,16 +260,7 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
             if json {
                 out.json_pretty(&list.to_value())?;
             } else {
-                for s in &list.sessions {
-                    out.line(&format!(
-                        "{}  {:<30}  {:<24}  {:>9} bytes  {}",
-                        s.last_modified,
-                        text_of(&s.name),
-                        text_of(&s.model),
-                        s.chat_log_size_bytes,
-                        s.filepath.display()
-                    ))?;
-                }
+                session_table(&list.sessions, store.dir(), out)?;
             }
             if let Some(msg) = nothing {
                 out.flush()?;
@@ -519,3 +511,65 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
     }
     Ok(Status::OK.code())
 }
+
+/// The human form of `list`: a heading, aligned columns (the time as OC
+/// Chat lists it, the chat log's size with thousands separators), the
+/// meta file's path relative to the sessions directory, keeping its end
+/// when the line would pass the terminal's width.
+fn session_table(sessions: &[SessionEntry], dir: &Path, out: &mut Out) -> Res<()> {
+    if sessions.is_empty() {
+        return Ok(());
+    }
+    const HEAD: [&str; 5] = ["UPDATED", "NAME", "MODEL", "CHAT LOG", "META"];
+    let cells: Vec<[String; 5]> = sessions
+        .iter()
+        .map(|s| {
+            let rel = s.filepath.strip_prefix(dir).unwrap_or(&s.filepath);
+            [
+                one_line(&s.last_modified),
+                crate::brief::fit(&text_of(&s.name), NAME_WIDTH),
+                crate::brief::fit(&text_of(&s.model), NAME_WIDTH),
+                format!("{} B", crate::ls::group(s.chat_log_size_bytes)),
+                one_line(&rel.to_string_lossy()),
+            ]
+        })
+        .collect();
+    let mut width = HEAD.map(|h| h.chars().count());
+    for c in &cells {
+        for (w, cell) in width.iter_mut().zip(c) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let columns = crate::brief::columns();
+    let line = |c: &[String; 5]| {
+        let mut l = String::new();
+        for (i, (cell, w)) in c.iter().zip(width).enumerate() {
+            if i > 0 {
+                l.push_str("  ");
+            }
+            match i {
+                3 => l.push_str(&format!("{cell:>w$}")),
+                4 => {
+                    let room = columns.saturating_sub(l.chars().count()).max(12);
+                    let n = cell.chars().count();
+                    if n > room {
+                        l.push('…');
+                        l.extend(cell.chars().skip(n - room + 1));
+                    } else {
+                        l.push_str(cell);
+                    }
+                }
+                _ => l.push_str(&format!("{cell:<w$}")),
+            }
+        }
+        l
+    };
+    out.line(&line(&HEAD.map(str::to_owned)))?;
+    for c in &cells {
+        out.line(&line(c))?;
+    }
+    Ok(())
+}
+
+/// The widest a name or model is shown in `list` (cut with `…`).
+const NAME_WIDTH: usize = 24;

@@ -25,7 +25,7 @@ use agentlog::openhands::{Change, ChangeKind, Checkpoint, ScanOptions, Store};
 
 use crate::export::push_event_line;
 use crate::out::{Fail, Out, Res, Status, warn};
-use crate::target::{Target, resolve};
+use crate::target::{Target, nothing_found, resolve};
 
 /// Appends the record line `{"conversation":…,"parent":…,"record":WHAT`
 /// and the members of `rest` (already JSON, starting with `,`), then `}`.
@@ -78,8 +78,13 @@ pub fn load(path: &Path) -> Res<Option<Checkpoint>> {
     Checkpoint::load_or_none(path).map_err(|e| Fail::Fatal(e.to_string()))
 }
 
-/// The one OpenHands store PATH of a `--checkpoint` run.
-pub fn one_store(paths: &[PathBuf]) -> Res<&Path> {
+/// The one OpenHands store PATH of a `--checkpoint` run whose checkpoint
+/// is `cp`. On a first run (no checkpoint at `cp` yet) a PATH under which
+/// nothing is found is a problem, reported as every command reports it
+/// ([`nothing_found`]); once a checkpoint of the store exists, a store
+/// that is empty now is a store whose conversations were removed, which
+/// the run reports as such.
+pub fn one_store<'p>(paths: &'p [PathBuf], cp: &Path) -> Res<&'p Path> {
     let [path] = paths else {
         return Err(Fail::Fatal(format!(
             "--checkpoint takes one PATH ({} given): a checkpoint is of one store",
@@ -92,7 +97,13 @@ pub fn one_store(paths: &[PathBuf]) -> Res<&Path> {
             "{}: an OC Chat sessions directory; --checkpoint reads OpenHands stores",
             root.display()
         ))),
-        Ok(Target::OpenHands { .. }) => Ok(path),
+        Ok(target @ Target::OpenHands { .. }) => {
+            let first_run = std::fs::symlink_metadata(cp).is_err();
+            match nothing_found(path, &target) {
+                Some(msg) if first_run => Err(Fail::Problem(msg)),
+                _ => Ok(path),
+            }
+        }
         Ok(Target::Asf { .. }) => Err(Fail::Fatal(format!(
             "{}: Agent Session Format files; --checkpoint reads OpenHands stores",
             path.display()
@@ -132,7 +143,7 @@ pub fn export(
     cp_path: &Path,
     stdout: &mut Out,
 ) -> Res<u8> {
-    let root = one_store(paths)?;
+    let root = one_store(paths, cp_path)?;
     let since = load(cp_path)?;
     let mut changes = Store::changes_since(root, since.as_ref(), ScanOptions::default())
         .map_err(|e| Fail::Fatal(e.to_string()))?;

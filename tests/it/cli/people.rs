@@ -689,3 +689,107 @@ fn goldens_on_a_generated_store_of_thousands() {
     fits("gen events", &events);
     golden("gen_events.txt", &events, Some(tmp.path()));
 }
+
+/// Sets the modification time of every file and directory under `dir`.
+fn set_mtimes(dir: &Path, t: std::time::SystemTime) {
+    for e in fs::read_dir(dir).unwrap().flatten() {
+        if e.file_type().unwrap().is_dir() {
+            set_mtimes(&e.path(), t);
+        } else {
+            let f = fs::File::options().write(true).open(e.path()).unwrap();
+            f.set_modified(t).unwrap();
+        }
+    }
+}
+
+#[test]
+fn occhat_list_is_a_table_that_fits() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("sessions");
+    copy_tree(&corpus().join("occhat/sample_recovery/sessions"), &store);
+    // `list` shows each chat log's modification time: fixed, so the
+    // output is known (2025-04-09 10:00:00 UTC).
+    set_mtimes(
+        &store,
+        std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_744_192_800),
+    );
+    let out = run(&["occhat", "--sessions-dir", p(&store), "list"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    fits("occhat_list.txt", &text);
+    golden("occhat_list.txt", &text, Some(tmp.path()));
+    // The JSON form is OC Chat's, whole.
+    let out = run(&["occhat", "--sessions-dir", p(&store), "list", "--json"]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let first = &v.as_array().unwrap()[0];
+    assert!(first["filepath"].as_str().unwrap().starts_with(p(&store)));
+}
+
+/// Nothing found with `--checkpoint`, by `asf convert` and by `follow`:
+/// on a first run (no checkpoint yet) an empty PATH is a problem and no
+/// checkpoint is written; once a store has a checkpoint, its emptying is
+/// reported as removals (status 0); `follow` warns and goes on following
+/// (a directory may fill), except for a flat-layout OC Chat store, which
+/// never fills until it is migrated.
+#[test]
+fn nothing_found_with_a_checkpoint_in_asf_convert_and_follow() {
+    let tmp = tempfile::tempdir().unwrap();
+    let empty = tmp.path().join("empty");
+    fs::create_dir(&empty).unwrap();
+    let cp = tmp.path().join("cp");
+    for cmd in ["ls", "check", "export"] {
+        let out = run(&[cmd, "--checkpoint", p(&cp), p(&empty)]);
+        assert_eq!(code(&out), 1, "{cmd}: {}", stderr(&out));
+        assert!(one_error(&out).contains("no OpenHands conversation"));
+        assert!(!cp.exists(), "{cmd}: no checkpoint of nothing");
+    }
+    let asf_out = tmp.path().join("asf");
+    let out = run(&["asf", "convert", p(&empty), "-o", p(&asf_out)]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert!(one_error(&out).contains(p(&empty)));
+    // A store that had a conversation and lost it.
+    let store = tmp.path().join("store");
+    let chat = scenario("1.58.2", "chat");
+    let conv = store.join(chat.file_name().unwrap());
+    copy_tree(&chat, &conv);
+    let out = run(&["export", "--checkpoint", p(&cp), p(&store)]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    fs::remove_dir_all(&conv).unwrap();
+    let out = run(&["export", "--checkpoint", p(&cp), p(&store)]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(text.contains("\"record\":\"removed\""), "{text}");
+    // follow: a warning naming the path, then it follows.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agentlog"))
+        .args(["follow", "--poll", "0.1", p(&empty)])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr_pipe = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        let mut line = String::new();
+        let _ = std::io::BufReader::new(stderr_pipe).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    let line = rx.recv_timeout(std::time::Duration::from_secs(60));
+    let still_running = child.try_wait().unwrap().is_none();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let line = line.expect("a warning within a minute");
+    assert!(
+        line.starts_with("warning: ") && line.contains(p(&empty)) && line.contains("following"),
+        "{line}"
+    );
+    assert!(still_running, "follow goes on after the warning");
+    // A flat-layout OC Chat store: status 1 at once.
+    let legacy = tmp.path().join("legacy");
+    copy_tree(&corpus().join("occhat/sample_legacy/sessions"), &legacy);
+    let out = run(&["follow", p(&legacy)]);
+    assert_eq!(code(&out), 1);
+    assert!(one_error(&out).contains("migrate"));
+}
