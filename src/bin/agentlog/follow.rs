@@ -32,7 +32,7 @@ use agentlog::json::{Parser, Style, write::write_str};
 use agentlog::openhands::{Change, ChangeKind};
 
 use crate::out::{Fail, Out, Res, warn};
-use crate::since::{load, one_store, push_record, sync_stdout, write_change};
+use crate::since::{load, one_store_to_follow, push_record, sync_stdout, write_change};
 use crate::target::{Target, legacy_occhat, nothing_found, resolve};
 
 const HELP: &str = "\
@@ -126,7 +126,7 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
                 sessions_from.push((one.clone(), since));
             }
             _ => {
-                let root = one_store(&args.paths, cp)?;
+                let root = one_store_to_follow(&args.paths)?;
                 roots.push((root.to_path_buf(), load(cp)?));
             }
         },

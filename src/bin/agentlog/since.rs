@@ -85,6 +85,28 @@ pub fn load(path: &Path) -> Res<Option<Checkpoint>> {
 /// that is empty now is a store whose conversations were removed, which
 /// the run reports as such.
 pub fn one_store<'p>(paths: &'p [PathBuf], cp: &Path) -> Res<&'p Path> {
+    let (path, empty) = one_openhands_path(paths)?;
+    let first_run = std::fs::symlink_metadata(cp).is_err();
+    match empty {
+        Some(msg) if first_run => Err(Fail::Problem(msg)),
+        _ => Ok(path),
+    }
+}
+
+/// The one OpenHands store PATH of `follow --checkpoint`: a store under
+/// which nothing is found yet is followed (it may fill), with a warning.
+pub fn one_store_to_follow(paths: &[PathBuf]) -> Res<&Path> {
+    let (path, empty) = one_openhands_path(paths)?;
+    if let Some(msg) = empty {
+        warn(&format!("{msg} (yet): following it"));
+    }
+    Ok(path)
+}
+
+/// The one PATH of a `--checkpoint` run, which must be an OpenHands store
+/// (or a directory of nothing yet: then with the [`nothing_found`]
+/// message).
+fn one_openhands_path(paths: &[PathBuf]) -> Res<(&Path, Option<String>)> {
     let [path] = paths else {
         return Err(Fail::Fatal(format!(
             "--checkpoint takes one PATH ({} given): a checkpoint is of one store",
@@ -97,13 +119,7 @@ pub fn one_store<'p>(paths: &'p [PathBuf], cp: &Path) -> Res<&'p Path> {
             "{}: an OC Chat sessions directory; --checkpoint reads OpenHands stores",
             root.display()
         ))),
-        Ok(target @ Target::OpenHands { .. }) => {
-            let first_run = std::fs::symlink_metadata(cp).is_err();
-            match nothing_found(path, &target) {
-                Some(msg) if first_run => Err(Fail::Problem(msg)),
-                _ => Ok(path),
-            }
-        }
+        Ok(target @ Target::OpenHands { .. }) => Ok((path, nothing_found(path, &target))),
         Ok(Target::Asf { .. }) => Err(Fail::Fatal(format!(
             "{}: Agent Session Format files; --checkpoint reads OpenHands stores",
             path.display()

@@ -261,8 +261,12 @@ fn checkpoints_of_another_kind_or_directory_are_refused() {
 
     // An OpenHands store's checkpoint for a sessions directory, and the
     // reverse: each told for what it is.
+    // (A store with a conversation: a first run on an empty one is refused.)
     let oh = t.path().join("store");
-    fs::create_dir_all(&oh).unwrap();
+    crate::common::copy_tree(
+        &crate::common::corpus_dir().join("openhands/1.58.2/chat"),
+        &oh,
+    );
     let oh_cp = t.path().join("oh.cp");
     let o = bin()
         .args(["export", "--jsonl", "--checkpoint"])
