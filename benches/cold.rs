@@ -29,6 +29,10 @@
 
 #[path = "support/floor.rs"]
 mod floor;
+#[path = "support/measure.rs"]
+mod measure;
+#[path = "support/setup.rs"]
+mod setup;
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -36,15 +40,10 @@ use std::time::{Duration, Instant};
 
 use agentlog::ReadAhead;
 use agentlog::openhands::Store;
-use agentlog::synth::{GenConfig, write_store};
+use agentlog::synth::GenConfig;
 use criterion::{Criterion, SamplingMode};
-
-fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
+use measure::{Run, median};
+use setup::{env_usize, generate};
 
 /// Drops the page cache (and the dentry and inode caches); `Err` says why
 /// it cannot be done here.
@@ -69,11 +68,6 @@ fn process_cpu() -> Duration {
     Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
-}
-
 /// Every event's envelope of the store, on the current rayon pool.
 fn scan(root: &Path, ahead: ReadAhead) -> u64 {
     let store = Store::open(root).expect("store").with_read_ahead(ahead);
@@ -89,8 +83,6 @@ fn scan(root: &Path, ahead: ReadAhead) -> u64 {
         .into_iter()
         .sum()
 }
-
-type Run<'a> = Box<dyn Fn() -> u64 + 'a>;
 
 fn variants(root: &Path) -> Vec<(&'static str, Run<'_>)> {
     let wide = rayon::ThreadPoolBuilder::new()
@@ -176,14 +168,7 @@ fn main() {
                 seed: 7,
                 ..GenConfig::default()
             };
-            let s = write_store(tmp.path(), &cfg).expect("generate");
-            eprintln!(
-                "generated {} conversations + {} sub-agents, {} files, {:.1} MB",
-                s.conversations,
-                s.subagents,
-                s.files,
-                s.bytes as f64 / 1e6
-            );
+            generate(tmp.path(), &cfg);
             tmp.path().to_path_buf()
         }
     };

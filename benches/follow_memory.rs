@@ -13,6 +13,11 @@
 //!
 //! `cargo bench --features gen,follow --bench follow_memory`
 
+#[path = "support/changes.rs"]
+mod changes;
+#[path = "support/setup.rs"]
+mod setup;
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -21,7 +26,8 @@ use std::time::{Duration, Instant};
 
 use agentlog::follow::{FollowOptions, Follower};
 use agentlog::openhands::{Conversation, Reader, Store};
-use agentlog::synth::{GenConfig, write_store};
+use agentlog::synth::GenConfig;
+use setup::{cached, env_usize, generate};
 
 struct Counting;
 
@@ -81,41 +87,14 @@ fn peak() -> usize {
     PEAK.load(Ordering::Relaxed)
 }
 
-fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
 fn store(n: usize) -> PathBuf {
-    let cache = std::env::var_os("AGENTLOG_BENCH_CACHE")
-        .map_or_else(|| PathBuf::from("/tmp/agentlog-bench-cache"), PathBuf::from);
-    fs::create_dir_all(&cache).expect("cache directory");
-    let name = format!("gen-{n}x20-seed3");
-    let dir = cache.join(&name);
-    let done = cache.join(format!("{name}.done"));
-    if !done.exists() {
-        if dir.exists() {
-            fs::remove_dir_all(&dir).expect("remove a partial store");
-        }
-        let cfg = GenConfig {
-            conversations: n,
-            events_per_conversation: 20,
-            seed: 3,
-            ..GenConfig::default()
-        };
-        let s = write_store(&dir, &cfg).expect("generate");
-        eprintln!(
-            "generated {} conversations + {} sub-agents, {} files, {:.1} MB",
-            s.conversations,
-            s.subagents,
-            s.files,
-            s.bytes as f64 / 1e6
-        );
-        fs::write(&done, b"").expect("mark");
-    }
-    dir
+    let cfg = GenConfig {
+        conversations: n,
+        events_per_conversation: 20,
+        seed: 3,
+        ..GenConfig::default()
+    };
+    cached(&format!("gen-{n}x20-seed3"), |dir| generate(dir, &cfg))
 }
 
 /// The bytes of every file under `dir`.
@@ -199,13 +178,7 @@ fn main() {
     // A wake: one new event in one conversation.
     let one = Store::open(&root).expect("store").dirs()[convs / 3 % n].clone();
     let events = one.join("events");
-    let mut names: Vec<String> = fs::read_dir(&events)
-        .expect("events")
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|s| s.starts_with("event-"))
-        .collect();
-    names.sort();
+    let names = changes::event_names(&events);
     let added = events.join(format!(
         "event-{:05}-0000f011-0000-4000-8000-000000000001.json",
         names.len()

@@ -10,26 +10,16 @@
 //!
 //! `cargo bench --features html --bench html`
 
-use std::path::PathBuf;
+#[path = "support/corpus.rs"]
+mod corpus;
 
 use agentlog::openhands::html::write_transcript;
 use agentlog::openhands::view::{View, ViewOptions};
 use agentlog::openhands::{Conversation, Reader};
 use criterion::{Criterion, criterion_group, criterion_main};
 
-fn conversation_dir() -> Option<PathBuf> {
-    let large = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../shared/corpus/openhands/1.58.2/large"
-    ));
-    std::fs::read_dir(&large)
-        .ok()?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .find(|p| p.join("base_state.json").is_file())
-}
-
 fn bench(c: &mut Criterion) {
-    let Some(dir) = conversation_dir() else {
+    let Some(dir) = corpus::large_conversation() else {
         eprintln!("corpus not found; nothing to measure");
         return;
     };

@@ -22,79 +22,24 @@
 //!
 //! `cargo bench --features gen --bench incr`
 
+#[path = "support/changes.rs"]
+mod changes;
 #[path = "support/floor.rs"]
 mod floor;
+#[path = "support/measure.rs"]
+mod measure;
+#[path = "support/setup.rs"]
+mod setup;
 
-use std::fs;
-use std::hint::black_box;
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::path::PathBuf;
+use std::time::Duration;
 
-use agentlog::openhands::{Checkpoint, ScanOptions, Store};
 use agentlog::source::opens;
-use agentlog::synth::{GenConfig, write_store};
+use agentlog::synth::GenConfig;
+use changes::{add_one_percent, checkpoint_of, rescan};
 use criterion::Criterion;
-
-fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-/// Drains a changes-since scan; the number of events it handed out.
-fn rescan(root: &Path, since: Option<&Checkpoint>) -> u64 {
-    let mut ch = Store::changes_since(root, since, ScanOptions::default()).expect("scan");
-    let mut n = 0u64;
-    while let Some(c) = ch.next() {
-        if let Ok(c) = c {
-            n += c.events().count() as u64 + 1;
-        }
-    }
-    n
-}
-
-fn checkpoint_of(root: &Path) -> Checkpoint {
-    let mut ch = Store::changes_since(root, None, ScanOptions::default()).expect("scan");
-    while ch.next().is_some() {}
-    ch.into_checkpoint()
-}
-
-/// Adds one event (a copy of its last, under the next index) to every
-/// hundredth top-level conversation.
-fn add_one_percent(root: &Path) -> usize {
-    let store = Store::open(root).expect("store");
-    let mut n = 0;
-    for (i, dir) in store.dirs().iter().enumerate() {
-        if i % 100 != 0 {
-            continue;
-        }
-        let events = dir.join("events");
-        let mut names: Vec<String> = fs::read_dir(&events)
-            .expect("events")
-            .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|s| s.starts_with("event-"))
-            .collect();
-        names.sort();
-        let Some(last) = names.last() else { continue };
-        let next = names.len();
-        fs::copy(
-            events.join(last),
-            events.join(format!(
-                "event-{next:05}-0000abcd-0000-4000-8000-{i:012}.json"
-            )),
-        )
-        .expect("copy");
-        n += 1;
-    }
-    n
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
-}
+use measure::{Run, bench_all, interleaved_medians};
+use setup::{env_usize, generate};
 
 fn main() {
     let conversations = env_usize("AGENTLOG_BENCH_INCR_CONVERSATIONS", 2000);
@@ -107,14 +52,7 @@ fn main() {
         seed: 11,
         ..GenConfig::default()
     };
-    let s = write_store(&a, &cfg).expect("generate");
-    eprintln!(
-        "generated {} conversations + {} sub-agents, {} files, {:.1} MB",
-        s.conversations,
-        s.subagents,
-        s.files,
-        s.bytes as f64 / 1e6
-    );
+    generate(&a, &cfg);
     // Past the racy margin, so that the checkpoint trusts every stamp.
     std::thread::sleep(Duration::from_millis(2100));
     let cp_a = checkpoint_of(&a);
@@ -135,13 +73,12 @@ fn main() {
     );
     // The second store: the same, then 1 % of the conversations grow.
     let b = tmp.path().join("grown");
-    write_store(&b, &cfg).expect("generate");
+    generate(&b, &cfg);
     std::thread::sleep(Duration::from_millis(2100));
     let cp_b = checkpoint_of(&b);
-    let grown = add_one_percent(&b);
+    let grown = add_one_percent(&b, "-0000abcd-0000-4000-8000-").len();
     eprintln!("{grown} conversations given one more event");
 
-    type Run<'a> = Box<dyn Fn() -> u64 + 'a>;
     let variants: Vec<(&str, Run<'_>)> = vec![
         ("walk", Box::new(|| floor::bare_walk(&a) as u64)),
         ("rescan_unchanged", Box::new(|| rescan(&a, Some(&cp_a)))),
@@ -153,28 +90,9 @@ fn main() {
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(2))
         .configure_from_args();
-    {
-        let mut g = c.benchmark_group("incr");
-        for (name, run) in &variants {
-            g.bench_function(*name, |bch| bch.iter(|| black_box(run())));
-        }
-        g.finish();
-    }
+    bench_all(&mut c, "incr", &variants);
     let rounds = env_usize("AGENTLOG_BENCH_ROUNDS", 11);
-    let mut wall = vec![Vec::new(); variants.len()];
-    for _ in 0..rounds {
-        for (i, (_, run)) in variants.iter().enumerate() {
-            let t = Instant::now();
-            black_box(run());
-            wall[i].push(t.elapsed().as_secs_f64() * 1e3);
-        }
-    }
-    let med: Vec<f64> = wall.iter_mut().map(|w| median(w)).collect();
-    println!();
-    println!("interleaved medians ({rounds} rounds, round robin):");
-    for (i, (name, _)) in variants.iter().enumerate() {
-        println!("  {name:<18} {:>9.2} ms", med[i]);
-    }
+    let med = interleaved_medians("interleaved medians", &variants, rounds);
     let ratio = |x: usize, y: usize| med[x] / med[y];
     println!("  rescan_unchanged / walk  {:.2}", ratio(1, 0));
     println!("  rescan_1pct / walk       {:.2}", ratio(2, 0));

@@ -35,37 +35,34 @@
 //!
 //! `cargo bench --features gen --bench rescan`
 
+#[path = "support/changes.rs"]
+mod changes;
+#[path = "support/corpus.rs"]
+mod corpus;
 #[path = "support/floor.rs"]
 mod floor;
+#[path = "support/measure.rs"]
+mod measure;
+#[path = "support/setup.rs"]
+mod setup;
 
 use std::fs;
-use std::hint::black_box;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use agentlog::openhands::{Checkpoint, ScanOptions, Store, find_sessions};
+use agentlog::openhands::{Store, find_sessions};
 use agentlog::source::opens;
-use agentlog::synth::{GenConfig, write_store};
+use agentlog::synth::GenConfig;
+use changes::{add_one_percent, checkpoint_of, event_names, rescan};
+use corpus::corpus;
 use criterion::Criterion;
+use measure::{Run, bench_all, interleaved_medians};
+use setup::{cached, env_usize, generate};
 
 /// What the names of the bench's added event files hold (to remove them
 /// again, and any left by an interrupted run).
 const MARK: &str = "-0000beef-0000-4000-8000-";
-
-fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-fn corpus() -> PathBuf {
-    PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../shared/corpus/openhands"
-    ))
-}
 
 fn copy_tree(from: &Path, to: &Path) {
     fs::create_dir_all(to).expect("mkdir");
@@ -131,57 +128,6 @@ fn build_corpus_copy(dest: &Path, copies: usize) {
     }
 }
 
-/// The store `name` under the cache directory, built by `build` when it
-/// is not there whole yet.
-fn cached(name: &str, build: impl FnOnce(&Path)) -> PathBuf {
-    let cache = std::env::var_os("AGENTLOG_BENCH_CACHE")
-        .map_or_else(|| PathBuf::from("/tmp/agentlog-bench-cache"), PathBuf::from);
-    fs::create_dir_all(&cache).expect("cache directory");
-    let dir = cache.join(name);
-    let done = cache.join(format!("{name}.done"));
-    if !done.exists() {
-        if dir.exists() {
-            fs::remove_dir_all(&dir).expect("remove a partial store");
-        }
-        let t = Instant::now();
-        build(&dir);
-        fs::write(&done, b"").expect("mark");
-        eprintln!("{name}: built in {:.1} s", t.elapsed().as_secs_f64());
-    }
-    dir
-}
-
-/// Drains a changes-since scan; the number of changes and events it
-/// handed out.
-fn rescan(root: &Path, since: Option<&Checkpoint>) -> u64 {
-    let mut ch = Store::changes_since(root, since, ScanOptions::default()).expect("scan");
-    let mut n = 0u64;
-    while let Some(c) = ch.next() {
-        if let Ok(c) = c {
-            n += c.events().count() as u64 + 1;
-        }
-    }
-    n
-}
-
-fn checkpoint_of(root: &Path) -> Checkpoint {
-    let mut ch = Store::changes_since(root, None, ScanOptions::default()).expect("scan");
-    while ch.next().is_some() {}
-    ch.into_checkpoint()
-}
-
-/// The event files of `events/`, sorted by name.
-fn event_names(events: &Path) -> Vec<String> {
-    let mut names: Vec<String> = fs::read_dir(events)
-        .expect("events")
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|s| s.starts_with("event-"))
-        .collect();
-    names.sort();
-    names
-}
-
 /// Removes the event files an earlier run of this bench added.
 fn remove_added(root: &Path) -> usize {
     let mut n = 0;
@@ -197,25 +143,6 @@ fn remove_added(root: &Path) -> usize {
     n
 }
 
-/// Adds one event (a copy of its last, under the next index) to every
-/// hundredth top-level conversation; the files written.
-fn add_one_percent(root: &Path) -> Vec<PathBuf> {
-    let store = Store::open(root).expect("store");
-    let mut added = Vec::new();
-    for (i, dir) in store.dirs().iter().enumerate() {
-        if i % 100 != 0 {
-            continue;
-        }
-        let events = dir.join("events");
-        let names = event_names(&events);
-        let Some(last) = names.last() else { continue };
-        let to = events.join(format!("event-{:05}{MARK}{i:012}.json", names.len()));
-        fs::copy(events.join(last), &to).expect("copy");
-        added.push(to);
-    }
-    added
-}
-
 /// Reads and builds the tape of each file (the floor of reading them).
 fn read_files(files: &[PathBuf], buf: &mut Vec<u8>, tape: &mut floor::TapeFloor) -> usize {
     for f in files {
@@ -226,11 +153,6 @@ fn read_files(files: &[PathBuf], buf: &mut Vec<u8>, tape: &mut floor::TapeFloor)
         tape.parse(buf);
     }
     tape.nodes
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
 fn bench_store(c: &mut Criterion, name: &str, root: &Path, rounds: usize) {
@@ -259,7 +181,7 @@ fn bench_store(c: &mut Criterion, name: &str, root: &Path, rounds: usize) {
         p.0 - o.0,
         p.1 - o.1
     );
-    let added = add_one_percent(root);
+    let added = add_one_percent(root, MARK);
     std::thread::sleep(Duration::from_millis(2100));
     let after_cp = checkpoint_of(root);
     let o = opens::counts();
@@ -275,7 +197,6 @@ fn bench_store(c: &mut Criterion, name: &str, root: &Path, rounds: usize) {
 
     let buf = std::cell::RefCell::new(Vec::with_capacity(1 << 16));
     let tape = std::cell::RefCell::new(floor::TapeFloor::default());
-    type Run<'a> = Box<dyn Fn() -> u64 + 'a>;
     let variants: Vec<(&str, Run<'_>)> = vec![
         ("walk", Box::new(|| floor::bare_walk(root) as u64)),
         (
@@ -291,27 +212,9 @@ fn bench_store(c: &mut Criterion, name: &str, root: &Path, rounds: usize) {
             }),
         ),
     ];
-    {
-        let mut g = c.benchmark_group(format!("rescan/{name}"));
-        for (v, run) in &variants {
-            g.bench_function(*v, |b| b.iter(|| black_box(run())));
-        }
-        g.finish();
-    }
-    let mut wall = vec![Vec::new(); variants.len()];
-    for _ in 0..rounds {
-        for (i, (_, run)) in variants.iter().enumerate() {
-            let t = Instant::now();
-            black_box(run());
-            wall[i].push(t.elapsed().as_secs_f64() * 1e3);
-        }
-    }
-    let med: Vec<f64> = wall.iter_mut().map(|w| median(w)).collect();
-    println!();
-    println!("{name}: interleaved medians ({rounds} rounds, round robin):");
-    for (i, (v, _)) in variants.iter().enumerate() {
-        println!("  {v:<18} {:>9.2} ms", med[i]);
-    }
+    bench_all(c, &format!("rescan/{name}"), &variants);
+    let title = format!("{name}: interleaved medians");
+    let med = interleaved_medians(&title, &variants, rounds);
     let ratio = |x: usize, y: usize| med[x] / med[y];
     println!("  rescan_unchanged / walk              {:.2}", ratio(1, 0));
     println!("  rescan_1pct / walk                   {:.2}", ratio(2, 0));
@@ -351,14 +254,7 @@ fn main() {
                     ..GenConfig::default()
                 };
                 let root = cached(&format!("gen-{n}x200-real-seed1"), |d| {
-                    let s = write_store(d, &cfg).expect("generate");
-                    eprintln!(
-                        "generated {} conversations + {} sub-agents, {} files, {:.1} MB",
-                        s.conversations,
-                        s.subagents,
-                        s.files,
-                        s.bytes as f64 / 1e6
-                    );
+                    generate(d, &cfg);
                 });
                 bench_store(&mut c, "gen_1g", &root, rounds);
             }

@@ -13,28 +13,15 @@
 //!
 //! Target: `read+view` at most 3x `read`.
 
-use std::path::PathBuf;
+#[path = "support/corpus.rs"]
+mod corpus;
 
 use agentlog::openhands::view::{View, ViewOptions};
 use agentlog::openhands::{Conversation, Reader};
 use criterion::{Criterion, criterion_group, criterion_main};
 
-fn conversation_dir() -> Option<PathBuf> {
-    let beside = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus"));
-    let corpus = if beside.is_dir() {
-        beside
-    } else {
-        PathBuf::from("/work/shared/corpus")
-    };
-    let large = corpus.join("openhands/1.58.2/large");
-    std::fs::read_dir(&large)
-        .ok()?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .find(|p| p.join("base_state.json").is_file())
-}
-
 fn bench(c: &mut Criterion) {
-    let Some(dir) = conversation_dir() else {
+    let Some(dir) = corpus::large_conversation() else {
         eprintln!("corpus not found; nothing to measure");
         return;
     };

@@ -1,6 +1,7 @@
-//! The OpenHands corpus the benchmarks read: its folder and every
-//! conversation directory in it. Shared by `benches/asf.rs` and
-//! `benches/openhands_read.rs`.
+//! The OpenHands corpus the benchmarks read: its folder, every
+//! conversation directory in it and its largest conversation. Shared by
+//! `benches/asf.rs`, `benches/openhands_read.rs`, `benches/rescan.rs`,
+//! `benches/html.rs` and `benches/view.rs`.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -32,4 +33,13 @@ pub fn conversations(root: &Path) -> Vec<PathBuf> {
     }
     out.sort();
     out
+}
+
+/// The largest corpus conversation (`1.58.2/large`, 2101 events), when
+/// the corpus is there.
+pub fn large_conversation() -> Option<PathBuf> {
+    std::fs::read_dir(corpus().join("1.58.2/large"))
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.join("base_state.json").is_file())
 }

@@ -25,15 +25,12 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::hash::{sha256, sha256_hex};
-use crate::json::{Map, Number, OwnedValue, Style};
-use crate::openhands::checkpoint::{CheckpointError, Stamp, write_atomic};
-
-/// The `format` member of the file's header.
-pub(crate) const FORMAT: &str = "agentlog-occhat-checkpoint";
-
-/// The format version this crate writes and reads.
-const VERSION: u64 = 1;
+use crate::hash::sha256;
+use crate::json::{OwnedValue, Style};
+use crate::openhands::checkpoint::{
+    CheckpointError, FileKind, Stamp, as_u64, hex, no_file_yet, obj, parse_file_bytes, read_file,
+    stamp_value, to_file_bytes, uint, unhex, value_stamp, write_atomic,
+};
 
 /// What was handed out of one session.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -80,38 +77,6 @@ fn root_identity(root: &Path) -> io::Result<(PathBuf, (u64, u64))> {
 fn root_identity(root: &Path) -> io::Result<(PathBuf, (u64, u64))> {
     fs::metadata(root)?;
     Ok((fs::canonicalize(root)?, (0, 0)))
-}
-
-fn uint(v: u64) -> OwnedValue {
-    OwnedValue::Number(Number::from(v))
-}
-
-fn as_u64(v: &OwnedValue) -> Option<u64> {
-    v.as_number()?.as_str().parse().ok()
-}
-
-fn obj(members: Vec<(&str, OwnedValue)>) -> OwnedValue {
-    let mut m = Map::new();
-    for (k, v) in members {
-        m.entries_mut().push((k.to_owned(), v));
-    }
-    OwnedValue::Object(m)
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn unhex32(s: &str) -> Option<[u8; 32]> {
-    let b = s.as_bytes();
-    if b.len() != 64 {
-        return None;
-    }
-    let mut out = [0u8; 32];
-    for (i, pair) in b.chunks(2).enumerate() {
-        out[i] = u8::from_str_radix(std::str::from_utf8(pair).ok()?, 16).ok()?;
-    }
-    Some(out)
 }
 
 impl SessionsCheckpoint {
@@ -168,15 +133,7 @@ impl SessionsCheckpoint {
             .sessions
             .iter()
             .map(|(name, m)| {
-                let stamp = m.stamp.as_ref().map_or(OwnedValue::Null, |s| {
-                    OwnedValue::Array(vec![
-                        uint(s.dev),
-                        uint(s.ino),
-                        uint(s.size),
-                        OwnedValue::int(s.mtime),
-                        uint(u64::from(s.mtime_nsec)),
-                    ])
-                });
+                let stamp = m.stamp.as_ref().map_or(OwnedValue::Null, stamp_value);
                 obj(vec![
                     ("name", OwnedValue::string(name)),
                     // A meta path that is not UTF-8 is not kept: the
@@ -212,68 +169,19 @@ impl SessionsCheckpoint {
             ),
             ("sessions", OwnedValue::Array(sessions)),
         ]);
-        let mut b = Vec::new();
-        body.write_to(&mut b, Style::COMPACT);
-        let header = obj(vec![
-            ("format", OwnedValue::string(FORMAT)),
-            ("version", uint(VERSION)),
-            ("sha256", OwnedValue::string(sha256_hex(&b))),
-        ]);
-        let mut out = Vec::with_capacity(b.len() + 128);
-        header.write_to(&mut out, Style::COMPACT);
-        out.push(b'\n');
-        out.extend_from_slice(&b);
-        out.push(b'\n');
-        out
+        to_file_bytes(
+            FileKind::OcChatSessions,
+            &body,
+            256 + self.sessions.len() * 192,
+        )
     }
 
     /// Reads a checkpoint from the bytes [`to_bytes`](Self::to_bytes)
     /// gives; `path` is only reported in errors.
     pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<SessionsCheckpoint, CheckpointError> {
-        let p = || path.to_path_buf();
-        let not = || CheckpointError::NotACheckpoint { path: p() };
-        let corrupt = |reason: &str| CheckpointError::Corrupt {
-            path: p(),
-            reason: reason.to_owned(),
-        };
-        let nl = bytes.iter().position(|&b| b == b'\n').ok_or_else(not)?;
-        let (head, rest) = bytes.split_at(nl);
-        let header = OwnedValue::parse(head).map_err(|_| not())?;
-        match header.get("format").and_then(OwnedValue::as_str) {
-            Some(FORMAT) => {}
-            Some(crate::openhands::checkpoint::FORMAT) => {
-                return Err(CheckpointError::OtherKind {
-                    path: p(),
-                    found: "an OpenHands store",
-                    wanted: "an OC Chat sessions directory",
-                });
-            }
-            _ => return Err(not()),
-        }
-        let version = header
-            .get("version")
-            .and_then(as_u64)
-            .ok_or_else(|| corrupt("the header has no version"))?;
-        if version > VERSION {
-            return Err(CheckpointError::Version {
-                path: p(),
-                found: version,
-            });
-        }
-        if version != VERSION {
-            return Err(corrupt("unknown format version"));
-        }
-        let body = rest.get(1..).unwrap_or(&[]);
-        let body = body.strip_suffix(b"\n").unwrap_or(body);
-        let digest = header
-            .get("sha256")
-            .and_then(OwnedValue::as_str)
-            .ok_or_else(|| corrupt("the header has no digest"))?;
-        if sha256_hex(body) != digest {
-            return Err(corrupt("the body does not match its digest"));
-        }
-        let v = OwnedValue::parse(body).map_err(|e| corrupt(&format!("body: {e}")))?;
-        Self::from_value(&v).ok_or_else(|| corrupt("the body is not a sessions checkpoint"))
+        let v = parse_file_bytes(bytes, path, FileKind::OcChatSessions)?;
+        Self::from_value(&v)
+            .ok_or_else(|| CheckpointError::corrupt(path, "the body is not a sessions checkpoint"))
     }
 
     fn from_value(v: &OwnedValue) -> Option<SessionsCheckpoint> {
@@ -292,19 +200,10 @@ impl SessionsCheckpoint {
             };
             let stamp = match s.get("stamp")? {
                 OwnedValue::Null => None,
-                a => match a.as_array()?.as_slice() {
-                    [dev, ino, size, mtime, nsec] => Some(Stamp {
-                        dev: as_u64(dev)?,
-                        ino: as_u64(ino)?,
-                        size: as_u64(size)?,
-                        mtime: mtime.as_number()?.as_str().parse().ok()?,
-                        mtime_nsec: u32::try_from(as_u64(nsec)?).ok()?,
-                    }),
-                    _ => return None,
-                },
+                a => Some(value_stamp(a)?),
             };
             let messages = usize::try_from(as_u64(s.get("messages")?)?).ok()?;
-            let chain = unhex32(s.get("chain")?.as_str()?)?;
+            let chain = <[u8; 32]>::try_from(unhex(s.get("chain")?.as_str()?)?).ok()?;
             if messages == 0 && chain != [0; 32] {
                 return None;
             }
@@ -328,20 +227,7 @@ impl SessionsCheckpoint {
     /// Loads the checkpoint saved at `path`.
     pub fn load(path: impl AsRef<Path>) -> Result<SessionsCheckpoint, CheckpointError> {
         let path = path.as_ref();
-        let meta = fs::metadata(path).map_err(|source| CheckpointError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        if !meta.is_file() {
-            return Err(CheckpointError::NotAFile {
-                path: path.to_path_buf(),
-            });
-        }
-        let bytes = fs::read(path).map_err(|source| CheckpointError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        SessionsCheckpoint::from_bytes(&bytes, path)
+        SessionsCheckpoint::from_bytes(&read_file(path)?, path)
     }
 
     /// Loads the checkpoint at `path`, or `None` when there is no file
@@ -350,11 +236,10 @@ impl SessionsCheckpoint {
         path: impl AsRef<Path>,
     ) -> Result<Option<SessionsCheckpoint>, CheckpointError> {
         let path = path.as_ref();
-        match fs::symlink_metadata(path) {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Ok(m) if m.file_type().is_symlink() && fs::metadata(path).is_err() => Ok(None),
-            _ => SessionsCheckpoint::load(path).map(Some),
+        if no_file_yet(path) {
+            return Ok(None);
         }
+        SessionsCheckpoint::load(path).map(Some)
     }
 
     /// Saves the checkpoint at `path` atomically: a reader sees the old

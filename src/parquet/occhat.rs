@@ -54,8 +54,10 @@ fn stamp_micros(s: &str) -> Option<i64> {
     Some(t.as_microsecond())
 }
 
-/// The text parts of a message's `content`, joined by line breaks.
-fn content_text(v: Option<&OwnedValue>) -> Option<String> {
+/// The text parts of a message's `content` (a string, or a list of parts
+/// with `text`; an OC Chat message or an OpenHands wire message), joined by
+/// line breaks.
+pub(super) fn content_text(v: Option<&OwnedValue>) -> Option<String> {
     let v = v?;
     if let Some(s) = v.as_str() {
         return Some(s.to_owned());

@@ -336,7 +336,7 @@ pub fn add_openhands(
     let mut line = Vec::with_capacity(1024);
     for (position, m) in view.wire_messages().iter().enumerate() {
         let role = m.get("role").and_then(OwnedValue::as_str);
-        let text = owned_texts(m.get("content"));
+        let text = super::occhat::content_text(m.get("content"));
         let calls = m.get("tool_calls").map(|c| {
             line.clear();
             c.write_to(&mut line, Style::COMPACT);
@@ -688,20 +688,6 @@ fn event_columns(
         c.finished = ts;
     }
     cols
-}
-
-/// The text parts of a wire message's `content`, joined by line breaks.
-fn owned_texts(v: Option<&OwnedValue>) -> Option<String> {
-    let v = v?;
-    if let Some(s) = v.as_str() {
-        return Some(s.to_owned());
-    }
-    let parts: Vec<&str> = v
-        .as_array()?
-        .iter()
-        .filter_map(|p| p.get("text").and_then(OwnedValue::as_str))
-        .collect();
-    Some(parts.join("\n"))
 }
 
 /// A file's bytes, at most [`crate::MAX_SIZE`] of them.

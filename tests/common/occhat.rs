@@ -60,6 +60,18 @@ pub fn set_mtime(path: &Path, t: SystemTime) {
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
 }
 
+/// Writes `bytes` as the meta file of the session directory `dir` under
+/// `root` (created as needed), for a meta the listing must cope with.
+pub fn put_meta(root: &Path, dir: &str, bytes: &[u8]) {
+    let d = root.join(dir);
+    fs::create_dir_all(&d).unwrap();
+    fs::write(
+        d.join(format!("{dir}_2025-01-01--00-00-00_meta.json")),
+        bytes,
+    )
+    .unwrap();
+}
+
 pub fn from_ns(ns: u64) -> SystemTime {
     UNIX_EPOCH + Duration::from_nanos(ns)
 }

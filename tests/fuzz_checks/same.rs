@@ -44,29 +44,19 @@ pub fn assert_same(a: &Conversation, b: &Conversation, what: &str) {
         assert_eq!(x.is_ok(), y.is_ok());
         assert_eq!(x.error().map(|e| e.offset()), y.error().map(|e| e.offset()));
     }
-    let fa: Vec<_> = a
-        .files()
-        .map(|f| {
-            (
-                f.name().to_owned(),
-                f.index(),
-                f.id().map(str::to_owned),
-                f.status(),
-            )
-        })
-        .collect();
-    let fb: Vec<_> = b
-        .files()
-        .map(|f| {
-            (
-                f.name().to_owned(),
-                f.index(),
-                f.id().map(str::to_owned),
-                f.status(),
-            )
-        })
-        .collect();
-    assert_eq!(fa, fb, "{what}");
+    let files = |c: &Conversation| -> Vec<_> {
+        c.files()
+            .map(|f| {
+                (
+                    f.name().to_owned(),
+                    f.index(),
+                    f.id().map(str::to_owned),
+                    f.status(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(files(a), files(b), "{what}");
     assert_eq!(a.others(), b.others(), "{what}");
     assert_eq!(a.dirs(), b.dirs(), "{what}");
     assert_eq!(a.subagents(), b.subagents(), "{what}");

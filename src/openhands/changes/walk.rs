@@ -173,16 +173,21 @@ impl Changes {
         true
     }
 
-    /// Queues the removal of the conversation at `rel` and of every
-    /// conversation recorded under it.
-    pub(super) fn queue_gone(&mut self, rel: &Path, path: &Path, parent: Option<String>) {
-        let marks: Vec<(PathBuf, ConversationMark)> = self
-            .since
+    /// The checkpoint's marks of the conversation at `rel` and of every
+    /// conversation recorded under it, in path order.
+    fn marks_under(&self, rel: &Path) -> Vec<(PathBuf, ConversationMark)> {
+        self.since
             .conversations
             .range(rel.to_path_buf()..)
             .take_while(|(k, _)| k.starts_with(rel))
             .map(|(k, m)| (k.clone(), m.clone()))
-            .collect();
+            .collect()
+    }
+
+    /// Queues the removal of the conversation at `rel` and of every
+    /// conversation recorded under it.
+    pub(super) fn queue_gone(&mut self, rel: &Path, path: &Path, parent: Option<String>) {
+        let marks = self.marks_under(rel);
         let mut ids: BTreeMap<PathBuf, String> = BTreeMap::new();
         for (k, m) in marks {
             let p = if k == rel {
@@ -211,13 +216,7 @@ impl Changes {
 
     /// Keeps the checkpoint's marks of `rel` and everything under it.
     pub(super) fn keep_old(&mut self, rel: &Path) {
-        let marks: Vec<(PathBuf, ConversationMark)> = self
-            .since
-            .conversations
-            .range(rel.to_path_buf()..)
-            .take_while(|(k, _)| k.starts_with(rel))
-            .map(|(k, m)| (k.clone(), m.clone()))
-            .collect();
+        let marks = self.marks_under(rel);
         for (k, m) in marks {
             self.new.conversations.insert(k, m);
         }

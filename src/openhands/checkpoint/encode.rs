@@ -105,7 +105,7 @@ impl Checkpoint {
     }
 }
 
-pub(super) fn obj(members: Vec<(&str, OwnedValue)>) -> OwnedValue {
+pub(crate) fn obj(members: Vec<(&str, OwnedValue)>) -> OwnedValue {
     let mut m = Map::new();
     for (k, v) in members {
         m.entries_mut().push((k.to_owned(), v));
@@ -113,11 +113,11 @@ pub(super) fn obj(members: Vec<(&str, OwnedValue)>) -> OwnedValue {
     OwnedValue::Object(m)
 }
 
-pub(super) fn uint(v: u64) -> OwnedValue {
+pub(crate) fn uint(v: u64) -> OwnedValue {
     OwnedValue::Number(Number::from(v))
 }
 
-pub(super) fn as_u64(v: &OwnedValue) -> Option<u64> {
+pub(crate) fn as_u64(v: &OwnedValue) -> Option<u64> {
     v.as_number()?.as_str().parse().ok()
 }
 
@@ -132,11 +132,10 @@ fn strings(v: Option<&OwnedValue>) -> Option<Vec<String>> {
 fn path_value(p: &Path) -> OwnedValue {
     match p.to_str() {
         Some(s) => OwnedValue::string(s),
-        None => {
-            let bytes = os_bytes(p.as_os_str());
-            let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-            obj(vec![("bytes", OwnedValue::string(hex))])
-        }
+        None => obj(vec![(
+            "bytes",
+            OwnedValue::string(hex(&os_bytes(p.as_os_str()))),
+        )]),
     }
 }
 
@@ -144,15 +143,25 @@ fn value_path(v: &OwnedValue) -> Option<PathBuf> {
     if let Some(s) = v.as_str() {
         return Some(PathBuf::from(s));
     }
-    let hex = v.get("bytes")?.as_str()?;
-    if hex.len() % 2 != 0 {
+    let bytes = unhex(v.get("bytes")?.as_str()?)?;
+    Some(PathBuf::from(os_from_bytes(bytes)))
+}
+
+/// `bytes` as lowercase hex digits, two a byte.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The bytes that hex digits (either case, two a byte) spell; `None` when
+/// `s` is not that.
+pub(crate) fn unhex(s: &str) -> Option<Vec<u8>> {
+    if !s.len().is_multiple_of(2) {
         return None;
     }
-    let bytes: Option<Vec<u8>> = (0..hex.len())
+    (0..s.len())
         .step_by(2)
-        .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
-        .collect();
-    Some(PathBuf::from(os_from_bytes(bytes?)))
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
 }
 
 #[cfg(unix)]
@@ -177,7 +186,7 @@ fn os_from_bytes(b: Vec<u8>) -> OsString {
     OsString::from(String::from_utf8_lossy(&b).into_owned())
 }
 
-fn stamp_value(s: &Stamp) -> OwnedValue {
+pub(crate) fn stamp_value(s: &Stamp) -> OwnedValue {
     OwnedValue::Array(vec![
         uint(s.dev),
         uint(s.ino),
@@ -187,7 +196,7 @@ fn stamp_value(s: &Stamp) -> OwnedValue {
     ])
 }
 
-fn value_stamp(v: &OwnedValue) -> Option<Stamp> {
+pub(crate) fn value_stamp(v: &OwnedValue) -> Option<Stamp> {
     let a = v.as_array()?;
     if a.len() != 5 {
         return None;

@@ -33,9 +33,13 @@
 //! checkpoint of another store (another root path or root directory).
 
 mod encode;
+mod file;
 mod write;
 
-use encode::{as_u64, obj, uint};
+pub(crate) use encode::{as_u64, obj, uint};
+#[cfg(feature = "follow")]
+pub(crate) use encode::{hex, stamp_value, unhex, value_stamp};
+pub(crate) use file::{FileKind, no_file_yet, parse_file_bytes, read_file, to_file_bytes};
 pub(crate) use write::write_atomic;
 
 use std::collections::BTreeMap;
@@ -339,111 +343,31 @@ impl Checkpoint {
 
     /// The checkpoint as the bytes [`save`](Self::save) writes.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut body = Vec::with_capacity(256 + self.conversations.len() * 512);
-        self.to_value().write_to(&mut body, Style::COMPACT);
-        let header = obj(vec![
-            ("format", OwnedValue::string(FORMAT)),
-            ("version", uint(CHECKPOINT_VERSION)),
-            ("sha256", OwnedValue::string(sha256_hex(&body))),
-        ]);
-        let mut out = Vec::with_capacity(body.len() + 128);
-        header.write_to(&mut out, Style::COMPACT);
-        out.push(b'\n');
-        out.extend_from_slice(&body);
-        out.push(b'\n');
-        out
+        let capacity = 256 + self.conversations.len() * 512;
+        to_file_bytes(FileKind::OpenHands, &self.to_value(), capacity)
     }
 
     /// Reads a checkpoint from the bytes [`to_bytes`](Self::to_bytes)
     /// gives; `path` is only reported in errors.
     pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Checkpoint, CheckpointError> {
-        let not = || CheckpointError::NotACheckpoint {
-            path: path.to_path_buf(),
-        };
-        let corrupt = |reason: &str| CheckpointError::Corrupt {
-            path: path.to_path_buf(),
-            reason: reason.to_owned(),
-        };
-        let nl = bytes.iter().position(|&b| b == b'\n').ok_or_else(not)?;
-        let (head, rest) = bytes.split_at(nl);
-        let header = OwnedValue::parse(head).map_err(|_| not())?;
-        match header.get("format").and_then(OwnedValue::as_str) {
-            Some(FORMAT) => {}
-            #[cfg(feature = "follow")]
-            Some(crate::follow::sessions_checkpoint::FORMAT) => {
-                return Err(CheckpointError::OtherKind {
-                    path: path.to_path_buf(),
-                    found: "an OC Chat sessions directory",
-                    wanted: "an OpenHands store",
-                });
-            }
-            _ => return Err(not()),
-        }
-        let version = header
-            .get("version")
-            .and_then(as_u64)
-            .ok_or_else(|| corrupt("the header has no version"))?;
-        if version > CHECKPOINT_VERSION {
-            return Err(CheckpointError::Version {
-                path: path.to_path_buf(),
-                found: version,
-            });
-        }
-        if version != CHECKPOINT_VERSION {
-            return Err(corrupt("unknown format version"));
-        }
-        let body = rest.get(1..).unwrap_or(&[]);
-        let body = body.strip_suffix(b"\n").unwrap_or(body);
-        let digest = header
-            .get("sha256")
-            .and_then(OwnedValue::as_str)
-            .ok_or_else(|| corrupt("the header has no digest"))?;
-        if sha256_hex(body) != digest {
-            return Err(corrupt("the body does not match its digest"));
-        }
-        let v = OwnedValue::parse(body).map_err(|e| corrupt(&format!("body: {e}")))?;
-        Checkpoint::from_value(&v).map_err(|r| corrupt(&r))
+        let v = parse_file_bytes(bytes, path, FileKind::OpenHands)?;
+        Checkpoint::from_value(&v).map_err(|r| CheckpointError::corrupt(path, &r))
     }
 
     /// Loads the checkpoint saved at `path`.
     pub fn load(path: impl AsRef<Path>) -> Result<Checkpoint, CheckpointError> {
         let path = path.as_ref();
-        let io_err = |source| CheckpointError::Io {
-            path: path.to_path_buf(),
-            source,
-        };
-        let meta = fs::metadata(path).map_err(io_err)?;
-        if !meta.is_file() {
-            return Err(CheckpointError::NotAFile {
-                path: path.to_path_buf(),
-            });
-        }
-        let mut bytes = Vec::new();
-        crate::source::read_into(path, &mut bytes).map_err(|e| match e {
-            crate::source::SourceError::Empty { .. } => CheckpointError::NotACheckpoint {
-                path: path.to_path_buf(),
-            },
-            crate::source::SourceError::NotAFile { .. } => CheckpointError::NotAFile {
-                path: path.to_path_buf(),
-            },
-            other => CheckpointError::Io {
-                path: path.to_path_buf(),
-                source: io::Error::other(other.to_string()),
-            },
-        })?;
-        Checkpoint::from_bytes(&bytes, path)
+        Checkpoint::from_bytes(&read_file(path)?, path)
     }
 
     /// Loads the checkpoint at `path`, or `None` when there is no file
-    /// there (a first run).
+    /// there (a first run; a dangling link is saved through).
     pub fn load_or_none(path: impl AsRef<Path>) -> Result<Option<Checkpoint>, CheckpointError> {
         let path = path.as_ref();
-        match fs::symlink_metadata(path) {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            // A dangling link: no checkpoint yet, saved through the link.
-            Ok(m) if m.file_type().is_symlink() && fs::metadata(path).is_err() => Ok(None),
-            _ => Checkpoint::load(path).map(Some),
+        if no_file_yet(path) {
+            return Ok(None);
         }
+        Checkpoint::load(path).map(Some)
     }
 
     /// Saves the checkpoint at `path` atomically (see the [module

@@ -4,47 +4,15 @@
 //! used leaves FILE as it was.
 
 use crate::common;
+use crate::common::copy_tree;
+use crate::common::openhands::{backdate, event_file_names};
 
 use std::fs;
 use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, SystemTime};
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_agentlog"))
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for e in fs::read_dir(from).unwrap().flatten() {
-        let t = e.file_type().unwrap();
-        let dest = to.join(e.file_name());
-        if t.is_dir() {
-            copy_tree(&e.path(), &dest);
-        } else if t.is_file() {
-            fs::copy(e.path(), &dest).unwrap();
-        }
-    }
-}
-
-/// Sets every modification time under `dir` (itself included) an hour
-/// back, so that no stamp is within the racy margin of a scan.
-fn backdate(dir: &Path) {
-    let t = SystemTime::now() - Duration::from_secs(3600);
-    for e in fs::read_dir(dir).unwrap().flatten() {
-        let p = e.path();
-        if e.file_type().unwrap().is_dir() {
-            backdate(&p);
-        } else {
-            fs::File::options()
-                .write(true)
-                .open(&p)
-                .unwrap()
-                .set_modified(t)
-                .unwrap();
-        }
-    }
-    fs::File::open(dir).unwrap().set_modified(t).unwrap();
 }
 
 /// `agentlog ARGS`: (exit code, standard output, standard error).
@@ -81,18 +49,13 @@ fn conversation_in(dir: &Path) -> std::path::PathBuf {
         .unwrap()
 }
 
-/// Writes one more event into `events`: a copy of its last event file
-/// under the next index.
-fn add_event(events: &Path) {
-    let mut names: Vec<String> = fs::read_dir(events)
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("event-"))
-        .collect();
-    names.sort();
+/// Writes one more event into the conversation `conv`: a copy of its last
+/// event file under the next index.
+fn add_event(conv: &Path) {
+    let names = event_file_names(conv);
     let last = names.last().unwrap();
     let next = names.len();
+    let events = conv.join("events");
     fs::copy(
         events.join(last),
         events.join(format!(
@@ -125,10 +88,10 @@ fn ls_with_a_checkpoint_lists_only_what_changed() {
     // One new event in one conversation, one in a sub-agent, a new
     // conversation, a conversation removed.
     let grown = conversation_in(&root.join("chat"));
-    add_event(&grown.join("events"));
+    add_event(&grown);
     let with_sub = conversation_in(&root.join("subagent"));
     let sub = conversation_in(&with_sub.join("subagents"));
-    add_event(&sub.join("events"));
+    add_event(&sub);
     let copied = root.join("copies").join("0123456789abcdef0123456789abcdef");
     copy_tree(&conversation_in(&root.join("errors")), &copied);
     let removed = conversation_in(&root.join("pause"));

@@ -285,3 +285,41 @@ fn checkpoints_of_another_kind_or_directory_are_refused() {
         "{err}"
     );
 }
+
+#[test]
+fn follow_with_file_system_events_prints_added_messages_and_rewrites() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("sessions");
+    fs::create_dir_all(&root).unwrap();
+    let store = SessionStore::new(&root);
+    let mut s = session(&store, "demo", &["one", "two"]);
+    let out = t.path().join("out");
+    let child = follow(&[&root], &[], &out);
+    let l = lines_when(&out, 3);
+    assert_eq!(l[0]["record"], "new");
+    assert_eq!(
+        (l[1]["index"].as_u64(), l[2]["index"].as_u64()),
+        (Some(0), Some(1))
+    );
+    // A save adds two messages: only those are printed.
+    s.messages.push(msg("user", "three"));
+    s.messages.push(msg("assistant", "four"));
+    store.save_all(&mut s).unwrap();
+    let l = lines_when(&out, 5);
+    assert_eq!(l.len(), 5, "{l:?}");
+    assert_eq!(l[3]["message"]["content"], "three");
+    assert_eq!(l[4]["index"], 3);
+    // A chat log that is not an extension: a rewrite, all its messages
+    // (longer than before, so that only the messages tell).
+    s.messages.truncate(1);
+    for k in 0..4 {
+        s.messages.push(msg("assistant", &format!("other {k}")));
+    }
+    store.save_all(&mut s).unwrap();
+    let l = lines_when(&out, 11);
+    stop(child);
+    assert_eq!(l[5]["record"], "rewrite", "{l:?}");
+    assert_eq!(l[6]["index"], 0);
+    assert_eq!(l[10]["message"]["content"], "other 3");
+    assert_eq!(l.len(), 11);
+}

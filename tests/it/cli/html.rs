@@ -34,19 +34,6 @@ fn os(s: &str) -> &std::ffi::OsStr {
     s.as_ref()
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).expect("mkdir");
-    for e in fs::read_dir(from).expect("read dir") {
-        let e = e.expect("entry");
-        let dest = to.join(e.file_name());
-        if e.file_type().expect("type").is_dir() {
-            copy_dir(&e.path(), &dest);
-        } else {
-            fs::copy(e.path(), &dest).expect("copy");
-        }
-    }
-}
-
 /// The one conversation directory under a corpus scenario.
 fn scenario(version: &str, name: &str) -> PathBuf {
     let dir = common::corpus_dir()
@@ -344,7 +331,7 @@ fn command_writes_a_file_and_standard_output() {
 fn command_refuses_and_exits_as_documented() {
     let tmp = tempfile::tempdir().expect("tmp");
     let conv = tmp.path().join("conv");
-    copy_dir(&scenario("1.58.2", "chat"), &conv);
+    common::copy_tree(&scenario("1.58.2", "chat"), &conv);
     // Not into the conversation it shows.
     let inside = conv.join("events").join("page.html");
     let out = run(&[os("html"), conv.as_os_str(), os("-o"), inside.as_os_str()]);
@@ -380,7 +367,7 @@ fn command_refuses_and_exits_as_documented() {
 fn command_renders_oc_chat_sessions() {
     let tmp = tempfile::tempdir().expect("tmp");
     let sessions = tmp.path().join("sessions");
-    copy_dir(
+    common::copy_tree(
         &common::corpus_dir().join("occhat/sample_basic/sessions"),
         &sessions,
     );

@@ -105,24 +105,32 @@ fn f(v: &Value) -> f64 {
         .unwrap_or_else(|| panic!("not a number: {v}"))
 }
 
+/// The rows of a query of (name, count) pairs, by name.
+fn counts_by(sql: &str) -> BTreeMap<String, u64> {
+    query(sql)
+        .into_iter()
+        .map(|r| (r[0].as_str().unwrap().to_owned(), u(&r[1])))
+        .collect()
+}
+
+/// A `stats --json` object of counts, by name.
+fn stats_counts(v: &Value) -> BTreeMap<String, u64> {
+    v.as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.clone(), u(v)))
+        .collect()
+}
+
 /// The dataset's totals equal `stats --json`'s.
 fn check_against_stats(paths: &[&Path], out: &Path) {
     let st = stats(paths);
     let ev = table(out, "events");
-    let kinds: BTreeMap<String, u64> = query(&format!(
+    let kinds = counts_by(&format!(
         "SELECT coalesce(kind, '(none)'), count(*) FROM {ev} \
          WHERE status = 'event' GROUP BY ALL ORDER BY 1"
-    ))
-    .into_iter()
-    .map(|r| (r[0].as_str().unwrap().to_owned(), u(&r[1])))
-    .collect();
-    let want: BTreeMap<String, u64> = st["events_by_kind"]
-        .as_object()
-        .unwrap()
-        .iter()
-        .map(|(k, v)| (k.clone(), u(v)))
-        .collect();
-    assert_eq!(kinds, want, "events by kind");
+    ));
+    assert_eq!(kinds, stats_counts(&st["events_by_kind"]), "events by kind");
     let n = query(&format!("SELECT count(*) FROM {ev} WHERE status = 'event'"));
     assert_eq!(u(&n[0][0]), u(&st["events"]), "events");
     let malformed = query(&format!(
@@ -130,20 +138,11 @@ fn check_against_stats(paths: &[&Path], out: &Path) {
     ));
     assert_eq!(u(&malformed[0][0]), u(&st["files"]["malformed"]));
 
-    let tools: BTreeMap<String, u64> = query(&format!(
+    let tools = counts_by(&format!(
         "SELECT coalesce(tool_name, '(none)'), count(*) FROM {} GROUP BY ALL",
         table(out, "tool_calls")
-    ))
-    .into_iter()
-    .map(|r| (r[0].as_str().unwrap().to_owned(), u(&r[1])))
-    .collect();
-    let want: BTreeMap<String, u64> = st["tool_calls"]
-        .as_object()
-        .unwrap()
-        .iter()
-        .map(|(k, v)| (k.clone(), u(v)))
-        .collect();
-    assert_eq!(tools, want, "tool calls by tool");
+    ));
+    assert_eq!(tools, stats_counts(&st["tool_calls"]), "tool calls by tool");
 
     let usage = query(&format!(
         "SELECT model, count(*) FILTER (WHERE record = 'call'), sum(prompt_tokens), \
@@ -175,20 +174,15 @@ fn check_against_stats(paths: &[&Path], out: &Path) {
             r[0]
         );
     }
-    let by_role: BTreeMap<String, u64> = query(&format!(
+    let by_role = counts_by(&format!(
         "SELECT coalesce(role, '(none)'), count(*) FROM {} WHERE format = 'occhat' GROUP BY ALL",
         table(out, "messages")
-    ))
-    .into_iter()
-    .map(|r| (r[0].as_str().unwrap().to_owned(), u(&r[1])))
-    .collect();
-    let want: BTreeMap<String, u64> = st["messages_by_role"]
-        .as_object()
-        .unwrap()
-        .iter()
-        .map(|(k, v)| (k.clone(), u(v)))
-        .collect();
-    assert_eq!(by_role, want, "OC Chat messages by role");
+    ));
+    assert_eq!(
+        by_role,
+        stats_counts(&st["messages_by_role"]),
+        "OC Chat messages by role"
+    );
 }
 
 /// Each OpenHands conversation's messages equal `view --json`, in order.
@@ -331,18 +325,6 @@ fn generated_dataset_equals_stats_and_view_partitioned() {
     check_against_stats(&[&store], &slim);
 }
 
-fn copy_tree(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for e in fs::read_dir(from).unwrap().flatten() {
-        let p = e.path();
-        if e.file_type().unwrap().is_dir() {
-            copy_tree(&p, &to.join(e.file_name()));
-        } else {
-            fs::copy(&p, to.join(e.file_name())).unwrap();
-        }
-    }
-}
-
 /// The columns to compare: all but `snapshot` and `change`.
 fn rows_of(out: &Path, t: &str, latest: bool) -> Vec<String> {
     let filter = if latest {
@@ -377,7 +359,7 @@ fn incremental_exports_add_up_to_a_full_one() {
     generated(&full_src);
     // The first state: half the conversations, and one of the others cut
     // short by its last events.
-    copy_tree(&full_src, &store);
+    common::copy_tree(&full_src, &store);
     let mut convs: Vec<PathBuf> = fs::read_dir(&store)
         .unwrap()
         .flatten()

@@ -12,6 +12,7 @@
 #![cfg(all(feature = "cli", feature = "gen"))]
 
 use crate::common;
+use crate::common::copy_tree;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -73,19 +74,6 @@ fn scenario(version: &str, name: &str) -> PathBuf {
         .collect();
     convs.sort();
     convs.into_iter().next().expect("a conversation")
-}
-
-/// Copies a directory tree.
-fn copy_tree(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for e in fs::read_dir(from).unwrap().flatten() {
-        let t = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_tree(&e.path(), &t);
-        } else {
-            fs::copy(e.path(), &t).unwrap();
-        }
-    }
 }
 
 /// A copy of the 1.58.2 `chat` conversation whose event 3 is malformed.

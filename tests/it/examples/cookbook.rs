@@ -143,7 +143,7 @@ fn what_the_model_saw_prints_the_view() {
 fn occhat_export_writes_the_markdown_export() {
     let tmp = tempfile::tempdir().expect("temp dir");
     let sessions = tmp.path().join("sessions");
-    copy_dir(&shared("corpus/occhat/sample_basic/sessions"), &sessions);
+    crate::common::copy_tree(&shared("corpus/occhat/sample_basic/sessions"), &sessions);
     let target = tmp.path().join("weekly.md");
     let out = run(
         "occhat_export",
@@ -168,17 +168,4 @@ fn occhat_export_writes_the_markdown_export() {
         err.starts_with("occhat_export: ") && !err.contains(" { "),
         "{err}"
     );
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).expect("mkdir");
-    for e in fs::read_dir(from).expect("read_dir") {
-        let e = e.expect("entry");
-        let dest = to.join(e.file_name());
-        if e.file_type().expect("type").is_dir() {
-            copy_dir(&e.path(), &dest);
-        } else {
-            fs::copy(e.path(), &dest).expect("copy");
-        }
-    }
 }

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use agentlog::json::JsonErrorKind;
 use agentlog::occhat::{ChatSession, LoadError, SessionStore, TimeZone, fs_safe_name};
-use occhat_support::store_at;
+use occhat_support::{put_meta, store_at};
 use proptest::prelude::*;
 
 const T0: u64 = 1_744_016_143_000_000_000; // 2025-04-07T08:55:43Z
@@ -59,15 +59,7 @@ fn d2_listing_skips_and_reports_undecodable_and_non_object_metas() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("sessions");
     let store = saved_session(&root, "good");
-    let bad = |dir: &str, bytes: &[u8]| {
-        let d = root.join(dir);
-        fs::create_dir_all(&d).unwrap();
-        fs::write(
-            d.join(format!("{dir}_2025-01-01--00-00-00_meta.json")),
-            bytes,
-        )
-        .unwrap();
-    };
+    let bad = |dir: &str, bytes: &[u8]| put_meta(&root, dir, bytes);
     // UTF-16 with a BOM, Latin-1 with a non-ASCII byte, a JSON array: each
     // raises out of the seed's list_sessions (UnicodeDecodeError,
     // AttributeError), which then lists nothing at all.

@@ -12,7 +12,7 @@ use agentlog::json::{OwnedValue, Style};
 use agentlog::occhat::{
     ChatSession, LoadError, RecordKind, SaveError, SessionStore, TimeZone, TokenStats,
 };
-use occhat_support::{from_ns, set_mtime, store_at};
+use occhat_support::{from_ns, put_meta, set_mtime, store_at};
 
 const T0: u64 = 1_744_016_143_000_000_000; // 2025-04-07T08:55:43Z
 const SEC: u64 = 1_000_000_000;
@@ -203,15 +203,7 @@ fn corrupt_and_odd_metas() {
     store
         .save_all(&mut session("ok", &[("user", "q")]))
         .unwrap();
-    let put = |dir: &str, bytes: &[u8]| {
-        let d = root.join(dir);
-        fs::create_dir_all(&d).unwrap();
-        fs::write(
-            d.join(format!("{dir}_2025-01-01--00-00-00_meta.json")),
-            bytes,
-        )
-        .unwrap();
-    };
+    let put = |dir: &str, bytes: &[u8]| put_meta(&root, dir, bytes);
     put("bad-json", b"{\"session_name\": ");
     put("empty", b"");
     put("minimal", b"{}");

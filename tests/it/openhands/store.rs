@@ -14,19 +14,6 @@ fn sample() -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/store"))
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for e in fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let t = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &t);
-        } else {
-            fs::copy(e.path(), &t).unwrap();
-        }
-    }
-}
-
 /// One event as seen: index, kind, id, bytes.
 type SeenEvent = (u64, Option<String>, Option<String>, Vec<u8>);
 
@@ -161,7 +148,7 @@ fn the_parser_decodes_the_lent_conversation() {
 #[test]
 fn an_unreadable_conversation_is_an_error_item_and_the_stream_goes_on() {
     let t = tempfile::tempdir().unwrap();
-    copy_dir(&sample(), t.path());
+    common::copy_tree(&sample(), t.path());
     let mut dirs = find_sessions(t.path()).unwrap();
     let gone = t.path().join("0123456789abcdef0123456789abcdef");
     dirs.insert(1, gone.clone());
@@ -192,7 +179,7 @@ fn an_unreadable_conversation_is_an_error_item_and_the_stream_goes_on() {
 #[test]
 fn a_sub_agent_link_loop_ends() {
     let t = tempfile::tempdir().unwrap();
-    copy_dir(&sample(), t.path());
+    common::copy_tree(&sample(), t.path());
     let top = find_sessions(t.path()).unwrap().remove(0);
     fs::create_dir_all(top.join("subagents")).unwrap();
     std::os::unix::fs::symlink(&top, top.join("subagents").join("loop")).unwrap();
@@ -256,7 +243,7 @@ fn list_opens_no_event_file() {
     // Event files replaced by directories of the same names: reading them
     // fails, counting them by name does not.
     let t = tempfile::tempdir().unwrap();
-    copy_dir(&sample(), t.path());
+    common::copy_tree(&sample(), t.path());
     let top = find_sessions(t.path()).unwrap().remove(0);
     let events = top.join("events");
     let names: Vec<_> = fs::read_dir(&events)
@@ -281,7 +268,7 @@ fn parallel_results_come_in_stream_order() {
     let t = tempfile::tempdir().unwrap();
     // Enough conversations for the pool to interleave them.
     for i in 0..12 {
-        copy_dir(&sample(), &t.path().join(format!("copy{i:02}")));
+        common::copy_tree(&sample(), &t.path().join(format!("copy{i:02}")));
     }
     let store = Store::open(t.path()).unwrap();
     let want: Vec<(PathBuf, usize)> = streamed(&store)
@@ -317,7 +304,7 @@ fn parallel_results_come_in_stream_order() {
 fn the_visitor_sees_every_object_once_while_reading() {
     use agentlog::openhands::Parsed;
     let t = tempfile::tempdir().unwrap();
-    copy_dir(&sample(), t.path());
+    common::copy_tree(&sample(), t.path());
     let top = find_sessions(t.path()).unwrap().remove(0);
     // One malformed event: not visited.
     let events = top.join("events");
