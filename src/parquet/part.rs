@@ -30,9 +30,8 @@ pub(crate) struct Part {
 /// The writer's properties for `table`: zstd, row groups of at most
 /// `row_group_rows` rows, the schema version in the key-value metadata, no
 /// dictionary and no statistics for long texts, no dictionary for IDs.
-/// zstd stays at its fastest level (1): level 3 makes the generated
-/// store's dataset about 15 % smaller for about a quarter more CPU time
-/// (`benches/README.md`).
+/// zstd at its fastest level (1): higher levels trade CPU time for size
+/// (measured in `benches/README.md`).
 fn properties(table: Table, row_group_rows: usize) -> WriterProperties {
     let mut b = WriterProperties::builder()
         .set_compression(Compression::ZSTD(ZstdLevel::default()))
