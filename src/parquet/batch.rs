@@ -30,6 +30,7 @@ pub(crate) struct Batch {
     cols: Vec<Col>,
     rows: usize,
     bytes: usize,
+    room: Option<Room>,
 }
 
 impl Batch {
@@ -55,6 +56,7 @@ impl Batch {
             cols,
             rows: 0,
             bytes: 0,
+            room: None,
         }
     }
 
@@ -71,17 +73,31 @@ impl Batch {
 
     /// Starts a row: its columns are given in order, then [`Row::end`].
     pub(crate) fn row(&mut self) -> Row<'_> {
+        if self.rows == 0 {
+            self.reserve();
+        }
         Row { b: self, i: 0 }
     }
 
-    /// The gathered rows as a record batch; the builders start empty again.
+    /// The gathered rows as a record batch; the builders start empty
+    /// again. The next batch's first row gives them room for as many rows
+    /// and text bytes as this batch held, so that a table's batches fill
+    /// their builders without growing them (and nothing is held for a
+    /// table between its batches).
     pub(crate) fn take(&mut self) -> Result<RecordBatch, ArrowError> {
+        let mut room = Room {
+            rows: self.rows,
+            bytes: Vec::with_capacity(self.cols.len()),
+        };
         let arrays: Vec<ArrayRef> = self
             .cols
             .iter_mut()
             .map(|c| -> ArrayRef {
                 match c {
-                    Col::Str(b) => Arc::new(b.finish()),
+                    Col::Str(b) => {
+                        room.bytes.push(b.values_slice().len());
+                        Arc::new(b.finish())
+                    }
                     Col::U64(b) => Arc::new(b.finish()),
                     Col::I64(b) => Arc::new(b.finish()),
                     Col::F64(b) => Arc::new(b.finish()),
@@ -93,8 +109,40 @@ impl Batch {
             .collect();
         self.rows = 0;
         self.bytes = 0;
+        self.room = Some(room);
         RecordBatch::try_new(self.schema.clone(), arrays)
     }
+
+    /// Gives the empty builders the room the last batch took.
+    fn reserve(&mut self) {
+        let Some(room) = self.room.take() else {
+            return;
+        };
+        let rows = room.rows;
+        let mut bytes = room.bytes.into_iter();
+        for c in &mut self.cols {
+            match c {
+                Col::Str(b) => {
+                    *b = StringBuilder::with_capacity(rows, bytes.next().unwrap_or(0));
+                }
+                Col::U64(b) => *b = UInt64Builder::with_capacity(rows),
+                Col::I64(b) => *b = Int64Builder::with_capacity(rows),
+                Col::F64(b) => *b = Float64Builder::with_capacity(rows),
+                Col::Bool(b) => *b = BooleanBuilder::with_capacity(rows),
+                Col::Time(b) => *b = TimestampMicrosecondBuilder::with_capacity(rows),
+                Col::Utc(b) => {
+                    *b = TimestampMicrosecondBuilder::with_capacity(rows).with_timezone("UTC");
+                }
+            }
+        }
+    }
+}
+
+/// The room a batch's builders took: rows, and the text bytes of each text
+/// column in order.
+struct Room {
+    rows: usize,
+    bytes: Vec<usize>,
 }
 
 /// One row being filled: each call fills the next column. A value of

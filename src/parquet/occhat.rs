@@ -56,18 +56,18 @@ fn stamp_micros(s: &str) -> Option<i64> {
 
 /// The text parts of a message's `content` (a string, or a list of parts
 /// with `text`; an OC Chat message or an OpenHands wire message), joined by
-/// line breaks.
-pub(super) fn content_text(v: Option<&OwnedValue>) -> Option<String> {
+/// line breaks (borrowed when `content` is one string).
+pub(super) fn content_text(v: Option<&OwnedValue>) -> Option<std::borrow::Cow<'_, str>> {
     let v = v?;
     if let Some(s) = v.as_str() {
-        return Some(s.to_owned());
+        return Some(std::borrow::Cow::Borrowed(s));
     }
     let parts: Vec<&str> = v
         .as_array()?
         .iter()
         .filter_map(|p| p.get("text").and_then(OwnedValue::as_str))
         .collect();
-    Some(parts.join("\n"))
+    Some(std::borrow::Cow::Owned(parts.join("\n")))
 }
 
 /// Adds the rows of one listed session; `session` is its loaded content
@@ -127,7 +127,10 @@ pub fn add_occhat(
             && let Some(slot) = answers.get_mut(n)
             && slot.is_none()
         {
-            *slot = Some((position as u64, content_text(m.get("content"))));
+            *slot = Some((
+                position as u64,
+                content_text(m.get("content")).map(std::borrow::Cow::into_owned),
+            ));
         }
         let text = content_text(m.get("content"));
         let calls_json = tool_calls.map(compact);

@@ -219,7 +219,7 @@ pub fn add_openhands(
         };
         let error = e.error().map(|err| err.to_string());
         let raw = e.raw();
-        let text = json.then(|| String::from_utf8_lossy(raw));
+        let text = json.then(|| utf8(raw));
         let ts = micros(e.timestamp());
         let ctx = in_context.get(pos).copied().unwrap_or(false);
         ds.push(Table::Events, &partition, |r| {
@@ -271,7 +271,7 @@ pub fn add_openhands(
             .or(read_error.clone())
             .or_else(|| f.error().map(|e| e.to_string()));
         let text = if json {
-            bytes.as_deref().map(String::from_utf8_lossy)
+            bytes.as_deref().map(utf8)
         } else {
             None
         };
@@ -334,17 +334,18 @@ pub fn add_openhands(
 
     // The view's messages, as `view --json` prints them.
     let mut line = Vec::with_capacity(1024);
+    let mut calls_line = Vec::with_capacity(1024);
     for (position, m) in view.wire_messages().iter().enumerate() {
         let role = m.get("role").and_then(OwnedValue::as_str);
         let text = super::occhat::content_text(m.get("content"));
         let calls = m.get("tool_calls").map(|c| {
-            line.clear();
-            c.write_to(&mut line, Style::COMPACT);
-            String::from_utf8_lossy(&line).into_owned()
+            calls_line.clear();
+            c.write_to(&mut calls_line, Style::COMPACT);
+            utf8(&calls_line)
         });
         line.clear();
         m.write_to(&mut line, Style::COMPACT);
-        let whole = String::from_utf8_lossy(&line);
+        let whole = utf8(&line);
         ds.push(Table::Messages, &partition, |r| {
             r.str(Some(id))
                 .str(Some("openhands"))
@@ -688,6 +689,16 @@ fn event_columns(
         c.finished = ts;
     }
     cols
+}
+
+/// Bytes as text: borrowed when they are UTF-8 (checked by the standard
+/// library's validator, which runs a word at a time over ASCII), else with
+/// U+FFFD for what is not, as `String::from_utf8_lossy`.
+fn utf8(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => std::borrow::Cow::Borrowed(s),
+        Err(_) => String::from_utf8_lossy(bytes),
+    }
 }
 
 /// A file's bytes, at most [`crate::MAX_SIZE`] of them.

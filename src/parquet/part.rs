@@ -29,7 +29,9 @@ pub(crate) struct Part {
 
 /// The writer's properties for `table`: zstd, row groups of at most
 /// `row_group_rows` rows, the schema version in the key-value metadata, no
-/// dictionary and no statistics for long texts.
+/// dictionary and no statistics for long texts, no dictionary for IDs.
+/// zstd at its fastest level (1): higher levels trade CPU time for size
+/// (measured in `benches/README.md`).
 fn properties(table: Table, row_group_rows: usize) -> WriterProperties {
     let mut b = WriterProperties::builder()
         .set_compression(Compression::ZSTD(ZstdLevel::default()))
@@ -45,6 +47,9 @@ fn properties(table: Table, row_group_rows: usize) -> WriterProperties {
         b = b
             .set_column_dictionary_enabled(path.clone(), false)
             .set_column_statistics_enabled(path, EnabledStatistics::None);
+    }
+    for c in table.unique_columns() {
+        b = b.set_column_dictionary_enabled(ColumnPath::from(*c), false);
     }
     b.build()
 }

@@ -195,6 +195,26 @@ impl Table {
             Table::LlmCalls => &[],
         }
     }
+
+    /// The columns whose values are (nearly) unique per row, IDs and
+    /// file names: no dictionary encoding (a dictionary as large as the
+    /// column costs its hashing and saves nothing).
+    pub(crate) fn unique_columns(self) -> &'static [&'static str] {
+        match self {
+            Table::Conversations => &[],
+            Table::Events => &[
+                "file",
+                "id",
+                "parent_id",
+                "timestamp_text",
+                "tool_call_id",
+                "llm_response_id",
+            ],
+            Table::Messages => &["tool_call_id"],
+            Table::ToolCalls => &["action_id", "tool_call_id", "llm_response_id", "result_id"],
+            Table::LlmCalls => &["response_id"],
+        }
+    }
 }
 
 /// A column's type.
