@@ -31,6 +31,15 @@ fn session(store: &SessionStore, name: &str, texts: &[&str]) -> ChatSession {
     s
 }
 
+/// An empty sessions directory in a temporary directory, and its store.
+fn sessions_store() -> (tempfile::TempDir, PathBuf, SessionStore) {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("sessions");
+    fs::create_dir_all(&root).unwrap();
+    let store = SessionStore::new(&root);
+    (t, root, store)
+}
+
 /// The output's lines once it holds `n` (bounded wait), parsed.
 fn lines_when(out: &Path, n: usize) -> Vec<serde_json::Value> {
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -98,10 +107,7 @@ fn session_dir(root: &Path, name: &str) -> PathBuf {
 
 #[test]
 fn a_restart_from_the_checkpoint_prints_what_changed_while_stopped() {
-    let t = tempfile::tempdir().unwrap();
-    let root = t.path().join("sessions");
-    fs::create_dir_all(&root).unwrap();
-    let store = SessionStore::new(&root);
+    let (t, root, store) = sessions_store();
     let mut demo = session(&store, "demo", &["one", "two"]);
     let mut other = session(&store, "other", &["a", "b", "c"]);
     let cp = t.path().join("follow.cp");
@@ -193,10 +199,7 @@ fn a_restart_from_the_checkpoint_prints_what_changed_while_stopped() {
 
 #[test]
 fn follow_by_polling_prints_added_messages_rewrites_and_removals() {
-    let t = tempfile::tempdir().unwrap();
-    let root = t.path().join("sessions");
-    fs::create_dir_all(&root).unwrap();
-    let store = SessionStore::new(&root);
+    let (t, root, store) = sessions_store();
     let mut s = session(&store, "demo", &["one"]);
     session(&store, "gone", &["bye"]);
     let out = t.path().join("out");
@@ -288,10 +291,7 @@ fn checkpoints_of_another_kind_or_directory_are_refused() {
 
 #[test]
 fn follow_with_file_system_events_prints_added_messages_and_rewrites() {
-    let t = tempfile::tempdir().unwrap();
-    let root = t.path().join("sessions");
-    fs::create_dir_all(&root).unwrap();
-    let store = SessionStore::new(&root);
+    let (t, root, store) = sessions_store();
     let mut s = session(&store, "demo", &["one", "two"]);
     let out = t.path().join("out");
     let child = follow(&[&root], &[], &out);

@@ -273,6 +273,17 @@ fn corpus_dataset_equals_stats_and_view() {
     assert_eq!(kv, vec![vec![Value::from("1")]]);
 }
 
+/// A temporary directory holding a [`generated`] store at `store`.
+fn generated_store() -> (tempfile::TempDir, PathBuf) {
+    let t = tempfile::tempdir().unwrap();
+    let store = t.path().join("store");
+    generated(&store);
+    (t, store)
+}
+
+/// Writes a small generated store at `dir`: mixed SDK styles, sub-agents,
+/// condensations, confirmations, branches and metas in half the
+/// conversations each.
 fn generated(dir: &Path) {
     let cfg = GenConfig {
         conversations: 12,
@@ -296,9 +307,7 @@ fn generated_dataset_equals_stats_and_view_partitioned() {
     if !duckdb() {
         return;
     }
-    let t = tempfile::tempdir().unwrap();
-    let store = t.path().join("store");
-    generated(&store);
+    let (t, store) = generated_store();
     let out = t.path().join("ds");
     export_ok(&[&store], &out, &["--partition-by", "date"]);
     let dirs: Vec<_> = fs::read_dir(out.join("events"))
@@ -420,9 +429,7 @@ fn malformed_events_are_rows() {
     if !duckdb() {
         return;
     }
-    let t = tempfile::tempdir().unwrap();
-    let store = t.path().join("store");
-    generated(&store);
+    let (t, store) = generated_store();
     let mut convs: Vec<PathBuf> = fs::read_dir(&store)
         .unwrap()
         .flatten()
@@ -467,9 +474,7 @@ fn a_failed_write_leaves_no_part_file() {
     if !duckdb() {
         return;
     }
-    let t = tempfile::tempdir().unwrap();
-    let store = t.path().join("store");
-    generated(&store);
+    let (t, store) = generated_store();
     let out = t.path().join("ds");
     let mut c = agentlog();
     c.arg("export").arg(&store).arg("--parquet").arg(&out);
