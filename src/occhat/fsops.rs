@@ -734,3 +734,23 @@ pub(crate) fn parent_of(p: &Path) -> PathBuf {
 pub(crate) fn file_name(p: &Path) -> &OsStr {
     p.file_name().unwrap_or_default()
 }
+
+/// How many times a read looks again when a concurrent save archived or
+/// replaced the file it found between finding and reading it. Each miss
+/// means another save completed meanwhile, so the bound is only reached
+/// when saves follow each other faster than a read can finish, on a
+/// machine starved of CPU; then the read reports what it last saw.
+pub(crate) const CONCURRENT_SAVE_RETRIES: u32 = 32;
+
+/// Counts a retry of a read that lost a race with a concurrent save, and
+/// gives way first: the CPU to the writer for the first few retries, then
+/// a millisecond (a writer in the middle of a save publishes within it on
+/// any machine not stalled).
+pub(crate) fn before_retry(attempts: &mut u32) {
+    *attempts += 1;
+    if *attempts <= 4 {
+        std::thread::yield_now();
+    } else {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}

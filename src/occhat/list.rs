@@ -143,8 +143,8 @@ impl SessionStore {
                 };
                 match self.entry(&child, &meta, log.map_or(0, |f| f.len)) {
                     Ok(e) => out.sessions.push(e),
-                    Err(e) if e.is_not_found() && attempts < 3 => {
-                        attempts += 1;
+                    Err(e) if e.is_not_found() && attempts < fsops::CONCURRENT_SAVE_RETRIES => {
+                        fsops::before_retry(&mut attempts);
                         continue;
                     }
                     Err(error) => out.skipped.push(Skipped {

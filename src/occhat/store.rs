@@ -433,7 +433,11 @@ impl SessionStore {
             let path = resolved.into_path();
             match read_owned(&path) {
                 Ok(v) => return Ok((path, v)),
-                Err(e) if named && e.is_not_found() && attempts < 3 => attempts += 1,
+                Err(e)
+                    if named && e.is_not_found() && attempts < fsops::CONCURRENT_SAVE_RETRIES =>
+                {
+                    fsops::before_retry(&mut attempts)
+                }
                 Err(e) => return Err(e),
             }
         }
@@ -487,14 +491,20 @@ impl SessionStore {
             let path = resolved.into_path();
             match read_stamped(&path) {
                 Ok(Some((v, stamp))) => break (path, v, stamp),
-                Ok(None) if attempts < 3 => attempts += 1,
+                Ok(None) if attempts < fsops::CONCURRENT_SAVE_RETRIES => {
+                    fsops::before_retry(&mut attempts)
+                }
                 Ok(None) => {
                     return Err(LoadError::Read(SourceError::Io {
                         path: path.clone(),
                         source: std::io::Error::other("the file kept changing while read"),
                     }));
                 }
-                Err(e) if named && e.is_not_found() && attempts < 3 => attempts += 1,
+                Err(e)
+                    if named && e.is_not_found() && attempts < fsops::CONCURRENT_SAVE_RETRIES =>
+                {
+                    fsops::before_retry(&mut attempts)
+                }
                 Err(e) => return Err(e),
             }
         };
@@ -528,9 +538,13 @@ impl SessionStore {
                         origin.chat_log = stamp;
                         break (Some(schema::validate(v, Model::ChatLog).0), false);
                     }
-                    Ok(None) if attempts < 3 => attempts += 1,
+                    Ok(None) if attempts < fsops::CONCURRENT_SAVE_RETRIES => {
+                        fsops::before_retry(&mut attempts)
+                    }
                     // Archived by a concurrent save meanwhile: look again.
-                    Err(e) if e.is_not_found() && attempts < 3 => attempts += 1,
+                    Err(e) if e.is_not_found() && attempts < fsops::CONCURRENT_SAVE_RETRIES => {
+                        fsops::before_retry(&mut attempts)
+                    }
                     Ok(None) | Err(_) => {
                         origin.chat_log = super::FileStamp::of(&found.path);
                         break (None, true);
