@@ -192,11 +192,17 @@ impl Chain {
             };
             let mut grown = |member: &str| {
                 let base = parent_state.as_ref()?;
-                let doc = parser.parse(e.raw()).ok()?;
-                buf.clear();
-                canonical_value(doc.root().get(member)?, &mut buf).ok()?;
                 let mut h = (**base).clone();
-                h.push_canonical(&buf);
+                match e.contributed_canonical() {
+                    // Canonical in the line: the bytes the read hashed.
+                    Some(c) => h.push_canonical(c),
+                    None => {
+                        let doc = parser.parse(e.raw()).ok()?;
+                        buf.clear();
+                        canonical_value(doc.root().get(member)?, &mut buf).ok()?;
+                        h.push_canonical(&buf);
+                    }
+                }
                 Some(Rc::new(h))
             };
             let (state, item, passive) = match e.entry_type.as_str() {
