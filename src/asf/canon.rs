@@ -151,17 +151,43 @@ pub(crate) fn canonical_marking(
 }
 
 /// Whether a string literal's raw text (quotes included) is its canonical
-/// spelling: nothing between its quotes is an escape or a control
-/// character (a lenient parse may let one through raw).
+/// spelling: no control character between its quotes (a lenient parse may
+/// let one through raw), and every escape one the canonical form writes
+/// (`\"`, `\\`, `\b \f \n \r \t`, and `\u00xx` in lowercase for the other
+/// control characters). Such a literal holds no surrogate escape either.
 fn plain_literal(raw: &[u8]) -> bool {
     let [b'"', inner @ .., b'"'] = raw else {
         return false;
     };
     // Whole chunks without an early exit, which the compiler vectorises.
-    inner.chunks(64).all(|c| {
-        !c.iter()
-            .fold(false, |acc, &b| acc | (b < 0x20) | (b == b'\\'))
-    })
+    if inner
+        .chunks(64)
+        .any(|c| c.iter().fold(false, |acc, &b| acc | (b < 0x20)))
+    {
+        return false;
+    }
+    let mut rest = inner;
+    while let Some(k) = memchr::memchr(b'\\', rest) {
+        match rest.get(k + 1) {
+            Some(b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't') => rest = &rest[k + 2..],
+            Some(b'u') => {
+                let Some(&[b'0', b'0', hi @ (b'0' | b'1'), lo]) = rest.get(k + 2..k + 6) else {
+                    return false;
+                };
+                let lo = match lo {
+                    b'0'..=b'9' => lo - b'0',
+                    b'a'..=b'f' => lo - b'a' + 10,
+                    _ => return false,
+                };
+                if matches!((hi - b'0') * 16 + lo, 0x08 | 0x09 | 0x0a | 0x0c | 0x0d) {
+                    return false;
+                }
+                rest = &rest[k + 6..];
+            }
+            _ => return false,
+        }
+    }
+    true
 }
 
 /// Appends the canonical form of an owned value.
@@ -443,6 +469,7 @@ mod tests {
             format!("{{\"{long}\":\"{long}é\",\"a\":\"plain ☃\"}}"),
             format!("[\"{long}\\n{long}\",\"\\u00e9\",\"\\/\",\"\\\"\"]"),
             "{\"k\\u0041\":\"\\u001f\",\"\\t\":\"\"}".to_owned(),
+            format!("{{\"a\\nb\":\"{long}\\\"\\\\\\b\\f\\r\\u0000\\u000A\\u0008\"}}"),
         ] {
             let mut p = Parser::new();
             let doc = p.parse(input.as_bytes()).expect("parses");
@@ -451,7 +478,13 @@ mod tests {
             let owned = to_canonical(&OwnedValue::from(doc.root())).unwrap();
             assert_eq!(from_parse, owned, "{input}");
         }
-        assert!(!plain_literal(b"\"a\\nb\""));
+        assert!(plain_literal(b"\"a\\nb\\\"\\\\\\u001f\\u0000\""));
+        assert!(!plain_literal(b"\"a\\/b\""));
+        assert!(!plain_literal(b"\"\\u000a\""));
+        assert!(!plain_literal(b"\"\\u001F\""));
+        assert!(!plain_literal(b"\"\\u00e9\""));
+        assert!(!plain_literal(b"\"\\ud83d\\ude00\""));
+        assert!(!plain_literal(b"\"\\u00\""));
         assert!(!plain_literal(b"\"a\tb\""));
         assert!(!plain_literal(b"abc"));
         assert!(plain_literal("\"é ☃\"".as_bytes()));

@@ -424,7 +424,7 @@ fn split_lines(bytes: &[u8]) -> impl Iterator<Item = (&[u8], bool, bool)> {
         if rest.is_empty() {
             return None;
         }
-        let (line, terminated) = match rest.iter().position(|&b| b == b'\n') {
+        let (line, terminated) = match memchr::memchr(b'\n', rest) {
             Some(i) => {
                 let l = &rest[..i];
                 rest = &rest[i + 1..];
