@@ -8,7 +8,7 @@ use crate::json::{Map, Number, OwnedValue};
 
 use super::canon::{self, CanonError, cmp_utf16};
 use super::context::Settings;
-use super::hash::{envelope_bytes, sha256_ref};
+use super::hash::{envelope_bytes, hex_ref, sha256_ref};
 use super::problem::Problem;
 use super::read::{ENVELOPE, FORMAT, LineReaderPub, PAYLOAD, ParentRef, Session, is_rfc3339};
 use super::request::RequestHasher;
@@ -339,20 +339,21 @@ impl Appender {
         // Hash: content, then envelope. Each member is canonicalised once;
         // the content and the line are the same members in UTF-16 order,
         // the line with the envelope's among them.
-        let mut members: Vec<(String, Vec<u8>)> = Vec::with_capacity(body.len() + 5);
+        // A member: its name, then `"name":` and (for one canonicalised
+        // here) its value, then the value the caller canonicalised.
+        let mut members: Vec<(String, Vec<u8>, &[u8])> = Vec::with_capacity(body.len() + 5);
         for (k, v) in body.iter() {
             let mut m = Vec::new();
             crate::json::write::write_str(&mut m, k, false);
             m.push(b':');
             canon::canonical_owned(v, &mut m).map_err(WriteError::NotIJson)?;
-            members.push((k.to_owned(), m));
+            members.push((k.to_owned(), m, &[]));
         }
         for (k, v) in canonical {
-            let mut m = Vec::with_capacity(k.len() + 3 + v.len());
+            let mut m = Vec::with_capacity(k.len() + 3);
             crate::json::write::write_str(&mut m, k, false);
             m.push(b':');
-            m.extend_from_slice(v);
-            members.push(((*k).to_owned(), m));
+            members.push(((*k).to_owned(), m, v));
         }
         members.sort_by(|a, b| cmp_utf16(&a.0, &b.0));
         if let Some(w) = members.windows(2).find(|w| w[0].0 == w[1].0) {
@@ -360,20 +361,40 @@ impl Appender {
                 w[0].0.clone(),
             )));
         }
-        let join = |members: &[(String, Vec<u8>)]| {
-            let mut out =
-                Vec::with_capacity(members.iter().map(|m| m.1.len() + 1).sum::<usize>() + 2);
+        // The members joined as one object, written to `out`.
+        let join = |members: &[(String, Vec<u8>, &[u8])], out: &mut Vec<u8>| {
+            out.reserve(
+                members
+                    .iter()
+                    .map(|m| m.1.len() + m.2.len() + 1)
+                    .sum::<usize>()
+                    + 3,
+            );
             out.push(b'{');
-            for (i, (_, m)) in members.iter().enumerate() {
+            for (i, (_, m, v)) in members.iter().enumerate() {
                 if i > 0 {
                     out.push(b',');
                 }
                 out.extend_from_slice(m);
+                out.extend_from_slice(v);
             }
             out.push(b'}');
-            out
         };
-        let content_hash = sha256_ref(&join(&members));
+        // The content hash, streamed over the same pieces.
+        let content_hash = {
+            use sha2::Digest;
+            let mut h = sha2::Sha256::new();
+            h.update(b"{");
+            for (i, (_, m, v)) in members.iter().enumerate() {
+                if i > 0 {
+                    h.update(b",");
+                }
+                h.update(m);
+                h.update(v);
+            }
+            h.update(b"}");
+            hex_ref(&h.finalize())
+        };
         let parents_value = (!refs.is_empty()).then(|| {
             OwnedValue::Array(
                 refs.iter()
@@ -405,12 +426,12 @@ impl Appender {
         if self.parent_of.contains_key(&id) {
             return Err(WriteError::Duplicate(id));
         }
-        let member = |k: &str, v: &OwnedValue| -> Result<(String, Vec<u8>), WriteError> {
+        let member = |k: &str, v: &OwnedValue| -> Result<(String, Vec<u8>, &[u8]), WriteError> {
             let mut m = Vec::new();
             crate::json::write::write_str(&mut m, k, false);
             m.push(b':');
             canon::canonical_owned(v, &mut m).map_err(WriteError::NotIJson)?;
-            Ok((k.to_owned(), m))
+            Ok((k.to_owned(), m, &[]))
         };
         members.push(member("type", &OwnedValue::string(entry_type))?);
         members.push(member("id", &OwnedValue::string(id.clone()))?);
@@ -423,13 +444,16 @@ impl Appender {
         }
         members.push(member("ts", &OwnedValue::string(ts))?);
         members.sort_by(|a, b| cmp_utf16(&a.0, &b.0));
-        let bytes = join(&members);
         if self.trusted {
             let facts = Facts::of_body(entry_type, &body, item_call);
             self.check_links(entry_type, &facts, parent)?;
-            self.commit(&id, parent, &bytes, &facts);
+            join(&members, &mut self.out);
+            self.out.push(b'\n');
+            self.commit(&id, parent, &facts);
             return Ok(id);
         }
+        let mut bytes = Vec::new();
+        join(&members, &mut bytes);
         // The item an `item` or `branch_summary` entry contributes to the
         // context, for the incremental request hash.
         let contributed = match entry_type {
@@ -450,16 +474,16 @@ impl Appender {
         {
             self.check_request_hash(&bytes, &id, &recorded, parent, &entry)?;
         }
-        self.commit(&id, parent, &bytes, &facts);
+        self.out.extend_from_slice(&bytes);
+        self.out.push(b'\n');
+        self.commit(&id, parent, &facts);
         let link = self.link(&id, parent, &entry, contributed);
         self.chain.insert(id.clone(), link);
         Ok(id)
     }
 
-    /// Writes a checked line and records its entry.
-    fn commit(&mut self, id: &str, parent: Option<&str>, bytes: &[u8], facts: &Facts) {
-        self.out.extend_from_slice(bytes);
-        self.out.push(b'\n');
+    /// Records the entry whose line was just written.
+    fn commit(&mut self, id: &str, parent: Option<&str>, facts: &Facts) {
         self.lines += 1;
         self.parent_of
             .insert(id.to_owned(), parent.map(str::to_owned));
