@@ -72,6 +72,18 @@ pub fn canonical_value_skipping(
     skip: &[&str],
     out: &mut Vec<u8>,
 ) -> Result<(), CanonError> {
+    canonical_marking(v, skip, None, out).map(|_| ())
+}
+
+/// [`canonical_value_skipping`], also giving where in `out` the canonical
+/// value of the top-level member `mark` was written (when `v` has it).
+pub(crate) fn canonical_marking(
+    v: Value<'_>,
+    skip: &[&str],
+    mark: Option<&str>,
+    out: &mut Vec<u8>,
+) -> Result<Option<std::ops::Range<usize>>, CanonError> {
+    let mut marked = None;
     match v.json_type() {
         JsonType::Null => out.extend_from_slice(b"null"),
         JsonType::Bool => out.extend_from_slice(if v.as_bool() == Some(true) {
@@ -81,8 +93,13 @@ pub fn canonical_value_skipping(
         }),
         JsonType::Number => canonical_number(v.raw_str(), out)?,
         JsonType::String => {
-            check_surrogates(v.raw())?;
-            write_str(out, v.as_str().unwrap_or(""), false);
+            let raw = v.raw();
+            if plain_literal(raw) {
+                out.extend_from_slice(raw);
+            } else {
+                check_surrogates(raw)?;
+                write_str(out, v.as_str().unwrap_or(""), false);
+            }
         }
         JsonType::Array => {
             out.push(b'[');
@@ -99,7 +116,7 @@ pub fn canonical_value_skipping(
         JsonType::Object => {
             let Some(o) = v.as_object() else {
                 out.extend_from_slice(b"{}");
-                return Ok(());
+                return Ok(None);
             };
             let mut members: Vec<_> = o.iter().filter(|m| !skip.contains(&m.key)).collect();
             for m in &members {
@@ -114,14 +131,63 @@ pub fn canonical_value_skipping(
                     }
                     out.push(b',');
                 }
-                write_str(out, m.key, false);
+                let raw_key = m.raw_key();
+                if plain_literal(raw_key) {
+                    out.extend_from_slice(raw_key);
+                } else {
+                    write_str(out, m.key, false);
+                }
                 out.push(b':');
+                let start = out.len();
                 canonical_value(m.value, out)?;
+                if mark == Some(m.key) {
+                    marked = Some(start..out.len());
+                }
             }
             out.push(b'}');
         }
     }
-    Ok(())
+    Ok(marked)
+}
+
+/// Whether a string literal's raw text (quotes included) is its canonical
+/// spelling: no control character between its quotes (a lenient parse may
+/// let one through raw), and every escape one the canonical form writes
+/// (`\"`, `\\`, `\b \f \n \r \t`, and `\u00xx` in lowercase for the other
+/// control characters). Such a literal holds no surrogate escape either.
+fn plain_literal(raw: &[u8]) -> bool {
+    let [b'"', inner @ .., b'"'] = raw else {
+        return false;
+    };
+    // Whole chunks without an early exit, which the compiler vectorises.
+    if inner
+        .chunks(64)
+        .any(|c| c.iter().fold(false, |acc, &b| acc | (b < 0x20)))
+    {
+        return false;
+    }
+    let mut rest = inner;
+    while let Some(k) = memchr::memchr(b'\\', rest) {
+        match rest.get(k + 1) {
+            Some(b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't') => rest = &rest[k + 2..],
+            Some(b'u') => {
+                let Some(&[b'0', b'0', hi @ (b'0' | b'1'), lo]) = rest.get(k + 2..k + 6) else {
+                    return false;
+                };
+                let lo = match lo {
+                    b'0'..=b'9' => lo - b'0',
+                    b'a'..=b'f' => lo - b'a' + 10,
+                    _ => return false,
+                };
+                if matches!((hi - b'0') * 16 + lo, 0x08 | 0x09 | 0x0a | 0x0c | 0x0d) {
+                    return false;
+                }
+                rest = &rest[k + 6..];
+            }
+            _ => return false,
+        }
+    }
+    true
 }
 
 /// Appends the canonical form of an owned value.
@@ -391,5 +457,36 @@ mod tests {
         assert_eq!(canon("\"\\ude00x\""), Err(CanonError::LoneSurrogate));
         assert_eq!(canon("\"\\ud83d\\ude00\"").unwrap(), "\"\u{1f600}\"");
         assert_eq!(canon("{\"\\ud800\":1}"), Err(CanonError::LoneSurrogate));
+    }
+
+    #[test]
+    fn strings_copied_as_they_stand_equal_the_decoded_and_rewritten() {
+        // Literals with and without escapes, long (past one 64-byte chunk),
+        // non-ASCII, as names and values: the parse written canonically
+        // equals the owned value written canonically.
+        let long = "x".repeat(70);
+        for input in [
+            format!("{{\"{long}\":\"{long}é\",\"a\":\"plain ☃\"}}"),
+            format!("[\"{long}\\n{long}\",\"\\u00e9\",\"\\/\",\"\\\"\"]"),
+            "{\"k\\u0041\":\"\\u001f\",\"\\t\":\"\"}".to_owned(),
+            format!("{{\"a\\nb\":\"{long}\\\"\\\\\\b\\f\\r\\u0000\\u000A\\u0008\"}}"),
+        ] {
+            let mut p = Parser::new();
+            let doc = p.parse(input.as_bytes()).expect("parses");
+            let mut from_parse = Vec::new();
+            canonical_value(doc.root(), &mut from_parse).unwrap();
+            let owned = to_canonical(&OwnedValue::from(doc.root())).unwrap();
+            assert_eq!(from_parse, owned, "{input}");
+        }
+        assert!(plain_literal(b"\"a\\nb\\\"\\\\\\u001f\\u0000\""));
+        assert!(!plain_literal(b"\"a\\/b\""));
+        assert!(!plain_literal(b"\"\\u000a\""));
+        assert!(!plain_literal(b"\"\\u001F\""));
+        assert!(!plain_literal(b"\"\\u00e9\""));
+        assert!(!plain_literal(b"\"\\ud83d\\ude00\""));
+        assert!(!plain_literal(b"\"\\u00\""));
+        assert!(!plain_literal(b"\"a\tb\""));
+        assert!(!plain_literal(b"abc"));
+        assert!(plain_literal("\"é ☃\"".as_bytes()));
     }
 }

@@ -15,6 +15,18 @@ pub fn sha256_ref(bytes: &[u8]) -> String {
     out
 }
 
+/// `sha256:` and the lowercase hexadecimal form of a SHA-256 `digest`.
+pub(crate) fn hex_ref(digest: &[u8]) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(PREFIX.len() + 64);
+    out.push_str(PREFIX);
+    for &b in digest {
+        out.push(char::from(HEX[usize::from(b >> 4)]));
+        out.push(char::from(HEX[usize::from(b & 15)]));
+    }
+    out
+}
+
 /// Whether `s` has the shape of a hash: `sha256:` and 64 lowercase
 /// hexadecimal digits.
 pub fn is_hash(s: &str) -> bool {

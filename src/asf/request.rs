@@ -19,7 +19,7 @@ use crate::json::Parser;
 
 use super::canon::{CanonError, canonical_owned, canonical_value, cmp_utf16};
 use super::context::{Context, Settings};
-use super::hash::PREFIX;
+use super::hash::hex_ref;
 use super::read::Session;
 
 /// The running hash of a request whose settings are fixed and whose items
@@ -42,17 +42,6 @@ impl std::fmt::Debug for RequestHasher {
             .field("items", &self.items)
             .finish_non_exhaustive()
     }
-}
-
-fn hex_ref(digest: &[u8]) -> String {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(PREFIX.len() + 64);
-    out.push_str(PREFIX);
-    for &b in digest {
-        out.push(char::from(HEX[usize::from(b >> 4)]));
-        out.push(char::from(HEX[usize::from(b & 15)]));
-    }
-    out
 }
 
 impl RequestHasher {
@@ -192,11 +181,17 @@ impl Chain {
             };
             let mut grown = |member: &str| {
                 let base = parent_state.as_ref()?;
-                let doc = parser.parse(e.raw()).ok()?;
-                buf.clear();
-                canonical_value(doc.root().get(member)?, &mut buf).ok()?;
                 let mut h = (**base).clone();
-                h.push_canonical(&buf);
+                match e.contributed_canonical() {
+                    // Canonical in the line: the bytes the read hashed.
+                    Some(c) => h.push_canonical(c),
+                    None => {
+                        let doc = parser.parse(e.raw()).ok()?;
+                        buf.clear();
+                        canonical_value(doc.root().get(member)?, &mut buf).ok()?;
+                        h.push_canonical(&buf);
+                    }
+                }
                 Some(Rc::new(h))
             };
             let (state, item, passive) = match e.entry_type.as_str() {

@@ -8,7 +8,7 @@ use crate::json::{Map, Number, OwnedValue};
 
 use super::canon::{self, CanonError, cmp_utf16};
 use super::context::Settings;
-use super::hash::{envelope_bytes, sha256_ref};
+use super::hash::{envelope_bytes, hex_ref, sha256_ref};
 use super::problem::Problem;
 use super::read::{ENVELOPE, FORMAT, LineReaderPub, PAYLOAD, ParentRef, Session, is_rfc3339};
 use super::request::RequestHasher;
@@ -57,6 +57,62 @@ pub struct Appender {
     lines: usize,
     /// Per entry: what the incremental `request_hash` check needs.
     chain: HashMap<String, Link>,
+    /// Whether lines are written without being read back (see
+    /// [`Appender::trusted`]).
+    trusted: bool,
+}
+
+/// What the rules across lines need of an entry: from the line read back
+/// (checked appends) or from the body itself (trusted appends).
+#[derive(Debug, Default)]
+struct Facts {
+    /// The `call_id` of a `function_call` item.
+    call: Option<String>,
+    /// The `call_id` member (a `dispatch` or `decision`).
+    call_id: Option<String>,
+    first_kept: Option<String>,
+    target: Option<String>,
+}
+
+impl Facts {
+    fn of_entry(e: &super::read::Entry<'_>) -> Facts {
+        let call_id = e.call_id.clone();
+        Facts {
+            call: call_id
+                .clone()
+                .filter(|_| e.item_type.as_deref() == Some("function_call")),
+            call_id,
+            first_kept: e.reference("first_kept").map(str::to_owned),
+            target: e.reference("target").map(str::to_owned),
+        }
+    }
+
+    fn of_body(entry_type: &str, body: &Map, item_call: Option<&str>) -> Facts {
+        let text = |v: Option<&OwnedValue>| v.and_then(OwnedValue::as_str).map(str::to_owned);
+        let item = body.get("item");
+        let call = match item_call {
+            Some(c) => Some(c.to_owned()),
+            None if entry_type == "item"
+                && item
+                    .and_then(|i| i.get("type"))
+                    .and_then(OwnedValue::as_str)
+                    == Some("function_call") =>
+            {
+                Some(text(item.and_then(|i| i.get("call_id"))).unwrap_or_default())
+            }
+            None => None,
+        };
+        Facts {
+            call: call.clone(),
+            call_id: if entry_type == "item" {
+                call
+            } else {
+                text(body.get("call_id"))
+            },
+            first_kept: text(body.get("first_kept")),
+            target: text(body.get("target")),
+        }
+    }
 }
 
 /// What an entry contributes to the request a path rebuilds, for the
@@ -121,7 +177,22 @@ impl Appender {
             reader: LineReaderPub::new(),
             lines: 1,
             chain: HashMap::new(),
+            trusted: false,
         })
+    }
+
+    /// An appender for a writer that builds every entry itself (the
+    /// crate's converters): each entry is normalised, canonicalised, hashed
+    /// and linked as [`Appender::append`] does, and the rules across lines
+    /// that need only the appender's own records (parents, duplicate ids,
+    /// call ids, `first_kept` and `target` on the path) are checked; the
+    /// line is not read back as a reader would check it, and a `response`'s
+    /// `request_hash` is not rebuilt (the writer computed it). What such a
+    /// writer writes is proven by verifying its files.
+    pub(crate) fn trusted(header: Map) -> Result<Self, WriteError> {
+        let mut a = Appender::new(header)?;
+        a.trusted = true;
+        Ok(a)
     }
 
     /// The session id.
@@ -165,6 +236,32 @@ impl Appender {
         self.append_at(parent.as_deref(), &[], entry_type, ts, body)
     }
 
+    /// Appends under the leaf an entry whose body is `body` and the members
+    /// of `canonical`, each given as its name and its value's canonical
+    /// bytes (RFC 8785, I-JSON: the caller canonicalised it). For a trusted
+    /// appender ([`Appender::trusted`]) only; `item_call` is the `call_id`
+    /// of a `function_call` given as the canonical `item`.
+    pub(crate) fn append_canonical(
+        &mut self,
+        entry_type: &str,
+        ts: &str,
+        body: Map,
+        canonical: &[(&str, &[u8])],
+        item_call: Option<&str>,
+    ) -> Result<String, WriteError> {
+        debug_assert!(self.trusted, "canonical members on a checked appender");
+        let parent = self.leaf.clone();
+        self.append_inner(
+            parent.as_deref(),
+            &[],
+            entry_type,
+            ts,
+            body,
+            canonical,
+            item_call,
+        )
+    }
+
     /// Appends an entry under `parent` (a root when `None`), converging
     /// `parents`; the leaf moves to it when `parent` is the leaf.
     pub fn append_at(
@@ -173,10 +270,24 @@ impl Appender {
         parents: &[ParentRef],
         entry_type: &str,
         ts: &str,
+        body: Map,
+    ) -> Result<String, WriteError> {
+        self.append_inner(parent, parents, entry_type, ts, body, &[], None)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn append_inner(
+        &mut self,
+        parent: Option<&str>,
+        parents: &[ParentRef],
+        entry_type: &str,
+        ts: &str,
         mut body: Map,
+        canonical: &[(&str, &[u8])],
+        item_call: Option<&str>,
     ) -> Result<String, WriteError> {
         for name in ENVELOPE.iter().chain(&["content"]) {
-            if body.contains_key(name) {
+            if body.contains_key(name) || canonical.iter().any(|(k, _)| k == name) {
                 return Err(WriteError::Reserved((*name).to_owned()));
             }
         }
@@ -228,13 +339,21 @@ impl Appender {
         // Hash: content, then envelope. Each member is canonicalised once;
         // the content and the line are the same members in UTF-16 order,
         // the line with the envelope's among them.
-        let mut members: Vec<(String, Vec<u8>)> = Vec::with_capacity(body.len() + 5);
+        // A member: its name, then `"name":` and (for one canonicalised
+        // here) its value, then the value the caller canonicalised.
+        let mut members: Vec<(String, Vec<u8>, &[u8])> = Vec::with_capacity(body.len() + 5);
         for (k, v) in body.iter() {
             let mut m = Vec::new();
             crate::json::write::write_str(&mut m, k, false);
             m.push(b':');
             canon::canonical_owned(v, &mut m).map_err(WriteError::NotIJson)?;
-            members.push((k.to_owned(), m));
+            members.push((k.to_owned(), m, &[]));
+        }
+        for (k, v) in canonical {
+            let mut m = Vec::with_capacity(k.len() + 3);
+            crate::json::write::write_str(&mut m, k, false);
+            m.push(b':');
+            members.push(((*k).to_owned(), m, v));
         }
         members.sort_by(|a, b| cmp_utf16(&a.0, &b.0));
         if let Some(w) = members.windows(2).find(|w| w[0].0 == w[1].0) {
@@ -242,20 +361,40 @@ impl Appender {
                 w[0].0.clone(),
             )));
         }
-        let join = |members: &[(String, Vec<u8>)]| {
-            let mut out =
-                Vec::with_capacity(members.iter().map(|m| m.1.len() + 1).sum::<usize>() + 2);
+        // The members joined as one object, written to `out`.
+        let join = |members: &[(String, Vec<u8>, &[u8])], out: &mut Vec<u8>| {
+            out.reserve(
+                members
+                    .iter()
+                    .map(|m| m.1.len() + m.2.len() + 1)
+                    .sum::<usize>()
+                    + 3,
+            );
             out.push(b'{');
-            for (i, (_, m)) in members.iter().enumerate() {
+            for (i, (_, m, v)) in members.iter().enumerate() {
                 if i > 0 {
                     out.push(b',');
                 }
                 out.extend_from_slice(m);
+                out.extend_from_slice(v);
             }
             out.push(b'}');
-            out
         };
-        let content_hash = sha256_ref(&join(&members));
+        // The content hash, streamed over the same pieces.
+        let content_hash = {
+            use sha2::Digest;
+            let mut h = sha2::Sha256::new();
+            h.update(b"{");
+            for (i, (_, m, v)) in members.iter().enumerate() {
+                if i > 0 {
+                    h.update(b",");
+                }
+                h.update(m);
+                h.update(v);
+            }
+            h.update(b"}");
+            hex_ref(&h.finalize())
+        };
         let parents_value = (!refs.is_empty()).then(|| {
             OwnedValue::Array(
                 refs.iter()
@@ -287,12 +426,12 @@ impl Appender {
         if self.parent_of.contains_key(&id) {
             return Err(WriteError::Duplicate(id));
         }
-        let member = |k: &str, v: &OwnedValue| -> Result<(String, Vec<u8>), WriteError> {
+        let member = |k: &str, v: &OwnedValue| -> Result<(String, Vec<u8>, &[u8]), WriteError> {
             let mut m = Vec::new();
             crate::json::write::write_str(&mut m, k, false);
             m.push(b':');
             canon::canonical_owned(v, &mut m).map_err(WriteError::NotIJson)?;
-            Ok((k.to_owned(), m))
+            Ok((k.to_owned(), m, &[]))
         };
         members.push(member("type", &OwnedValue::string(entry_type))?);
         members.push(member("id", &OwnedValue::string(id.clone()))?);
@@ -305,7 +444,16 @@ impl Appender {
         }
         members.push(member("ts", &OwnedValue::string(ts))?);
         members.sort_by(|a, b| cmp_utf16(&a.0, &b.0));
-        let bytes = join(&members);
+        if self.trusted {
+            let facts = Facts::of_body(entry_type, &body, item_call);
+            self.check_links(entry_type, &facts, parent)?;
+            join(&members, &mut self.out);
+            self.out.push(b'\n');
+            self.commit(&id, parent, &facts);
+            return Ok(id);
+        }
+        let mut bytes = Vec::new();
+        join(&members, &mut bytes);
         // The item an `item` or `branch_summary` entry contributes to the
         // context, for the incremental request hash.
         let contributed = match entry_type {
@@ -319,29 +467,33 @@ impl Appender {
             Ok(e) => e,
             Err(p) => return Err(WriteError::Rule(p)),
         };
-        self.check_links(&entry, parent)?;
+        let facts = Facts::of_entry(&entry);
+        self.check_links(&entry.entry_type, &facts, parent)?;
         if entry.entry_type == "response"
             && let Some(recorded) = entry.request_hash.clone()
         {
             self.check_request_hash(&bytes, &id, &recorded, parent, &entry)?;
         }
-        // Commit.
         self.out.extend_from_slice(&bytes);
         self.out.push(b'\n');
-        self.lines += 1;
+        self.commit(&id, parent, &facts);
         let link = self.link(&id, parent, &entry, contributed);
         self.chain.insert(id.clone(), link);
-        self.parent_of.insert(id.clone(), parent.map(str::to_owned));
-        if entry.item_type.as_deref() == Some("function_call")
-            && let Some(c) = entry.call_id
-        {
+        Ok(id)
+    }
+
+    /// Records the entry whose line was just written.
+    fn commit(&mut self, id: &str, parent: Option<&str>, facts: &Facts) {
+        self.lines += 1;
+        self.parent_of
+            .insert(id.to_owned(), parent.map(str::to_owned));
+        if let Some(c) = &facts.call {
             self.call_ids.insert(c.clone());
-            self.function_calls.insert(id.clone(), c);
+            self.function_calls.insert(id.to_owned(), c.clone());
         }
         if parent == self.leaf.as_deref() {
-            self.leaf = Some(id.clone());
+            self.leaf = Some(id.to_owned());
         }
-        Ok(id)
     }
 
     fn on_path(&self, from: Option<&str>, id: &str) -> bool {
@@ -357,7 +509,8 @@ impl Appender {
 
     fn check_links(
         &self,
-        e: &super::read::Entry<'_>,
+        entry_type: &str,
+        e: &Facts,
         parent: Option<&str>,
     ) -> Result<(), WriteError> {
         let rule = |m: String| {
@@ -366,8 +519,15 @@ impl Appender {
                 kind: super::problem::ProblemKind::Reference(m),
             }))
         };
-        if e.item_type.as_deref() == Some("function_call")
-            && let Some(c) = &e.call_id
+        if e.call.as_deref() == Some("") {
+            return Err(WriteError::Rule(Problem {
+                line: self.lines + 1,
+                kind: super::problem::ProblemKind::CallId(
+                    "a function_call's `call_id` is empty or missing".into(),
+                ),
+            }));
+        }
+        if let Some(c) = &e.call
             && self.call_ids.contains(c)
         {
             return Err(WriteError::Rule(Problem {
@@ -377,15 +537,15 @@ impl Appender {
                 )),
             }));
         }
-        match e.entry_type.as_str() {
+        match entry_type {
             "compaction" => {
-                let f = e.reference("first_kept").unwrap_or("");
+                let f = e.first_kept.as_deref().unwrap_or("");
                 if !self.on_path(parent, f) {
                     return rule(format!("first_kept {f} is not on the path"));
                 }
             }
             "dispatch" | "decision" => {
-                let t = e.reference("target").unwrap_or("");
+                let t = e.target.as_deref().unwrap_or("");
                 if !self.on_path(parent, t) {
                     return rule(format!("target {t} is not on the path"));
                 }
@@ -396,7 +556,7 @@ impl Appender {
                 }
             }
             "outcome" => {
-                let t = e.reference("target").unwrap_or("");
+                let t = e.target.as_deref().unwrap_or("");
                 if !self.parent_of.contains_key(t) {
                     return rule(format!("target {t} names no entry"));
                 }
@@ -577,5 +737,129 @@ impl Session<'_> {
             line(e.raw(), out)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(json: &str) -> Map {
+        match OwnedValue::parse(json.as_bytes()).unwrap() {
+            OwnedValue::Object(m) => m,
+            _ => panic!("not an object"),
+        }
+    }
+
+    fn header() -> Map {
+        map(r#"{"id":"s1","created_at":"2026-01-01T00:00:00Z"}"#)
+    }
+
+    const TS: &str = "2026-01-01T00:00:01Z";
+
+    #[test]
+    fn trusted_appends_write_the_bytes_checked_ones_do() {
+        let call = r#"{"type":"function_call","call_id":"c1","name":"t","arguments":"{}"}"#;
+        let mut checked = Appender::new(header()).unwrap();
+        let mut trusted = Appender::trusted(header()).unwrap();
+        for a in [&mut checked, &mut trusted] {
+            a.append("config", TS, map(r#"{"model":"m"}"#)).unwrap();
+            a.append(
+                "item",
+                TS,
+                map(r#"{"item":{"type":"message","role":"user","content":[{"type":"input_text","text":"hi\n"}]}}"#),
+            )
+            .unwrap();
+        }
+        // The call: whole for the checked appender, canonical for the
+        // trusted one.
+        let call_value = OwnedValue::parse(call.as_bytes()).unwrap();
+        let c = checked
+            .append(
+                "item",
+                TS,
+                obj_with("item", call_value.clone(), Some(("response", "r1"))),
+            )
+            .unwrap();
+        let canonical = canon::to_canonical(&call_value).unwrap();
+        let t = trusted
+            .append_canonical(
+                "item",
+                TS,
+                map(r#"{"response":"r1"}"#),
+                &[("item", &canonical)],
+                Some("c1"),
+            )
+            .unwrap();
+        assert_eq!(c, t);
+        for a in [&mut checked, &mut trusted] {
+            let decision = format!(
+                r#"{{"call_id":"c1","target":"{c}","verdict":"reject","by":"human","reason":"no"}}"#
+            );
+            a.append("decision", TS, map(&decision)).unwrap();
+            // Normalised as a checked append normalises.
+            a.append("x:record", TS, map(r#"{"n":9007199254740993}"#))
+                .unwrap();
+        }
+        assert_eq!(checked.bytes(), trusted.bytes());
+        let s = Session::read(trusted.bytes()).unwrap();
+        assert_eq!(s.verify(), Vec::new());
+    }
+
+    #[test]
+    fn trusted_appends_keep_the_rules_across_lines() {
+        let mut a = Appender::trusted(header()).unwrap();
+        let call = br#"{"arguments":"{}","call_id":"c1","name":"t","type":"function_call"}"#;
+        let first = a
+            .append_canonical("item", TS, Map::new(), &[("item", call)], Some("c1"))
+            .unwrap();
+        // The same call id again.
+        let again = a.append_canonical(
+            "item",
+            "2026-01-01T00:00:02Z",
+            Map::new(),
+            &[("item", call)],
+            Some("c1"),
+        );
+        assert!(matches!(again, Err(WriteError::Rule(_))), "{again:?}");
+        // A function_call without a call id.
+        let empty = a.append(
+            "item",
+            TS,
+            map(r#"{"item":{"type":"function_call","name":"t","arguments":"{}"}}"#),
+        );
+        assert!(matches!(empty, Err(WriteError::Rule(_))), "{empty:?}");
+        // A compaction keeping an entry off the path; a decision on a call
+        // id its target does not carry.
+        let off = a.append(
+            "compaction",
+            TS,
+            map(r#"{"first_kept":"sha256:0000000000000000000000000000000000000000000000000000000000000000","summary":{"type":"message","role":"user","content":[]}}"#),
+        );
+        assert!(matches!(off, Err(WriteError::Rule(_))), "{off:?}");
+        let wrong = format!(
+            r#"{{"call_id":"c2","target":"{first}","verdict":"reject","by":"human","reason":"no"}}"#
+        );
+        let wrong = a.append("decision", TS, map(&wrong));
+        assert!(matches!(wrong, Err(WriteError::Rule(_))), "{wrong:?}");
+        // A reserved member.
+        let reserved = a.append_canonical("x:y", TS, Map::new(), &[("ts", b"1")], None);
+        assert!(
+            matches!(reserved, Err(WriteError::Reserved(_))),
+            "{reserved:?}"
+        );
+        // Nothing refused was written.
+        let s = Session::read(a.bytes()).unwrap();
+        assert_eq!(s.entries().len(), 1);
+        assert_eq!(s.verify(), Vec::new());
+    }
+
+    fn obj_with(k: &str, v: OwnedValue, extra: Option<(&str, &str)>) -> Map {
+        let mut m = Map::new();
+        m.insert(k, v);
+        if let Some((k, v)) = extra {
+            m.insert(k, OwnedValue::string(v));
+        }
+        m
     }
 }

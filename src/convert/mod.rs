@@ -4,8 +4,11 @@
 //!
 //! A conversion is deterministic (the same input gives the same bytes: the
 //! session id comes from the conversation's own id, timestamps from its
-//! events), writes through [`crate::asf::Appender`] (so the file verifies),
-//! and reports per source event what it became ([`Report`]).
+//! events), writes through [`crate::asf::Appender`] (canonical, hashed and
+//! linked entries; the appender trusts the converter's own entries and does
+//! not read each line back, and the tests verify every converted corpus
+//! file with the reader), and reports per source event what it became
+//! ([`Report`]).
 
 mod chat;
 pub mod occhat;

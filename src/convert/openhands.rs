@@ -48,6 +48,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use crate::asf::canon::canonical_value;
 use crate::asf::{Appender, ProblemKind, WriteError, ts::is_canonical_ts};
 use crate::json::{Map, OwnedValue, Parser, Value};
 use crate::openhands::Conversation;
@@ -302,14 +303,31 @@ impl Emitter<'_> {
 
 /// Appends an event kept whole as an `openhands:event` record (`event`: its
 /// JSON, or `raw`: its text when it is not I-JSON), with `key`/`key_value`
-/// saying which event it is; returns the record's id.
+/// saying which event it is; returns the record's id. `doc` is the event
+/// parsed (`None`: not JSON); a canonical event is written from its parse
+/// as it stands, anything else through the appender's normalisation.
 fn append_record(
     a: &mut Appender,
     ts: &str,
     raw: &[u8],
-    value: Option<OwnedValue>,
+    doc: Option<Value<'_>>,
     key: (&str, OwnedValue),
+    scratch: &mut Vec<u8>,
 ) -> Result<String, ConvertError> {
+    if let Some(v) = doc {
+        scratch.clear();
+        if canonical_value(v, scratch).is_ok() {
+            let body = obj(vec![key.clone()]);
+            return Ok(a.append_canonical(
+                "openhands:event",
+                ts,
+                body,
+                &[("event", scratch)],
+                None,
+            )?);
+        }
+    }
+    let value = doc.map(OwnedValue::from);
     let text = || s(&String::from_utf8_lossy(raw));
     let mut body = match value {
         Some(v) => obj(vec![("event", v)]),
@@ -424,8 +442,10 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
     if let Some(p) = &options.parent_session {
         header.insert("parent_session", s(p));
     }
-    let mut a = Appender::new(header)?;
+    let mut a = Appender::trusted(header)?;
     let mut report = Vec::new();
+    let mut record_parser = Parser::new();
+    let mut scratch = Vec::new();
     let mut last_ts = first_ts.clone();
 
     // The config: instructions (as parts) and tools, with the first event.
@@ -525,11 +545,11 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
             let ev = &events[p];
             written.insert(ev.index);
             let raw = raw(p);
-            let value = OwnedValue::parse(raw).ok();
-            if let Some(t) = value
+            let doc = record_parser.parse(raw).ok();
+            if let Some(t) = doc
                 .as_ref()
-                .and_then(|v| v.get("timestamp"))
-                .and_then(OwnedValue::as_str)
+                .and_then(|d| d.root().get("timestamp"))
+                .and_then(|v| v.as_str())
                 .and_then(ts_of)
             {
                 last_ts = t;
@@ -559,7 +579,14 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
                 }
             }
             // The event itself, whole.
-            let rec = append_record(&mut a, &last_ts, raw, value, ("file", s(ev.file_id)))?;
+            let rec = append_record(
+                &mut a,
+                &last_ts,
+                raw,
+                doc.as_ref().map(|d| d.root()),
+                ("file", s(ev.file_id)),
+                &mut scratch,
+            )?;
             if let Some(plan) = plan {
                 let extra = obj(vec![("openhands:condensation", s(&ev.id))]);
                 st.compact(&mut a, &last_ts, plan, &rec, &extra)?;
@@ -593,10 +620,11 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
     // view could not read), kept whole as well.
     for i in (0..conv.len()).filter(|i| !written.contains(i)) {
         let raw = conv.event(i).map(|e| e.raw()).unwrap_or_default();
-        let value = OwnedValue::parse(raw).ok();
-        let field = |k: &str| value.as_ref().and_then(|v| text_of(v, k));
+        let doc = record_parser.parse(raw).ok();
+        let root = doc.as_ref().map(|d| d.root());
+        let field = |k: &str| root.and_then(|v| Some(v.get(k)?.as_str()?.to_owned()));
         let (id, kind) = (field("id"), field("kind"));
-        let why = if value.is_some() {
+        let why = if root.is_some() {
             "not on the conversation's active branch; kept as an openhands:event record"
         } else {
             "not JSON; its text kept as an openhands:event record"
@@ -605,8 +633,9 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
             &mut a,
             &last_ts,
             raw,
-            value,
+            root,
             ("index", OwnedValue::int(i as i64)),
+            &mut scratch,
         )?;
         report.push(ReportRow {
             event: id.unwrap_or_else(|| format!("index {i}")),

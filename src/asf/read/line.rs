@@ -148,9 +148,22 @@ impl LineReader {
         // The content hash, then the envelope hash.
         self.scratch.clear();
         let mut verified = false;
-        match canon::canonical_value_skipping(root, &ENVELOPE, &mut self.scratch) {
+        // The member an `item` or `branch_summary` adds to the context: its
+        // span in the line when the line spells it canonically.
+        let mark = match entry_type {
+            "item" => Some("item"),
+            "branch_summary" => Some("summary"),
+            _ => None,
+        };
+        let mut contributed = None;
+        match canon::canonical_marking(root, &ENVELOPE, mark, &mut self.scratch) {
             Err(e) => report(ProblemKind::NotIJson(e.to_string())),
-            Ok(()) => {
+            Ok(marked) => {
+                if let (Some(r), Some(v)) = (marked, mark.and_then(|m| root.get(m)))
+                    && self.scratch.get(r) == Some(v.raw())
+                {
+                    contributed = Some(v.span().range());
+                }
                 let content = sha256_ref(&self.scratch);
                 self.scratch.clear();
                 envelope_bytes(
@@ -187,6 +200,7 @@ impl LineReader {
             request_hash: None,
             refs: Vec::new(),
             label: None,
+            contributed,
         };
         type_members(&mut e, root, &mut report);
         Some(e)

@@ -137,12 +137,22 @@ pub struct Entry<'a> {
     pub refs: Vec<(&'static str, String)>,
     /// For a `label`: the label (`None` for `null`).
     pub label: Option<Option<String>>,
+    /// For an `item` (a `branch_summary`): the span in the line of its
+    /// `item` (`summary`) when the line spells it canonically.
+    contributed: Option<std::ops::Range<usize>>,
 }
 
 impl<'a> Entry<'a> {
     /// The line's bytes, without its line ending.
     pub fn raw(&self) -> &'a [u8] {
         self.raw
+    }
+
+    /// The canonical bytes of the item an `item` (the summary a
+    /// `branch_summary`) adds to the context, when its line holds them as
+    /// they stand (a canonical line does).
+    pub(crate) fn contributed_canonical(&self) -> Option<&'a [u8]> {
+        self.raw.get(self.contributed.clone()?)
     }
 
     /// The member naming an entry by `name`, if the entry has it.
@@ -414,7 +424,7 @@ fn split_lines(bytes: &[u8]) -> impl Iterator<Item = (&[u8], bool, bool)> {
         if rest.is_empty() {
             return None;
         }
-        let (line, terminated) = match rest.iter().position(|&b| b == b'\n') {
+        let (line, terminated) = match memchr::memchr(b'\n', rest) {
             Some(i) => {
                 let l = &rest[..i];
                 rest = &rest[i + 1..];

@@ -96,12 +96,17 @@ impl PathState {
         response: Option<&str>,
     ) -> Result<String, ConvertError> {
         let c = canonical(&item)?;
+        let call =
+            (item.get("type").and_then(OwnedValue::as_str) == Some("function_call")).then(|| {
+                item.get("call_id")
+                    .and_then(OwnedValue::as_str)
+                    .unwrap_or("")
+            });
         let mut body = Map::new();
-        body.insert("item", item);
         if let Some(r) = response {
             body.insert("response", OwnedValue::string(r));
         }
-        let id = a.append("item", ts, body)?;
+        let id = a.append_canonical("item", ts, body, &[("item", &c)], call)?;
         self.hasher.push_canonical(&c);
         let rank = self.rank_of.len();
         self.rank_of.insert(id.clone(), rank);
