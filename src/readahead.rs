@@ -39,9 +39,13 @@
 //!   [`WARM_AFTER`] conversations in a row that needed no block read, the
 //!   I/O threads stop reading ahead and only keep their place; a reader
 //!   that has to read blocks itself (counted the same way when it begins
-//!   its next conversation) sets them going again. A warm pass thus costs
-//!   the first few conversations read twice from the page cache, one
-//!   `getrusage` per conversation and a few wake-ups of one thread.
+//!   its next conversation) sets them going again. A scan starts with
+//!   [`FIRST_THREADS`] I/O threads and starts one more for each
+//!   conversation that needed a block read, up to the depth: a cold cache
+//!   soon has `depth` requests in flight, a warm one never more than the
+//!   first threads. A warm pass thus costs the first few conversations
+//!   read twice from the page cache, one `getrusage` per conversation and
+//!   a few wake-ups of one thread.
 //! - **Ends with the scan.** The threads are scoped to [`ReadAhead::run`]
 //!   and stop when its closure returns, early or by a panic.
 //!
@@ -58,8 +62,8 @@ use std::time::Duration;
 use crate::source::dir::{Dir, DirEntryKind, ListBuf};
 
 /// The read-ahead depth by default: conversation directories read ahead at
-/// once, each by an I/O thread of its own (measured: see
-/// `benches/README.md`).
+/// once, each by an I/O thread of its own while the cache is cold
+/// (measured: see `benches/README.md`).
 pub const DEFAULT_DEPTH: usize = 64;
 
 /// The most bytes of one file asked for ahead (1 MiB); the rest of a larger
@@ -85,6 +89,11 @@ const WARM_WAKE: usize = 16;
 /// An I/O thread's stack: listing is done into a heap buffer, names are at
 /// most 256 bytes on the stack.
 const STACK: usize = 128 << 10;
+
+/// I/O threads started with a scan; more are started, one per conversation
+/// that needed a block read, up to the depth. A warm scan thus starts no
+/// more than these.
+pub const FIRST_THREADS: usize = 2;
 
 /// How many conversation directories a scan reads ahead of its readers (see
 /// the module docs).
@@ -158,6 +167,8 @@ impl ReadAhead {
         }
         let core = Core {
             depth: self.depth,
+            threads,
+            started: AtomicUsize::new(0),
             next: AtomicUsize::new(0),
             begun: AtomicUsize::new(0),
             warm: AtomicUsize::new(0),
@@ -167,13 +178,8 @@ impl ReadAhead {
             wake: Condvar::new(),
         };
         std::thread::scope(|s| {
-            for _ in 0..threads {
-                let spawned = std::thread::Builder::new()
-                    .name("agentlog-readahead".into())
-                    .stack_size(STACK)
-                    .spawn_scoped(s, || worker(&core, dirs, reach));
-                // A thread that cannot be started only reads less ahead.
-                if spawned.is_err() {
+            for _ in 0..threads.min(FIRST_THREADS) {
+                if !start_thread(s, &core, dirs, reach) {
                     break;
                 }
             }
@@ -233,6 +239,10 @@ enum Reach {
 #[derive(Debug)]
 struct Core {
     depth: usize,
+    /// The most I/O threads of the scan.
+    threads: usize,
+    /// I/O threads started so far.
+    started: AtomicUsize,
     /// The next index an I/O thread takes.
     next: AtomicUsize,
     /// One past the highest index a reader has begun.
@@ -257,9 +267,40 @@ impl Drop for Stop<'_> {
     }
 }
 
+/// Starts one more I/O thread of the scan unless [`Core::threads`] are
+/// running; `false` when none was started (all are, or the system would
+/// not: a thread that cannot be started only reads less ahead).
+fn start_thread<'scope, 'env, P: AsRef<Path> + Sync>(
+    s: &'scope std::thread::Scope<'scope, 'env>,
+    core: &'env Core,
+    dirs: &'env [P],
+    reach: Reach,
+) -> bool {
+    let taken = core
+        .started
+        .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+            (n < core.threads).then_some(n + 1)
+        });
+    if taken.is_err() {
+        return false;
+    }
+    let spawned = std::thread::Builder::new()
+        .name("agentlog-readahead".into())
+        .stack_size(STACK)
+        .spawn_scoped(s, move || worker(s, core, dirs, reach));
+    spawned.is_ok()
+}
+
 /// One I/O thread: takes the next directory within reach and reads it ahead
-/// until the scan ends or every directory is taken.
-fn worker<P: AsRef<Path>>(core: &Core, dirs: &[P], reach: Reach) {
+/// until the scan ends or every directory is taken. A directory that needed
+/// a block read starts another thread (up to the depth): a cold cache gets
+/// its many requests in flight, a warm one keeps [`FIRST_THREADS`].
+fn worker<'scope, 'env, P: AsRef<Path> + Sync>(
+    s: &'scope std::thread::Scope<'scope, 'env>,
+    core: &'env Core,
+    dirs: &'env [P],
+    reach: Reach,
+) {
     let mut listing = ListBuf::default();
     loop {
         if core.done.load(Ordering::Acquire) {
@@ -295,6 +336,7 @@ fn worker<P: AsRef<Path>>(core: &Core, dirs: &[P], reach: Reach) {
             core.warm.fetch_add(1, Ordering::Relaxed);
         } else {
             core.warm.store(0, Ordering::Relaxed);
+            start_thread(s, core, dirs, reach);
         }
     }
 }
