@@ -211,6 +211,18 @@ pub fn fit(s: &str, width: usize) -> String {
     out
 }
 
+/// `s` cut to its last `width` characters, `…` marking a cut (a path keeps
+/// its end: the file's name).
+pub fn fit_end(s: &str, width: usize) -> String {
+    let n = s.chars().count();
+    if n <= width {
+        return s.to_owned();
+    }
+    let mut out = String::from('…');
+    out.extend(s.chars().skip(n - width.saturating_sub(1)));
+    out
+}
+
 /// The width human output fits in: `COLUMNS` when set, else 100.
 pub fn columns() -> usize {
     std::env::var("COLUMNS")

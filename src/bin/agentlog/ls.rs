@@ -271,13 +271,7 @@ fn table(rows: &[Row], out: &mut Out) -> Res<()> {
                 // A path too long for the line keeps its end.
                 6 => {
                     let room = columns.saturating_sub(l.chars().count()).max(12);
-                    let n = cell.chars().count();
-                    if n > room {
-                        l.push('…');
-                        l.extend(cell.chars().skip(n - room + 1));
-                    } else {
-                        l.push_str(cell);
-                    }
+                    l.push_str(&crate::brief::fit_end(cell, room));
                 }
                 _ => l.push_str(&format!("{cell:<w$}")),
             }

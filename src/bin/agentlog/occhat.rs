@@ -551,13 +551,7 @@ fn session_table(sessions: &[SessionEntry], dir: &Path, out: &mut Out) -> Res<()
                 3 => l.push_str(&format!("{cell:>w$}")),
                 4 => {
                     let room = columns.saturating_sub(l.chars().count()).max(12);
-                    let n = cell.chars().count();
-                    if n > room {
-                        l.push('…');
-                        l.extend(cell.chars().skip(n - room + 1));
-                    } else {
-                        l.push_str(cell);
-                    }
+                    l.push_str(&crate::brief::fit_end(cell, room));
                 }
                 _ => l.push_str(&format!("{cell:<w$}")),
             }
