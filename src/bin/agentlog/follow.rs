@@ -107,6 +107,22 @@ fn push_str_or_null(rest: &mut Vec<u8>, s: Option<&str>) {
     }
 }
 
+/// Refuses a PATH that is a flat-layout (legacy) OC Chat store, with or
+/// without `--checkpoint`: it never shows sessions until it is migrated,
+/// so following it would wait forever. An empty directory may fill and is
+/// followed (with a warning).
+fn refuse_legacy(paths: &[PathBuf]) -> Res<()> {
+    for p in paths {
+        let target = resolve(p).map_err(Fail::Fatal)?;
+        if let Some(msg) = nothing_found(p, &target)
+            && legacy_occhat(p).is_some()
+        {
+            return Err(Fail::Problem(msg));
+        }
+    }
+    Ok(())
+}
+
 /// Runs the command (until standard output closes or an error).
 pub fn run(args: Args, out: &mut Out) -> Res<u8> {
     let opts = FollowOptions {
@@ -118,6 +134,7 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
     let mut sessions = Vec::new();
     // With --checkpoint, of an OC Chat sessions directory.
     let mut sessions_from = Vec::new();
+    refuse_legacy(&args.paths)?;
     match &args.checkpoint {
         Some(cp) => match args.paths.as_slice() {
             [one] if matches!(resolve(one), Ok(Target::OcChat { .. })) => {
@@ -134,11 +151,6 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
             for p in &args.paths {
                 let target = resolve(p).map_err(Fail::Fatal)?;
                 if let Some(msg) = nothing_found(p, &target) {
-                    // A flat-layout OC Chat store never shows sessions
-                    // until it is migrated; an empty directory may fill.
-                    if legacy_occhat(p).is_some() {
-                        return Err(Fail::Problem(msg));
-                    }
                     warn(&format!("{msg} (yet): following it"));
                 }
                 match target {

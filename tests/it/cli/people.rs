@@ -774,10 +774,58 @@ fn nothing_found_with_a_checkpoint_in_asf_convert_and_follow() {
         "{line}"
     );
     assert!(still_running, "follow goes on after the warning");
-    // A flat-layout OC Chat store: status 1 at once.
+    // A flat-layout OC Chat store: status 1 at once, with or without
+    // --checkpoint (with it the PATH resolves as a sessions directory;
+    // following it would wait forever).
     let legacy = tmp.path().join("legacy");
     copy_tree(&corpus().join("occhat/sample_legacy/sessions"), &legacy);
-    let out = run(&["follow", p(&legacy)]);
-    assert_eq!(code(&out), 1);
-    assert!(one_error(&out).contains("migrate"));
+    let legacy_cp = tmp.path().join("legacy-cp");
+    for args in [
+        vec!["follow", "--poll", "0.1", p(&legacy)],
+        vec![
+            "follow",
+            "--poll",
+            "0.1",
+            "--checkpoint",
+            p(&legacy_cp),
+            p(&legacy),
+        ],
+    ] {
+        let (status, err) = exits_within_a_minute(&args);
+        assert_eq!(status, Some(1), "{args:?}: {err}");
+        assert!(err.contains("migrate"), "{err}");
+        assert!(!legacy_cp.exists(), "no checkpoint of nothing");
+    }
+}
+
+/// Runs the command; its exit status (`None` when it was still running
+/// after a minute, then killed) and its standard error.
+fn exits_within_a_minute(args: &[&str]) -> (Option<i32>, String) {
+    use std::io::Read;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agentlog"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut pipe = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut err = String::new();
+        let _ = pipe.read_to_string(&mut err);
+        err
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status.code();
+        }
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    (status, reader.join().unwrap())
 }
