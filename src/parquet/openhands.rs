@@ -6,12 +6,11 @@
 
 use std::collections::HashMap;
 
-use crate::json::{Item, OwnedValue, Parser, Style, Value};
+use crate::json::{Document, Item, OwnedValue, Parser, Style, Value};
 use crate::openhands::model_of;
 use crate::openhands::view::{View, ViewEntry, ViewOptions};
 use crate::openhands::{
-    Conversation, Event, FileStatus, Kind, Metrics, UtcOffset, count, float, is_subagent_copy,
-    parse_time,
+    Conversation, FileStatus, Kind, Metrics, UtcOffset, count, float, is_subagent_copy, parse_time,
 };
 use crate::openhands::{DIR_EVENTS, Usage};
 
@@ -115,25 +114,90 @@ fn header(conv: &Conversation, parser: &mut Parser) -> Header {
 }
 
 /// One tool call being assembled from its action and its answer.
+/// The action's and the answer's IDs and times are those of their events'
+/// envelopes, looked up by index when the row is written.
 #[derive(Default)]
 struct Call {
     action_index: u64,
-    action_id: Option<String>,
     tool_name: Option<String>,
     tool_call_id: Option<String>,
     llm_response_id: Option<String>,
     action_kind: Option<String>,
     arguments: Option<String>,
-    started: Option<(i64, bool)>,
     outcome: Option<&'static str>,
     result_index: Option<u64>,
-    result_id: Option<String>,
     is_error: Option<bool>,
     exit_code: Option<i64>,
     result_text: Option<String>,
     error: Option<String>,
     rejection: Option<String>,
-    finished: Option<(i64, bool)>,
+}
+
+/// What an export reads of a conversation's events beyond their envelopes
+/// (the `events` table's filter columns and the `tool_calls` rows), taken
+/// from each event's parsed document. Filled while the reader has each
+/// event parsed ([`Reader::read_into_with`](crate::openhands::Reader::read_into_with))
+/// and handed to [`add_openhands_with`], no event is parsed a second time
+/// for them.
+#[derive(Default)]
+pub struct EventDetails {
+    /// Each event's index and a hash of its `id` member: what tells the
+    /// details of one conversation from another's.
+    indexes: Vec<(u64, u64)>,
+    cols: Vec<EventCols>,
+    calls: Vec<Call>,
+    by_call_id: HashMap<String, usize>,
+}
+
+impl EventDetails {
+    /// Nothing read yet.
+    pub fn new() -> EventDetails {
+        EventDetails::default()
+    }
+
+    /// Forgets what was read (for the next conversation).
+    pub fn clear(&mut self) {
+        self.indexes.clear();
+        self.cols.clear();
+        self.calls.clear();
+        self.by_call_id.clear();
+    }
+
+    /// Reads the event of `index` from its parsed document. Events are
+    /// given in index order, each event that parsed as a JSON object
+    /// once: what [`Reader::read_into_with`](crate::openhands::Reader::read_into_with)
+    /// hands its visitor.
+    pub fn add(&mut self, index: u64, doc: &Document<'_>) {
+        let root = doc.root();
+        let id = root.get("id").and_then(|v| v.as_str());
+        let cols = event_columns(index, root, &mut self.calls, &mut self.by_call_id);
+        self.indexes.push((index, id_hash(id)));
+        self.cols.push(cols);
+    }
+
+    /// Whether these are the details of `conv`'s events: one for each
+    /// event that parsed, in order, of the same index and `id`.
+    fn fits(&self, conv: &Conversation) -> bool {
+        let mut ok = conv
+            .events()
+            .filter(|e| e.is_ok())
+            .map(|e| (e.index(), id_hash(e.id())));
+        self.indexes.iter().all(|i| ok.next() == Some(*i)) && ok.next().is_none()
+    }
+
+    /// Reads `conv`'s events, parsing each with `parser`.
+    fn read(&mut self, conv: &Conversation, parser: &mut Parser) {
+        self.clear();
+        for e in conv.events().filter(|e| e.is_ok()) {
+            match e.parse(parser) {
+                Ok(doc) => self.add(e.index(), &doc),
+                Err(_) => {
+                    self.indexes.push((e.index(), id_hash(e.id())));
+                    self.cols.push(EventCols::default());
+                }
+            }
+        }
+    }
 }
 
 /// The text parts of a `content` value (a string, or a list of parts with
@@ -155,10 +219,47 @@ fn s(v: Option<Value<'_>>) -> Option<String> {
     v.and_then(|v| v.as_str()).map(str::to_owned)
 }
 
-/// Adds the rows of one conversation.
+/// A hash of an event's `id` member (the same in every process).
+fn id_hash(id: Option<&str>) -> u64 {
+    use std::hash::BuildHasher;
+    std::hash::BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default()
+        .hash_one(id)
+}
+
+/// Adds the rows of one conversation, parsing its events for what their
+/// envelopes do not hold ([`add_openhands_with`] takes it from the
+/// reader's parse).
 pub fn add_openhands(
     ds: &mut Dataset,
     input: &OpenHandsInput<'_>,
+    parser: &mut Parser,
+) -> Result<(), DatasetError> {
+    let mut details = EventDetails::new();
+    details.read(input.conversation, parser);
+    add_rows(ds, input, &details, parser)
+}
+
+/// Adds the rows of one conversation with its events' `details`, read
+/// while the reader parsed them. Details that are not those of the
+/// conversation's events (another conversation's, or missing some) are
+/// not used: the events are parsed again, as [`add_openhands`] does.
+pub fn add_openhands_with(
+    ds: &mut Dataset,
+    input: &OpenHandsInput<'_>,
+    details: &EventDetails,
+    parser: &mut Parser,
+) -> Result<(), DatasetError> {
+    if details.fits(input.conversation) {
+        add_rows(ds, input, details, parser)
+    } else {
+        add_openhands(ds, input, parser)
+    }
+}
+
+fn add_rows(
+    ds: &mut Dataset,
+    input: &OpenHandsInput<'_>,
+    details: &EventDetails,
     parser: &mut Parser,
 ) -> Result<(), DatasetError> {
     let conv = input.conversation;
@@ -199,16 +300,17 @@ pub fn add_openhands(
 
     // Events, and the tool calls they hold.
     let json = ds.options().json;
-    let mut calls: Vec<Call> = Vec::new();
-    let mut by_call_id: HashMap<String, usize> = HashMap::new();
+    let none = EventCols::default();
+    let mut details_of_ok = details.cols.iter();
     let (mut ok_events, mut malformed) = (0u64, 0u64);
     for (pos, e) in conv.events().enumerate() {
-        if e.is_ok() {
+        let cols = if e.is_ok() {
             ok_events += 1;
+            details_of_ok.next().unwrap_or(&none)
         } else {
             malformed += 1;
-        }
-        let cols = event_columns(&e, parser, &mut calls, &mut by_call_id);
+            &none
+        };
         if !input.events.wants(e.index()) {
             continue;
         }
@@ -300,8 +402,13 @@ pub fn add_openhands(
         })?;
     }
 
-    for (n, c) in calls.iter().enumerate() {
-        let duration = match (c.started, c.finished) {
+    let event_at = |index: u64| positions.get(&index).and_then(|&p| conv.event(p));
+    for (n, c) in details.calls.iter().enumerate() {
+        let action = event_at(c.action_index);
+        let result = c.result_index.and_then(event_at);
+        let started = action.as_ref().and_then(|e| micros(e.timestamp()));
+        let finished = result.as_ref().and_then(|e| micros(e.timestamp()));
+        let duration = match (started, finished) {
             (Some(a), Some(b)) if a.1 == b.1 => Some((b.0 - a.0) as f64 / 1e6),
             _ => None,
         };
@@ -310,22 +417,22 @@ pub fn add_openhands(
                 .str(Some("openhands"))
                 .u64(Some(n as u64))
                 .u64(Some(c.action_index))
-                .str(c.action_id.as_deref())
+                .str(action.as_ref().and_then(|e| e.id()))
                 .str(c.tool_name.as_deref())
                 .str(c.tool_call_id.as_deref())
                 .str(c.llm_response_id.as_deref())
                 .str(c.action_kind.as_deref())
                 .str(c.arguments.as_deref())
-                .time(c.started.map(|t| t.0))
+                .time(started.map(|t| t.0))
                 .str(c.outcome)
                 .u64(c.result_index)
-                .str(c.result_id.as_deref())
+                .str(result.as_ref().and_then(|e| e.id()))
                 .bool(c.is_error)
                 .i64(c.exit_code)
                 .str(c.result_text.as_deref())
                 .str(c.error.as_deref())
                 .str(c.rejection.as_deref())
-                .time(c.finished.map(|t| t.0))
+                .time(finished.map(|t| t.0))
                 .f64(duration)
                 .utc(snapshot)
                 .end()
@@ -589,27 +696,21 @@ struct EventCols {
     is_error: Option<bool>,
 }
 
-/// Reads the filter columns of one event, and records the tool call it
-/// makes or answers in `calls`.
+/// Reads the filter columns of the event of `index` from its parsed
+/// document, and records the tool call it makes or answers in `calls`.
 fn event_columns(
-    e: &Event<'_>,
-    parser: &mut Parser,
+    index: u64,
+    root: Value<'_>,
     calls: &mut Vec<Call>,
     by_call_id: &mut HashMap<String, usize>,
 ) -> EventCols {
-    let mut cols = EventCols::default();
-    if !e.is_ok() {
-        return cols;
-    }
-    let Ok(doc) = e.parse(parser) else {
-        return cols;
+    let mut cols = EventCols {
+        tool_name: s(root.get("tool_name")),
+        tool_call_id: s(root.get("tool_call_id")),
+        llm_response_id: s(root.get("llm_response_id")),
+        is_error: None,
     };
-    let root = doc.root();
-    cols.tool_name = s(root.get("tool_name"));
-    cols.tool_call_id = s(root.get("tool_call_id"));
-    cols.llm_response_id = s(root.get("llm_response_id"));
     let kind = root.get("kind").and_then(|v| v.as_str()).map(Kind::parse);
-    let ts = micros(e.timestamp());
     let answer = |calls: &mut Vec<Call>| -> Option<usize> {
         let id = cols.tool_call_id.as_deref()?;
         let &n = by_call_id.get(id)?;
@@ -628,14 +729,12 @@ fn event_columns(
                 by_call_id.insert(cid.clone(), calls.len());
             }
             calls.push(Call {
-                action_index: e.index(),
-                action_id: e.id().map(str::to_owned),
+                action_index: index,
                 tool_name: cols.tool_name.clone(),
                 tool_call_id: cols.tool_call_id.clone(),
                 llm_response_id: cols.llm_response_id.clone(),
                 action_kind: s(action.and_then(|a| a.get("kind"))),
                 arguments: args,
-                started: ts,
                 ..Call::default()
             });
         }
@@ -684,9 +783,7 @@ fn event_columns(
         && let Some(c) = calls.get_mut(*n)
         && c.result_index.is_none()
     {
-        c.result_index = Some(e.index());
-        c.result_id = e.id().map(str::to_owned);
-        c.finished = ts;
+        c.result_index = Some(index);
     }
     cols
 }
