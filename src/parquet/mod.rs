@@ -45,6 +45,7 @@
 
 mod batch;
 mod dataset;
+mod details;
 mod occhat;
 mod openhands;
 mod part;
@@ -54,9 +55,10 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 pub use dataset::{Dataset, DatasetOptions, Partitioning, Written};
+pub use details::EventDetails;
 pub use occhat::{add_occhat, text_of};
 pub use openhands::{
-    EventDetails, EventSelection, OpenHandsInput, add_openhands, add_openhands_with, add_removed,
+    EventSelection, OpenHandsInput, add_openhands, add_openhands_with, add_removed,
 };
 pub use schema::{ColumnType, SCHEMA_VERSION, SCHEMA_VERSION_KEY, TABLE_KEY, Table};
 
