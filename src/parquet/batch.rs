@@ -1,6 +1,6 @@
 //! Rows being gathered for one part file: one Arrow builder per column,
 //! filled a row at a time in the schema's column order, and the bytes they
-//! hold counted so that a caller can bound them.
+//! hold (or have room for) counted so that a caller can bound them.
 
 use std::sync::Arc;
 
@@ -30,6 +30,8 @@ pub(crate) struct Batch {
     cols: Vec<Col>,
     rows: usize,
     bytes: usize,
+    /// The bytes the builders were given room for when the batch started.
+    reserved: usize,
     room: Option<Room>,
 }
 
@@ -56,6 +58,7 @@ impl Batch {
             cols,
             rows: 0,
             bytes: 0,
+            reserved: 0,
             room: None,
         }
     }
@@ -69,6 +72,18 @@ impl Batch {
     /// values by width).
     pub(crate) fn bytes(&self) -> usize {
         self.bytes
+    }
+
+    /// About how many bytes the builders hold: the rows gathered, or the
+    /// room they were given when that is more.
+    pub(crate) fn held(&self) -> usize {
+        self.bytes.max(self.reserved)
+    }
+
+    /// Forgets the room of the last batch: the next batch's builders start
+    /// empty and grow (after its rows were written out to bound memory).
+    pub(crate) fn release(&mut self) {
+        self.room = None;
     }
 
     /// Starts a row: its columns are given in order, then [`Row::end`].
@@ -109,6 +124,7 @@ impl Batch {
             .collect();
         self.rows = 0;
         self.bytes = 0;
+        self.reserved = 0;
         self.room = Some(room);
         RecordBatch::try_new(self.schema.clone(), arrays)
     }
@@ -120,10 +136,14 @@ impl Batch {
         };
         let rows = room.rows;
         let mut bytes = room.bytes.into_iter();
+        let mut reserved = 0;
         for c in &mut self.cols {
+            reserved += rows * 8;
             match c {
                 Col::Str(b) => {
-                    *b = StringBuilder::with_capacity(rows, bytes.next().unwrap_or(0));
+                    let n = bytes.next().unwrap_or(0);
+                    reserved += n;
+                    *b = StringBuilder::with_capacity(rows, n);
                 }
                 Col::U64(b) => *b = UInt64Builder::with_capacity(rows),
                 Col::I64(b) => *b = Int64Builder::with_capacity(rows),
@@ -135,6 +155,7 @@ impl Batch {
                 }
             }
         }
+        self.reserved = reserved;
     }
 }
 

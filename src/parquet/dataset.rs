@@ -1,7 +1,10 @@
 //! A dataset being written: for each table (and partition), one open part
 //! file and the rows gathered for it; rows handed to the Parquet writer a
 //! batch at a time, row groups written out as they fill, and everything in
-//! memory bounded by [`DatasetOptions::memory_budget`].
+//! memory bounded by bytes ([`DatasetOptions::memory_budget`]), whatever
+//! the number of rows: after every row added, the rows gathered and the
+//! row groups in progress of every open part hold at most the budget (and
+//! the row just added).
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -39,11 +42,16 @@ pub struct DatasetOptions {
     pub batch_bytes: usize,
     /// Rows are handed to the Parquet writer at this many rows.
     pub batch_rows: usize,
-    /// A row group in progress is written out once it holds this many
-    /// bytes in memory.
+    /// A part's row group in progress is written out once the Parquet
+    /// writer holds this many bytes for it in memory (its encoded pages
+    /// and its encoders' buffers: `ArrowWriter::memory_size`).
     pub row_group_bytes: usize,
-    /// When the rows gathered and the row groups in progress of every open
-    /// part hold more than this many bytes together, all are written out.
+    /// The bytes every open part may hold together (the rows gathered
+    /// and the row groups in progress): when a row takes them past it,
+    /// the parts holding the most are written out (rows to the writer,
+    /// row groups to the file) until they hold at most half of it. Checked
+    /// after every row, so that it holds whatever the store's size, its
+    /// number of rows or the size of its conversations.
     pub memory_budget: usize,
     /// The most part files open at once per table (partitioned datasets):
     /// opening one more completes the one used least recently.
@@ -56,10 +64,10 @@ impl Default for DatasetOptions {
             json: true,
             partitioning: Partitioning::None,
             row_group_rows: 128 * 1024,
-            batch_bytes: 8 << 20,
+            batch_bytes: 4 << 20,
             batch_rows: 8192,
-            row_group_bytes: 32 << 20,
-            memory_budget: 96 << 20,
+            row_group_bytes: 24 << 20,
+            memory_budget: 64 << 20,
             max_open_parts: 16,
         }
     }
@@ -70,6 +78,17 @@ struct Open {
     part: Part,
     batch: Batch,
     used: u64,
+    /// The Parquet writer's bytes in memory for this part, as last
+    /// measured (after its last batch or flush).
+    writer_bytes: usize,
+}
+
+impl Open {
+    /// The bytes this part holds: its rows gathered and its row group in
+    /// progress.
+    fn held(&self) -> usize {
+        self.batch.held() + self.writer_bytes
+    }
 }
 
 /// What an export wrote.
@@ -93,6 +112,8 @@ pub struct Dataset {
     seq: u64,
     tick: u64,
     open: BTreeMap<(Table, String), Open>,
+    /// The sum of [`Open::held`] over `open`.
+    held: usize,
     written: Written,
 }
 
@@ -114,6 +135,7 @@ impl Dataset {
             seq: 0,
             tick: 0,
             open: BTreeMap::new(),
+            held: 0,
             written: Written::default(),
         })
     }
@@ -160,27 +182,63 @@ impl Dataset {
             self.open_part(table, partition)?;
         }
         let tick = self.tick;
+        let opts = &self.options;
         let Some(o) = self.open.get_mut(&key) else {
             return Ok(());
         };
         o.used = tick;
+        let before = o.held();
         fill(o.batch.row());
-        if o.batch.rows() >= self.options.batch_rows || o.batch.bytes() >= self.options.batch_bytes
-        {
-            Self::drain(o, self.options.row_group_bytes)?;
+        if o.batch.rows() >= opts.batch_rows || o.batch.bytes() >= opts.batch_bytes {
+            Self::drain(o, opts.row_group_bytes)?;
+        }
+        self.held = (self.held + o.held()).saturating_sub(before);
+        if self.held > self.options.memory_budget {
+            self.write_out(self.options.memory_budget / 2)?;
         }
         Ok(())
     }
 
     /// Hands `o`'s gathered rows to its writer, and writes its row group out
-    /// when it holds `row_group_bytes`.
+    /// when the writer holds `row_group_bytes` for it.
     fn drain(o: &mut Open, row_group_bytes: usize) -> Result<(), DatasetError> {
         if o.batch.rows() > 0 {
             let b = o.batch.take().map_err(DatasetError::Arrow)?;
             o.part.write(&b)?;
         }
-        if o.part.in_progress() >= row_group_bytes {
+        o.writer_bytes = o.part.memory();
+        if o.writer_bytes >= row_group_bytes {
             o.part.flush()?;
+            o.writer_bytes = o.part.memory();
+        }
+        Ok(())
+    }
+
+    /// Writes out the parts holding the most (their rows to the writer,
+    /// their row groups to the file) until all hold at most `target`.
+    fn write_out(&mut self, target: usize) -> Result<(), DatasetError> {
+        let mut by_size: Vec<(usize, (Table, String))> = self
+            .open
+            .iter()
+            .map(|(k, o)| (o.held(), k.clone()))
+            .collect();
+        by_size.sort_unstable_by_key(|(held, _)| std::cmp::Reverse(*held));
+        for (_, k) in by_size {
+            if self.held <= target {
+                break;
+            }
+            let Some(o) = self.open.get_mut(&k) else {
+                continue;
+            };
+            let before = o.held();
+            if o.batch.rows() > 0 {
+                let b = o.batch.take().map_err(DatasetError::Arrow)?;
+                o.part.write(&b)?;
+            }
+            o.batch.release();
+            o.part.flush()?;
+            o.writer_bytes = o.part.memory();
+            self.held = (self.held + o.held()).saturating_sub(before);
         }
         Ok(())
     }
@@ -215,6 +273,7 @@ impl Dataset {
                 part,
                 batch: Batch::new(table, table.schema()),
                 used: self.tick,
+                writer_bytes: 0,
             },
         );
         Ok(())
@@ -222,6 +281,7 @@ impl Dataset {
 
     /// Writes the rest of `o` and completes its part file.
     fn complete(&mut self, table: Table, mut o: Open) -> Result<(), DatasetError> {
+        self.held = self.held.saturating_sub(o.held());
         if o.batch.rows() > 0 {
             let b = o.batch.take().map_err(DatasetError::Arrow)?;
             o.part.write(&b)?;
@@ -234,29 +294,21 @@ impl Dataset {
         Ok(())
     }
 
-    /// The bytes held in memory: rows gathered and row groups in progress.
+    /// The bytes held in memory: rows gathered and row groups in progress
+    /// (the Parquet writers' bytes as measured after their last batch).
     pub fn buffered(&self) -> usize {
-        self.open
-            .values()
-            .map(|o| o.batch.bytes() + o.part.in_progress())
-            .sum()
+        self.held
     }
 
     /// Writes everything held in memory out to the part files (which stay
-    /// open) when it exceeds the memory budget. Called between
-    /// conversations.
+    /// open) when it exceeds the memory budget. The budget is kept after
+    /// every row already ([`DatasetOptions::memory_budget`]); this is for
+    /// callers that want the bound checked at a point of their choosing.
     pub fn bound_memory(&mut self) -> Result<(), DatasetError> {
-        if self.buffered() <= self.options.memory_budget {
+        if self.held <= self.options.memory_budget {
             return Ok(());
         }
-        for o in self.open.values_mut() {
-            if o.batch.rows() > 0 {
-                let b = o.batch.take().map_err(DatasetError::Arrow)?;
-                o.part.write(&b)?;
-            }
-            o.part.flush()?;
-        }
-        Ok(())
+        self.write_out(0)
     }
 
     /// Completes every part file. With `every_table`, a table that has no

@@ -7,12 +7,19 @@
 //!   ([`SCHEMA_VERSION`]) in its key-value metadata and its Arrow schema's
 //!   metadata under [`SCHEMA_VERSION_KEY`]. Column names, types and order
 //!   are stable; columns are only added, at the end, with a new version.
-//! - Streaming, in bounded memory: one conversation is read at a time; rows
-//!   go to the Parquet writer in batches bounded by rows and by bytes (the
-//!   verbatim JSON column included), row groups are written out as they
-//!   fill, and when everything held in memory exceeds
-//!   [`DatasetOptions::memory_budget`] it is all written out
-//!   ([`Dataset::bound_memory`]).
+//! - Streaming, in bounded memory, bounded by bytes and not by rows: one
+//!   conversation is read at a time; rows go to the Parquet writer in
+//!   batches bounded by rows and by bytes (the verbatim JSON column
+//!   included); a table's row group is written out when the writer's
+//!   bytes in memory for it (encoded pages and encoders' buffers) reach
+//!   [`DatasetOptions::row_group_bytes`]; and after every row, when the
+//!   rows gathered and the row groups in progress of all tables (and
+//!   partitions) together exceed [`DatasetOptions::memory_budget`], the
+//!   parts holding the most are written out until they hold half of it.
+//!   What the export holds beyond the budget is the conversation being
+//!   exported (its files and its view), one row, and fixed buffers (one
+//!   write buffer and one compressor per open part), whatever the store's
+//!   size.
 //! - Append-only: part files are new files, `part-<snapshot>-<pid>-<n>.parquet`,
 //!   written under a hidden temporary name in their directory and renamed
 //!   when complete and synced; a final name is never replaced, a file is
@@ -38,6 +45,7 @@
 
 mod batch;
 mod dataset;
+mod details;
 mod occhat;
 mod openhands;
 mod part;
@@ -47,8 +55,11 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 pub use dataset::{Dataset, DatasetOptions, Partitioning, Written};
+pub use details::EventDetails;
 pub use occhat::{add_occhat, text_of};
-pub use openhands::{EventSelection, OpenHandsInput, add_openhands, add_removed};
+pub use openhands::{
+    EventSelection, OpenHandsInput, add_openhands, add_openhands_with, add_removed,
+};
 pub use schema::{ColumnType, SCHEMA_VERSION, SCHEMA_VERSION_KEY, TABLE_KEY, Table};
 
 /// Why a dataset could not be written.

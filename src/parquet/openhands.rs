@@ -6,17 +6,17 @@
 
 use std::collections::HashMap;
 
-use crate::json::{Item, OwnedValue, Parser, Style, Value};
+use crate::json::{Item, OwnedValue, Parser, Style};
 use crate::openhands::model_of;
 use crate::openhands::view::{View, ViewEntry, ViewOptions};
 use crate::openhands::{
-    Conversation, Event, FileStatus, Kind, Metrics, UtcOffset, count, float, is_subagent_copy,
-    parse_time,
+    Conversation, FileStatus, Metrics, UtcOffset, count, float, is_subagent_copy, parse_time,
 };
 use crate::openhands::{DIR_EVENTS, Usage};
 
 use super::DatasetError;
 use super::dataset::Dataset;
+use super::details::{EventCols, EventDetails};
 use super::schema::Table;
 
 /// Which of a conversation's events to write.
@@ -114,51 +114,40 @@ fn header(conv: &Conversation, parser: &mut Parser) -> Header {
     h
 }
 
-/// One tool call being assembled from its action and its answer.
-#[derive(Default)]
-struct Call {
-    action_index: u64,
-    action_id: Option<String>,
-    tool_name: Option<String>,
-    tool_call_id: Option<String>,
-    llm_response_id: Option<String>,
-    action_kind: Option<String>,
-    arguments: Option<String>,
-    started: Option<(i64, bool)>,
-    outcome: Option<&'static str>,
-    result_index: Option<u64>,
-    result_id: Option<String>,
-    is_error: Option<bool>,
-    exit_code: Option<i64>,
-    result_text: Option<String>,
-    error: Option<String>,
-    rejection: Option<String>,
-    finished: Option<(i64, bool)>,
-}
-
-/// The text parts of a `content` value (a string, or a list of parts with
-/// `text`), joined by line breaks.
-fn texts(v: Option<Value<'_>>) -> Option<String> {
-    let v = v?;
-    if let Some(s) = v.as_str() {
-        return Some(s.to_owned());
-    }
-    let parts: Vec<&str> = v
-        .as_array()?
-        .iter()
-        .filter_map(|p| p.get("text").and_then(|t| t.as_str()))
-        .collect();
-    Some(parts.join("\n"))
-}
-
-fn s(v: Option<Value<'_>>) -> Option<String> {
-    v.and_then(|v| v.as_str()).map(str::to_owned)
-}
-
-/// Adds the rows of one conversation.
+/// Adds the rows of one conversation, parsing its events for what their
+/// envelopes do not hold ([`add_openhands_with`] takes it from the
+/// reader's parse).
 pub fn add_openhands(
     ds: &mut Dataset,
     input: &OpenHandsInput<'_>,
+    parser: &mut Parser,
+) -> Result<(), DatasetError> {
+    let mut details = EventDetails::new();
+    details.read(input.conversation, parser);
+    add_rows(ds, input, &details, parser)
+}
+
+/// Adds the rows of one conversation with its events' `details`, read
+/// while the reader parsed them. Details that are not those of the
+/// conversation's events (another conversation's, or missing some) are
+/// not used: the events are parsed again, as [`add_openhands`] does.
+pub fn add_openhands_with(
+    ds: &mut Dataset,
+    input: &OpenHandsInput<'_>,
+    details: &EventDetails,
+    parser: &mut Parser,
+) -> Result<(), DatasetError> {
+    if details.fits(input.conversation) {
+        add_rows(ds, input, details, parser)
+    } else {
+        add_openhands(ds, input, parser)
+    }
+}
+
+fn add_rows(
+    ds: &mut Dataset,
+    input: &OpenHandsInput<'_>,
+    details: &EventDetails,
     parser: &mut Parser,
 ) -> Result<(), DatasetError> {
     let conv = input.conversation;
@@ -199,16 +188,17 @@ pub fn add_openhands(
 
     // Events, and the tool calls they hold.
     let json = ds.options().json;
-    let mut calls: Vec<Call> = Vec::new();
-    let mut by_call_id: HashMap<String, usize> = HashMap::new();
+    let none = EventCols::default();
+    let mut details_of_ok = details.cols.iter();
     let (mut ok_events, mut malformed) = (0u64, 0u64);
     for (pos, e) in conv.events().enumerate() {
-        if e.is_ok() {
+        let cols = if e.is_ok() {
             ok_events += 1;
+            details_of_ok.next().unwrap_or(&none)
         } else {
             malformed += 1;
-        }
-        let cols = event_columns(&e, parser, &mut calls, &mut by_call_id);
+            &none
+        };
         if !input.events.wants(e.index()) {
             continue;
         }
@@ -300,8 +290,13 @@ pub fn add_openhands(
         })?;
     }
 
-    for (n, c) in calls.iter().enumerate() {
-        let duration = match (c.started, c.finished) {
+    let event_at = |index: u64| positions.get(&index).and_then(|&p| conv.event(p));
+    for (n, c) in details.calls.iter().enumerate() {
+        let action = event_at(c.action_index);
+        let result = c.result_index.and_then(event_at);
+        let started = action.as_ref().and_then(|e| micros(e.timestamp()));
+        let finished = result.as_ref().and_then(|e| micros(e.timestamp()));
+        let duration = match (started, finished) {
             (Some(a), Some(b)) if a.1 == b.1 => Some((b.0 - a.0) as f64 / 1e6),
             _ => None,
         };
@@ -310,22 +305,22 @@ pub fn add_openhands(
                 .str(Some("openhands"))
                 .u64(Some(n as u64))
                 .u64(Some(c.action_index))
-                .str(c.action_id.as_deref())
+                .str(action.as_ref().and_then(|e| e.id()))
                 .str(c.tool_name.as_deref())
                 .str(c.tool_call_id.as_deref())
                 .str(c.llm_response_id.as_deref())
                 .str(c.action_kind.as_deref())
                 .str(c.arguments.as_deref())
-                .time(c.started.map(|t| t.0))
+                .time(started.map(|t| t.0))
                 .str(c.outcome)
                 .u64(c.result_index)
-                .str(c.result_id.as_deref())
+                .str(result.as_ref().and_then(|e| e.id()))
                 .bool(c.is_error)
                 .i64(c.exit_code)
                 .str(c.result_text.as_deref())
                 .str(c.error.as_deref())
                 .str(c.rejection.as_deref())
-                .time(c.finished.map(|t| t.0))
+                .time(finished.map(|t| t.0))
                 .f64(duration)
                 .utc(snapshot)
                 .end()
@@ -578,117 +573,6 @@ fn llm_rows(
             .utc(snapshot)
             .end()
     })
-}
-
-/// The columns of an event an analyst filters on.
-#[derive(Default)]
-struct EventCols {
-    tool_name: Option<String>,
-    tool_call_id: Option<String>,
-    llm_response_id: Option<String>,
-    is_error: Option<bool>,
-}
-
-/// Reads the filter columns of one event, and records the tool call it
-/// makes or answers in `calls`.
-fn event_columns(
-    e: &Event<'_>,
-    parser: &mut Parser,
-    calls: &mut Vec<Call>,
-    by_call_id: &mut HashMap<String, usize>,
-) -> EventCols {
-    let mut cols = EventCols::default();
-    if !e.is_ok() {
-        return cols;
-    }
-    let Ok(doc) = e.parse(parser) else {
-        return cols;
-    };
-    let root = doc.root();
-    cols.tool_name = s(root.get("tool_name"));
-    cols.tool_call_id = s(root.get("tool_call_id"));
-    cols.llm_response_id = s(root.get("llm_response_id"));
-    let kind = root.get("kind").and_then(|v| v.as_str()).map(Kind::parse);
-    let ts = micros(e.timestamp());
-    let answer = |calls: &mut Vec<Call>| -> Option<usize> {
-        let id = cols.tool_call_id.as_deref()?;
-        let &n = by_call_id.get(id)?;
-        (calls.get(n)?.outcome.is_none()).then_some(n)
-    };
-    match kind {
-        Some(Kind::Action) => {
-            let action = root.get("action");
-            let args = root
-                .get("tool_call")
-                .and_then(|t| t.get("arguments"))
-                .and_then(|a| a.as_str())
-                .map(str::to_owned)
-                .or_else(|| action.map(|a| String::from_utf8_lossy(a.raw()).into_owned()));
-            if let Some(cid) = &cols.tool_call_id {
-                by_call_id.insert(cid.clone(), calls.len());
-            }
-            calls.push(Call {
-                action_index: e.index(),
-                action_id: e.id().map(str::to_owned),
-                tool_name: cols.tool_name.clone(),
-                tool_call_id: cols.tool_call_id.clone(),
-                llm_response_id: cols.llm_response_id.clone(),
-                action_kind: s(action.and_then(|a| a.get("kind"))),
-                arguments: args,
-                started: ts,
-                ..Call::default()
-            });
-        }
-        Some(Kind::Observation) => {
-            let obs = root.get("observation");
-            cols.is_error = obs
-                .and_then(|o| o.get("is_error"))
-                .and_then(|v| v.as_bool());
-            if let Some(n) = answer(calls) {
-                let c = &mut calls[n];
-                c.outcome = Some("observation");
-                c.is_error = Some(cols.is_error.unwrap_or(false));
-                c.exit_code = obs
-                    .and_then(|o| o.get("metadata"))
-                    .and_then(|m| m.get("exit_code"))
-                    .and_then(|v| v.as_i64())
-                    .or_else(|| {
-                        obs.and_then(|o| o.get("exit_code"))
-                            .and_then(|v| v.as_i64())
-                    });
-                c.result_text = texts(obs.and_then(|o| o.get("content")));
-            }
-        }
-        Some(Kind::UserReject) => {
-            if let Some(n) = answer(calls) {
-                let c = &mut calls[n];
-                c.outcome = Some("rejected");
-                c.rejection = s(root.get("rejection_reason"));
-            }
-        }
-        Some(Kind::AgentError) => {
-            if let Some(n) = answer(calls) {
-                let c = &mut calls[n];
-                c.outcome = Some("error");
-                c.is_error = Some(true);
-                c.error = s(root.get("error"));
-            }
-        }
-        _ => return cols,
-    }
-    if !matches!(kind, Some(Kind::Action))
-        && let Some(n) = cols
-            .tool_call_id
-            .as_deref()
-            .and_then(|id| by_call_id.get(id))
-        && let Some(c) = calls.get_mut(*n)
-        && c.result_index.is_none()
-    {
-        c.result_index = Some(e.index());
-        c.result_id = e.id().map(str::to_owned);
-        c.finished = ts;
-    }
-    cols
 }
 
 /// Bytes as text: borrowed when they are UTF-8 (checked by the standard

@@ -100,9 +100,10 @@ impl Part {
             .map_err(|e| DatasetError::parquet(&self.tmp, e))
     }
 
-    /// The bytes the row group in progress holds in memory.
-    pub(crate) fn in_progress(&self) -> usize {
-        self.writer.as_ref().map_or(0, |w| w.in_progress_size())
+    /// The bytes the writer holds in memory for the row group in progress:
+    /// its encoded pages and its encoders' buffers.
+    pub(crate) fn memory(&self) -> usize {
+        self.writer.as_ref().map_or(0, |w| w.memory_size())
     }
 
     /// Ends the row group in progress (writes it to the file).

@@ -18,14 +18,15 @@ use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use agentlog::occhat::SessionStore as OcStore;
+use agentlog::openhands::Parsed;
 use agentlog::openhands::{ChangeKind, Conversation, Reader, ScanOptions, Store};
 use agentlog::parquet::{
-    Dataset, DatasetError, DatasetOptions, EventSelection, OpenHandsInput, Partitioning,
-    add_occhat, add_openhands, add_removed,
+    Dataset, DatasetError, DatasetOptions, EventDetails, EventSelection, OpenHandsInput,
+    Partitioning, add_occhat, add_openhands, add_openhands_with, add_removed,
 };
 
 use crate::out::{Fail, Res, Status, warn};
-use crate::target::{Target, Worker, for_each_target, walk};
+use crate::target::{Target, Worker, for_each_target, walk_with};
 
 /// The `--parquet` options of `export`.
 #[derive(clap::Args, Debug)]
@@ -127,10 +128,19 @@ pub fn run(
                 }
                 for dir in &dirs {
                     let mut depth_of: Vec<(String, usize)> = Vec::new();
-                    walk(&mut reader, &mut conv, &mut ids, dir, |node| {
+                    // What the rows need beyond the envelopes, taken from
+                    // the reader's parse of each event.
+                    let details = std::cell::RefCell::new(EventDetails::new());
+                    let on_doc = |p: Parsed, doc: &agentlog::json::Document<'_>| {
+                        if let Parsed::Event { index } = p {
+                            details.borrow_mut().add(index, doc);
+                        }
+                    };
+                    walk_with(&mut reader, &mut conv, &mut ids, dir, on_doc, |node| {
                         let c = match node.conv {
                             Ok(c) => c,
                             Err(e) => {
+                                details.borrow_mut().clear();
                                 warn(&e.to_string());
                                 return Ok(());
                             }
@@ -156,8 +166,10 @@ pub fn run(
                             change: "full",
                             events: EventSelection::All,
                         };
-                        add_openhands(&mut ds, &input, &mut parsers.0).map_err(fatal)?;
-                        ds.bound_memory().map_err(fatal)
+                        let added =
+                            add_openhands_with(&mut ds, &input, &details.borrow(), &mut parsers.0);
+                        details.borrow_mut().clear();
+                        added.map_err(fatal)
                     })?;
                 }
             }

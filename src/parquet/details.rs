@@ -1,0 +1,224 @@
+//! What an export reads of an OpenHands conversation's events beyond their
+//! envelopes: the `events` table's filter columns and the `tool_calls`
+//! rows (each action with its answer), taken from each event's parsed
+//! document — the reader's own parse when it hands its visitor each event,
+//! so that no event is parsed again for them.
+
+use std::collections::HashMap;
+
+use crate::json::{Document, Parser, Value};
+use crate::openhands::{Conversation, Kind};
+
+/// One tool call being assembled from its action and its answer.
+/// The action's and the answer's IDs and times are those of their events'
+/// envelopes, looked up by index when the row is written.
+#[derive(Default)]
+pub(super) struct Call {
+    pub(super) action_index: u64,
+    pub(super) tool_name: Option<String>,
+    pub(super) tool_call_id: Option<String>,
+    pub(super) llm_response_id: Option<String>,
+    pub(super) action_kind: Option<String>,
+    pub(super) arguments: Option<String>,
+    pub(super) outcome: Option<&'static str>,
+    pub(super) result_index: Option<u64>,
+    pub(super) is_error: Option<bool>,
+    pub(super) exit_code: Option<i64>,
+    pub(super) result_text: Option<String>,
+    pub(super) error: Option<String>,
+    pub(super) rejection: Option<String>,
+}
+
+/// What an export reads of a conversation's events beyond their envelopes
+/// (the `events` table's filter columns and the `tool_calls` rows), taken
+/// from each event's parsed document. Filled while the reader has each
+/// event parsed ([`Reader::read_into_with`](crate::openhands::Reader::read_into_with))
+/// and handed to [`add_openhands_with`](super::add_openhands_with), no event is parsed a second time
+/// for them.
+#[derive(Default)]
+pub struct EventDetails {
+    /// Each event's index and a hash of its `id` member: what tells the
+    /// details of one conversation from another's.
+    indexes: Vec<(u64, u64)>,
+    pub(super) cols: Vec<EventCols>,
+    pub(super) calls: Vec<Call>,
+    by_call_id: HashMap<String, usize>,
+}
+
+impl EventDetails {
+    /// Nothing read yet.
+    pub fn new() -> EventDetails {
+        EventDetails::default()
+    }
+
+    /// Forgets what was read (for the next conversation).
+    pub fn clear(&mut self) {
+        self.indexes.clear();
+        self.cols.clear();
+        self.calls.clear();
+        self.by_call_id.clear();
+    }
+
+    /// Reads the event of `index` from its parsed document. Events are
+    /// given in index order, each event that parsed as a JSON object
+    /// once: what [`Reader::read_into_with`](crate::openhands::Reader::read_into_with)
+    /// hands its visitor.
+    pub fn add(&mut self, index: u64, doc: &Document<'_>) {
+        let root = doc.root();
+        let id = root.get("id").and_then(|v| v.as_str());
+        let cols = event_columns(index, root, &mut self.calls, &mut self.by_call_id);
+        self.indexes.push((index, id_hash(id)));
+        self.cols.push(cols);
+    }
+
+    /// Whether these are the details of `conv`'s events: one for each
+    /// event that parsed, in order, of the same index and `id`.
+    pub(super) fn fits(&self, conv: &Conversation) -> bool {
+        let mut ok = conv
+            .events()
+            .filter(|e| e.is_ok())
+            .map(|e| (e.index(), id_hash(e.id())));
+        self.indexes.iter().all(|i| ok.next() == Some(*i)) && ok.next().is_none()
+    }
+
+    /// Reads `conv`'s events, parsing each with `parser`.
+    pub(super) fn read(&mut self, conv: &Conversation, parser: &mut Parser) {
+        self.clear();
+        for e in conv.events().filter(|e| e.is_ok()) {
+            match e.parse(parser) {
+                Ok(doc) => self.add(e.index(), &doc),
+                Err(_) => {
+                    self.indexes.push((e.index(), id_hash(e.id())));
+                    self.cols.push(EventCols::default());
+                }
+            }
+        }
+    }
+}
+
+/// The text parts of a `content` value (a string, or a list of parts with
+/// `text`), joined by line breaks.
+fn texts(v: Option<Value<'_>>) -> Option<String> {
+    let v = v?;
+    if let Some(s) = v.as_str() {
+        return Some(s.to_owned());
+    }
+    let parts: Vec<&str> = v
+        .as_array()?
+        .iter()
+        .filter_map(|p| p.get("text").and_then(|t| t.as_str()))
+        .collect();
+    Some(parts.join("\n"))
+}
+
+fn s(v: Option<Value<'_>>) -> Option<String> {
+    v.and_then(|v| v.as_str()).map(str::to_owned)
+}
+
+/// A hash of an event's `id` member (the same in every process).
+fn id_hash(id: Option<&str>) -> u64 {
+    use std::hash::BuildHasher;
+    std::hash::BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default()
+        .hash_one(id)
+}
+
+/// The columns of an event an analyst filters on.
+#[derive(Default)]
+pub(super) struct EventCols {
+    pub(super) tool_name: Option<String>,
+    pub(super) tool_call_id: Option<String>,
+    pub(super) llm_response_id: Option<String>,
+    pub(super) is_error: Option<bool>,
+}
+
+/// Reads the filter columns of the event of `index` from its parsed
+/// document, and records the tool call it makes or answers in `calls`.
+fn event_columns(
+    index: u64,
+    root: Value<'_>,
+    calls: &mut Vec<Call>,
+    by_call_id: &mut HashMap<String, usize>,
+) -> EventCols {
+    let mut cols = EventCols {
+        tool_name: s(root.get("tool_name")),
+        tool_call_id: s(root.get("tool_call_id")),
+        llm_response_id: s(root.get("llm_response_id")),
+        is_error: None,
+    };
+    let kind = root.get("kind").and_then(|v| v.as_str()).map(Kind::parse);
+    let answer = |calls: &mut Vec<Call>| -> Option<usize> {
+        let id = cols.tool_call_id.as_deref()?;
+        let &n = by_call_id.get(id)?;
+        (calls.get(n)?.outcome.is_none()).then_some(n)
+    };
+    match kind {
+        Some(Kind::Action) => {
+            let action = root.get("action");
+            let args = root
+                .get("tool_call")
+                .and_then(|t| t.get("arguments"))
+                .and_then(|a| a.as_str())
+                .map(str::to_owned)
+                .or_else(|| action.map(|a| String::from_utf8_lossy(a.raw()).into_owned()));
+            if let Some(cid) = &cols.tool_call_id {
+                by_call_id.insert(cid.clone(), calls.len());
+            }
+            calls.push(Call {
+                action_index: index,
+                tool_name: cols.tool_name.clone(),
+                tool_call_id: cols.tool_call_id.clone(),
+                llm_response_id: cols.llm_response_id.clone(),
+                action_kind: s(action.and_then(|a| a.get("kind"))),
+                arguments: args,
+                ..Call::default()
+            });
+        }
+        Some(Kind::Observation) => {
+            let obs = root.get("observation");
+            cols.is_error = obs
+                .and_then(|o| o.get("is_error"))
+                .and_then(|v| v.as_bool());
+            if let Some(n) = answer(calls) {
+                let c = &mut calls[n];
+                c.outcome = Some("observation");
+                c.is_error = Some(cols.is_error.unwrap_or(false));
+                c.exit_code = obs
+                    .and_then(|o| o.get("metadata"))
+                    .and_then(|m| m.get("exit_code"))
+                    .and_then(|v| v.as_i64())
+                    .or_else(|| {
+                        obs.and_then(|o| o.get("exit_code"))
+                            .and_then(|v| v.as_i64())
+                    });
+                c.result_text = texts(obs.and_then(|o| o.get("content")));
+            }
+        }
+        Some(Kind::UserReject) => {
+            if let Some(n) = answer(calls) {
+                let c = &mut calls[n];
+                c.outcome = Some("rejected");
+                c.rejection = s(root.get("rejection_reason"));
+            }
+        }
+        Some(Kind::AgentError) => {
+            if let Some(n) = answer(calls) {
+                let c = &mut calls[n];
+                c.outcome = Some("error");
+                c.is_error = Some(true);
+                c.error = s(root.get("error"));
+            }
+        }
+        _ => return cols,
+    }
+    if !matches!(kind, Some(Kind::Action))
+        && let Some(n) = cols
+            .tool_call_id
+            .as_deref()
+            .and_then(|id| by_call_id.get(id))
+        && let Some(c) = calls.get_mut(*n)
+        && c.result_index.is_none()
+    {
+        c.result_index = Some(index);
+    }
+    cols
+}

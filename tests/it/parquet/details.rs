@@ -1,0 +1,131 @@
+//! `add_openhands_with`, fed the details the reader's visitor collected,
+//! writes the rows `add_openhands` (which parses every event again) writes;
+//! details that are not the conversation's are not used.
+
+use crate::common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use agentlog::json::Parser;
+use agentlog::openhands::{Conversation, Parsed, Reader};
+use agentlog::parquet::{
+    Dataset, DatasetOptions, EventDetails, EventSelection, OpenHandsInput, Table, add_openhands,
+    add_openhands_with,
+};
+use arrow_array::RecordBatch;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+/// Every top-level conversation directory of the shared OpenHands corpus
+/// (`<version>/<case>/<id>`).
+fn corpus_conversations() -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let root = common::corpus_dir().join("openhands");
+    for version in fs::read_dir(&root).unwrap().flatten() {
+        if !version.path().is_dir() {
+            continue;
+        }
+        for store in fs::read_dir(version.path()).unwrap().flatten() {
+            if !store.path().is_dir() {
+                continue;
+            }
+            for c in fs::read_dir(store.path()).unwrap().flatten() {
+                if c.path().is_dir() {
+                    out.push(c.path());
+                }
+            }
+        }
+    }
+    out.sort();
+    assert!(out.len() > 5, "the corpus has conversations");
+    out
+}
+
+/// How `export` hands a conversation to the dataset.
+#[derive(Clone, Copy)]
+enum Way {
+    /// `add_openhands`: the events parsed again.
+    Parse,
+    /// `add_openhands_with` and the reader's details.
+    Details,
+    /// `add_openhands_with` and the previous conversation's details.
+    WrongDetails,
+}
+
+/// Exports every corpus conversation to a dataset under `out`.
+fn export(out: &Path, way: Way) {
+    let mut ds = Dataset::create(out, 7, DatasetOptions::default()).unwrap();
+    let mut reader = Reader::new();
+    let mut parser = Parser::new();
+    let mut conv = Conversation::default();
+    let mut previous = EventDetails::new();
+    for dir in corpus_conversations() {
+        let mut details = EventDetails::new();
+        reader
+            .read_into_with(&dir, &mut conv, |p, doc| {
+                if let Parsed::Event { index } = p {
+                    details.add(index, doc);
+                }
+            })
+            .unwrap();
+        let id = conv.name().to_owned();
+        let input = OpenHandsInput {
+            conversation: &conv,
+            id: &id,
+            parent: None,
+            depth: 0,
+            change: "full",
+            events: EventSelection::All,
+        };
+        match way {
+            Way::Parse => add_openhands(&mut ds, &input, &mut parser).unwrap(),
+            Way::Details => add_openhands_with(&mut ds, &input, &details, &mut parser).unwrap(),
+            Way::WrongDetails => {
+                add_openhands_with(&mut ds, &input, &previous, &mut parser).unwrap();
+            }
+        }
+        previous = details;
+    }
+    ds.finish(true).unwrap();
+}
+
+/// A table's rows, part file by part file in name order.
+fn rows(out: &Path, table: Table) -> Vec<RecordBatch> {
+    let mut files: Vec<PathBuf> = fs::read_dir(out.join(table.name()))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "parquet"))
+        .collect();
+    files.sort();
+    let mut batches = Vec::new();
+    for f in files {
+        let r = ParquetRecordBatchReaderBuilder::try_new(fs::File::open(&f).unwrap())
+            .unwrap()
+            .build()
+            .unwrap();
+        batches.extend(r.map(Result::unwrap));
+    }
+    batches
+}
+
+#[test]
+fn the_readers_details_give_the_rows_of_a_second_parse() {
+    let t = tempfile::tempdir().unwrap();
+    let (a, b, c) = (t.path().join("a"), t.path().join("b"), t.path().join("c"));
+    export(&a, Way::Parse);
+    export(&b, Way::Details);
+    export(&c, Way::WrongDetails);
+    for table in Table::ALL {
+        let parsed = rows(&a, table);
+        let n: usize = parsed.iter().map(RecordBatch::num_rows).sum();
+        assert!(n > 0, "{}: rows", table.name());
+        assert_eq!(
+            parsed,
+            rows(&b, table),
+            "{}: with the details",
+            table.name()
+        );
+        assert_eq!(parsed, rows(&c, table), "{}: other details", table.name());
+    }
+}
