@@ -370,6 +370,16 @@ pub fn canonical_number(text: &str, out: &mut Vec<u8>) -> Result<(), CanonError>
 /// The I-JSON test of RFC 0001 on a number literal; the nearest binary64
 /// value when it passes.
 pub fn check_number(text: &str) -> Result<f64, CanonError> {
+    // A whole number of at most 15 digits is exact in binary64: no need to
+    // write its double out to compare.
+    let digits = text.strip_prefix('-').unwrap_or(text).as_bytes();
+    if (1..=15).contains(&digits.len())
+        && digits.iter().all(u8::is_ascii_digit)
+        && (digits[0] != b'0' || digits.len() == 1)
+        && let Ok(f) = text.parse::<f64>()
+    {
+        return Ok(f);
+    }
     let f: f64 = match parse_literal(text) {
         Some(_) => text
             .parse()

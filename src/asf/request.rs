@@ -18,7 +18,7 @@ use crate::json::{Map, OwnedValue};
 use crate::json::Parser;
 
 use super::canon::{CanonError, canonical_owned, canonical_value, cmp_utf16};
-use super::context::{Context, Settings};
+use super::context::{Context, Settings, request_of};
 use super::hash::hex_ref;
 use super::read::Session;
 
@@ -47,14 +47,7 @@ impl std::fmt::Debug for RequestHasher {
 impl RequestHasher {
     /// A hasher for requests with these settings and no item yet.
     pub fn new(settings: &Settings) -> Result<Self, CanonError> {
-        let members = match (Context {
-            settings: settings.clone(),
-            items: Vec::new(),
-            entries: Vec::new(),
-            item_entries: Vec::new(),
-        })
-        .request()
-        {
+        let members = match request_of(settings, &[]) {
             OwnedValue::Object(m) => m,
             _ => Map::new(),
         };
