@@ -142,7 +142,7 @@ impl RequestHasher {
 /// new settings (the canonical bytes of each kept, not rebuilt).
 pub(super) struct Chain<'a> {
     /// Per entry: the context at it, when the chain could follow it.
-    states: Vec<Option<State<'a>>>,
+    states: Vec<Option<ContextAt<'a>>>,
     /// Per entry: `Some(response)` for an `item` entry.
     items: Vec<Option<Option<String>>>,
     /// Per entry: whether it changes neither settings nor items.
@@ -156,7 +156,7 @@ use std::rc::Rc;
 /// The context at one entry: the settings in force, the items (their
 /// canonical bytes, newest first) and the running hash of both.
 #[derive(Clone)]
-struct State<'a> {
+struct ContextAt<'a> {
     settings: Rc<Settings>,
     items: Option<Rc<ItemLink<'a>>>,
     hasher: Rc<RequestHasher>,
@@ -169,7 +169,7 @@ struct ItemLink<'a> {
     prev: Option<Rc<ItemLink<'a>>>,
 }
 
-impl<'a> State<'a> {
+impl<'a> ContextAt<'a> {
     /// The context of `settings` and `items` (oldest first).
     fn new(settings: Settings, items: Vec<Cow<'a, [u8]>>) -> Option<Self> {
         let mut hasher = RequestHasher::new(&settings).ok()?;
@@ -181,7 +181,7 @@ impl<'a> State<'a> {
                 prev: link,
             }));
         }
-        Some(State {
+        Some(ContextAt {
             settings: Rc::new(settings),
             items: link,
             hasher: Rc::new(hasher),
@@ -192,7 +192,7 @@ impl<'a> State<'a> {
     fn grown(&self, canonical: Cow<'a, [u8]>) -> Self {
         let mut hasher = (*self.hasher).clone();
         hasher.push_canonical(&canonical);
-        State {
+        ContextAt {
             settings: self.settings.clone(),
             items: Some(Rc::new(ItemLink {
                 canonical,
@@ -253,7 +253,7 @@ impl<'a> Chain<'a> {
             passive: Vec::with_capacity(entries.len()),
             parents: Vec::with_capacity(entries.len()),
         };
-        let root = State::new(Settings::default(), Vec::new());
+        let root = ContextAt::new(Settings::default(), Vec::new());
         for (i, e) in entries.iter().enumerate() {
             let parent = e
                 .parent
@@ -277,7 +277,7 @@ impl<'a> Chain<'a> {
                     let state = parent_state.and_then(|p| {
                         let mut settings = (*p.settings).clone();
                         settings.apply(&e.to_owned_value(&mut parser)?);
-                        State::new(settings, p.item_bytes())
+                        ContextAt::new(settings, p.item_bytes())
                     });
                     (state, None, false)
                 }
@@ -334,7 +334,7 @@ impl<'a> Chain<'a> {
 /// settings of its checkpoint; its summary, its pinned items, and the
 /// items on its path from `first_kept` up to it. `None` where the context
 /// algorithm fails (`first_kept` not on the path) or a line does not parse.
-fn compacted<'a>(s: &Session<'a>, idx: usize, parser: &mut Parser) -> Option<State<'a>> {
+fn compacted<'a>(s: &Session<'a>, idx: usize, parser: &mut Parser) -> Option<ContextAt<'a>> {
     let entries = s.entries();
     let path = s.path_indexes(idx);
     let first_kept = entries[idx].reference("first_kept")?;
@@ -379,7 +379,7 @@ fn compacted<'a>(s: &Session<'a>, idx: usize, parser: &mut Parser) -> Option<Sta
             }
         }
     }
-    State::new(settings, items)
+    ContextAt::new(settings, items)
 }
 
 #[cfg(test)]
