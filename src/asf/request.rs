@@ -160,6 +160,8 @@ struct ContextAt<'a> {
     settings: Rc<Settings>,
     items: Option<Rc<ItemLink<'a>>>,
     hasher: Rc<RequestHasher>,
+    /// The running hash of the settings with no item.
+    empty: Rc<RequestHasher>,
 }
 
 /// One item of a context, linked to the item before it (contexts along one
@@ -171,8 +173,21 @@ struct ItemLink<'a> {
 
 impl<'a> ContextAt<'a> {
     /// The context of `settings` and `items` (oldest first).
-    fn new(settings: Settings, items: Vec<Cow<'a, [u8]>>) -> Option<Self> {
-        let mut hasher = RequestHasher::new(&settings).ok()?;
+    /// `like` is a context whose settings may be the same: its hash of them
+    /// with no item is then taken instead of writing them out again.
+    fn new(
+        settings: Settings,
+        items: Vec<Cow<'a, [u8]>>,
+        like: Option<&ContextAt<'a>>,
+    ) -> Option<Self> {
+        let (settings, empty) = match like {
+            Some(l) if *l.settings == settings => (l.settings.clone(), l.empty.clone()),
+            _ => {
+                let empty = Rc::new(RequestHasher::new(&settings).ok()?);
+                (Rc::new(settings), empty)
+            }
+        };
+        let mut hasher = (*empty).clone();
         let mut link = None;
         for canonical in items {
             hasher.push_canonical(&canonical);
@@ -182,9 +197,10 @@ impl<'a> ContextAt<'a> {
             }));
         }
         Some(ContextAt {
-            settings: Rc::new(settings),
+            settings,
             items: link,
             hasher: Rc::new(hasher),
+            empty,
         })
     }
 
@@ -199,6 +215,7 @@ impl<'a> ContextAt<'a> {
                 prev: self.items.clone(),
             })),
             hasher: Rc::new(hasher),
+            empty: self.empty.clone(),
         }
     }
 
@@ -253,7 +270,7 @@ impl<'a> Chain<'a> {
             passive: Vec::with_capacity(entries.len()),
             parents: Vec::with_capacity(entries.len()),
         };
-        let root = ContextAt::new(Settings::default(), Vec::new());
+        let root = ContextAt::new(Settings::default(), Vec::new(), None);
         for (i, e) in entries.iter().enumerate() {
             let parent = e
                 .parent
@@ -277,12 +294,12 @@ impl<'a> Chain<'a> {
                     let state = parent_state.and_then(|p| {
                         let mut settings = (*p.settings).clone();
                         settings.apply(&e.to_owned_value(&mut parser)?);
-                        ContextAt::new(settings, p.item_bytes())
+                        ContextAt::new(settings, p.item_bytes(), Some(&p))
                     });
                     (state, None, false)
                 }
                 "compaction" => {
-                    let state = parent_state.and_then(|_| compacted(s, i, &mut parser));
+                    let state = parent_state.and_then(|p| compacted(s, i, &mut parser, &p));
                     (state, None, false)
                 }
                 _ => (parent_state, None, true),
@@ -334,7 +351,12 @@ impl<'a> Chain<'a> {
 /// settings of its checkpoint; its summary, its pinned items, and the
 /// items on its path from `first_kept` up to it. `None` where the context
 /// algorithm fails (`first_kept` not on the path) or a line does not parse.
-fn compacted<'a>(s: &Session<'a>, idx: usize, parser: &mut Parser) -> Option<ContextAt<'a>> {
+fn compacted<'a>(
+    s: &Session<'a>,
+    idx: usize,
+    parser: &mut Parser,
+    parent: &ContextAt<'a>,
+) -> Option<ContextAt<'a>> {
     let entries = s.entries();
     let path = s.path_indexes(idx);
     let first_kept = entries[idx].reference("first_kept")?;
@@ -379,7 +401,7 @@ fn compacted<'a>(s: &Session<'a>, idx: usize, parser: &mut Parser) -> Option<Con
             }
         }
     }
-    ContextAt::new(settings, items)
+    ContextAt::new(settings, items, Some(parent))
 }
 
 #[cfg(test)]
