@@ -3,7 +3,8 @@
 //! session bytes) against a `stats`-like reading of the same conversations
 //! (read from disk, every event parsed and its kind looked at); and
 //! reading and verifying the converted files against the parse floor,
-//! simd-json's tape of the same lines.
+//! simd-json's tape of the same lines (and, beside it, SHA-256 of the same
+//! lines, what hashing them once costs).
 
 use std::hint::black_box;
 
@@ -77,6 +78,20 @@ fn bench(c: &mut Criterion) {
                 }
             }
             black_box(nodes)
+        })
+    });
+    // SHA-256 (the CPU's SHA instructions where present) over every line
+    // once: what hashing the same bytes costs beside parsing them.
+    g.bench_function("floor_sha", |b| {
+        use sha2::{Digest, Sha256};
+        b.iter(|| {
+            let mut x = 0u8;
+            for f in &files {
+                for line in f.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+                    x ^= Sha256::digest(line)[0];
+                }
+            }
+            black_box(x)
         })
     });
     g.bench_function("read", |b| {

@@ -150,6 +150,73 @@ pub(crate) fn canonical_marking(
     Ok(marked)
 }
 
+/// Whether the raw text of `v` is already its canonical form: no white
+/// space between tokens, every object's members in strictly increasing
+/// UTF-16 order of their names (so no name repeats), every string literal
+/// spelled as the canonical form writes it, every number literal as
+/// ECMAScript writes its value (and passing the I-JSON test). One walk over
+/// the tape and the spans, nothing written; a `false` sends the caller to
+/// the full canonicaliser, which also finds what is not I-JSON.
+pub(crate) fn is_canonical(v: Value<'_>) -> bool {
+    match v.json_type() {
+        JsonType::Null | JsonType::Bool => true,
+        JsonType::Number => canonical_number_literal(v.raw_str()),
+        JsonType::String => plain_literal(v.raw()),
+        JsonType::Array => {
+            let Some(a) = v.as_array() else {
+                return false;
+            };
+            let span = v.span();
+            // Where the next token must start: right after `[` or a `,`.
+            let mut next = span.start + 1;
+            for e in a.iter() {
+                let s = e.span();
+                if s.start != next || !is_canonical(e) {
+                    return false;
+                }
+                next = s.end + 1;
+            }
+            span.end == if a.is_empty() { span.start + 2 } else { next }
+        }
+        JsonType::Object => {
+            let Some(o) = v.as_object() else {
+                return false;
+            };
+            let span = v.span();
+            let mut next = span.start + 1;
+            let mut prev: Option<&str> = None;
+            for m in o.iter() {
+                let k = m.key_value.span();
+                if k.start != next
+                    || !plain_literal(m.raw_key())
+                    || prev.is_some_and(|p| cmp_utf16(p, m.key).is_ge())
+                {
+                    return false;
+                }
+                let s = m.value.span();
+                if s.start != k.end + 1 || !is_canonical(m.value) {
+                    return false;
+                }
+                prev = Some(m.key);
+                next = s.end + 1;
+            }
+            span.end == if o.is_empty() { span.start + 2 } else { next }
+        }
+    }
+}
+
+/// Whether a number literal is the canonical spelling of its value: a whole
+/// number of at most 15 digits without a leading zero (binary64 holds it and
+/// ECMAScript writes it as it stands) at once, anything else by writing it.
+fn canonical_number_literal(text: &str) -> bool {
+    let digits = text.strip_prefix('-').unwrap_or(text).as_bytes();
+    if (1..=15).contains(&digits.len()) && digits.iter().all(u8::is_ascii_digit) {
+        return if digits[0] == b'0' { text == "0" } else { true };
+    }
+    let mut out = Vec::with_capacity(24);
+    canonical_number(text, &mut out).is_ok() && out == text.as_bytes()
+}
+
 /// Whether a string literal's raw text (quotes included) is its canonical
 /// spelling: no control character between its quotes (a lenient parse may
 /// let one through raw), and every escape one the canonical form writes
@@ -303,6 +370,16 @@ pub fn canonical_number(text: &str, out: &mut Vec<u8>) -> Result<(), CanonError>
 /// The I-JSON test of RFC 0001 on a number literal; the nearest binary64
 /// value when it passes.
 pub fn check_number(text: &str) -> Result<f64, CanonError> {
+    // A whole number of at most 15 digits is exact in binary64: no need to
+    // write its double out to compare.
+    let digits = text.strip_prefix('-').unwrap_or(text).as_bytes();
+    if (1..=15).contains(&digits.len())
+        && digits.iter().all(u8::is_ascii_digit)
+        && (digits[0] != b'0' || digits.len() == 1)
+        && let Ok(f) = text.parse::<f64>()
+    {
+        return Ok(f);
+    }
     let f: f64 = match parse_literal(text) {
         Some(_) => text
             .parse()
@@ -488,5 +565,39 @@ mod tests {
         assert!(!plain_literal(b"\"a\tb\""));
         assert!(!plain_literal(b"abc"));
         assert!(plain_literal("\"é ☃\"".as_bytes()));
+    }
+
+    #[test]
+    fn a_value_is_canonical_exactly_when_its_text_is_its_canonical_form() {
+        for input in [
+            r#"{"a":1,"b":[true,null,"x\n"],"c":{}}"#,
+            r#"{"a":1,"b":[true,null,"x\n"],"c":{} }"#,
+            r#"{"b":1,"a":2}"#,
+            r#"{"a":1,"a":1}"#,
+            r#"[1.5,-0.25,1e-7,100,0,-12,123456789012345678]"#,
+            r#"[1.50]"#,
+            r#"[-0]"#,
+            r#"[1E3]"#,
+            r#"[1e+21]"#,
+            r#"[ 1]"#,
+            r#"[1 ,2]"#,
+            r#"[]"#,
+            r#"[ ]"#,
+            r#"{ }"#,
+            r#"{"a" :1}"#,
+            r#"{"a": 1}"#,
+            r#"{"\u00e9":1}"#,
+            r#"{"é":"\/"}"#,
+            r#"{"é":"\u001f","😀":1,"ﬁ":2}"#,
+            r#"{"ﬁ":2,"😀":1}"#,
+            r#"["\ud83d\ude00"]"#,
+            r#"[9007199254740993]"#,
+        ] {
+            let mut p = Parser::new();
+            let doc = p.parse(input.as_bytes()).expect("parses");
+            let mut out = Vec::new();
+            let same = canonical_value(doc.root(), &mut out).is_ok() && out == input.as_bytes();
+            assert_eq!(is_canonical(doc.root()), same, "{input}");
+        }
     }
 }

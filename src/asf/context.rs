@@ -431,31 +431,7 @@ impl Context {
     /// The canonical request: the settings' members, `input`, `store:
     /// false`, and the `extra` members at the top level.
     pub fn request(&self) -> OwnedValue {
-        let s = &self.settings;
-        let mut m = Map::new();
-        if let Some(v) = s.model.as_deref().filter(|v| !v.is_empty()) {
-            m.insert("model", OwnedValue::string(v));
-        }
-        if !self.items.is_empty() {
-            m.insert("input", OwnedValue::Array(self.items.clone()));
-        }
-        if !s.tools.is_empty() {
-            m.insert("tools", OwnedValue::Array(s.tools.clone()));
-        }
-        if let Some(v) = s.text.as_ref().filter(|v| !is_empty_object(v)) {
-            m.insert("text", v.clone());
-        }
-        if let Some(v) = s.reasoning.as_ref().filter(|v| !is_empty_object(v)) {
-            m.insert("reasoning", v.clone());
-        }
-        if let Some(v) = s.instructions.as_deref().filter(|v| !v.is_empty()) {
-            m.insert("instructions", OwnedValue::string(v));
-        }
-        m.insert("store", OwnedValue::Bool(false));
-        for (k, v) in s.extra.iter() {
-            m.insert(k, v.clone());
-        }
-        OwnedValue::Object(m)
+        request_of(&self.settings, &self.items)
     }
 
     /// `request_hash`: the SHA-256 of the canonical request.
@@ -463,6 +439,34 @@ impl Context {
         let bytes = to_canonical(&self.request()).map_err(ContextError::Canon)?;
         Ok(sha256_ref(&bytes))
     }
+}
+
+/// The canonical request of these settings and items ([`Context::request`]).
+pub(crate) fn request_of(s: &Settings, items: &[OwnedValue]) -> OwnedValue {
+    let mut m = Map::new();
+    if let Some(v) = s.model.as_deref().filter(|v| !v.is_empty()) {
+        m.insert("model", OwnedValue::string(v));
+    }
+    if !items.is_empty() {
+        m.insert("input", OwnedValue::Array(items.to_vec()));
+    }
+    if !s.tools.is_empty() {
+        m.insert("tools", OwnedValue::Array(s.tools.clone()));
+    }
+    if let Some(v) = s.text.as_ref().filter(|v| !is_empty_object(v)) {
+        m.insert("text", v.clone());
+    }
+    if let Some(v) = s.reasoning.as_ref().filter(|v| !is_empty_object(v)) {
+        m.insert("reasoning", v.clone());
+    }
+    if let Some(v) = s.instructions.as_deref().filter(|v| !v.is_empty()) {
+        m.insert("instructions", OwnedValue::string(v));
+    }
+    m.insert("store", OwnedValue::Bool(false));
+    for (k, v) in s.extra.iter() {
+        m.insert(k, v.clone());
+    }
+    OwnedValue::Object(m)
 }
 
 /// The parsed lines of a path, root first.

@@ -18,7 +18,7 @@ use crate::json::{Map, OwnedValue};
 use crate::json::Parser;
 
 use super::canon::{CanonError, canonical_owned, canonical_value, cmp_utf16};
-use super::context::{Context, Settings};
+use super::context::{Context, Settings, request_of};
 use super::hash::hex_ref;
 use super::read::Session;
 
@@ -47,14 +47,7 @@ impl std::fmt::Debug for RequestHasher {
 impl RequestHasher {
     /// A hasher for requests with these settings and no item yet.
     pub fn new(settings: &Settings) -> Result<Self, CanonError> {
-        let members = match (Context {
-            settings: settings.clone(),
-            items: Vec::new(),
-            entries: Vec::new(),
-            item_entries: Vec::new(),
-        })
-        .request()
-        {
+        let members = match request_of(settings, &[]) {
             OwnedValue::Object(m) => m,
             _ => Map::new(),
         };
@@ -142,12 +135,14 @@ impl RequestHasher {
 
 /// The running hashes along a read session's paths, for checking every
 /// `response`'s `request_hash` in time linear in the file: each entry's
-/// hasher is its parent's, grown by the item it contributes; a `config` or
-/// `compaction` (which change the settings or restart the items) has its
-/// context rebuilt from its path once.
-pub(super) struct Chain {
-    /// Per entry: the running hash of the context at it.
-    states: Vec<Option<Rc<RequestHasher>>>,
+/// state is its parent's, grown by the item it contributes; a `config`
+/// applies its delta to its parent's settings and a `compaction` starts
+/// from its checkpoint, its summary, its pinned items and the items from
+/// `first_kept` on, and either hashes the items in force again under the
+/// new settings (the canonical bytes of each kept, not rebuilt).
+pub(super) struct Chain<'a> {
+    /// Per entry: the context at it, when the chain could follow it.
+    states: Vec<Option<ContextAt<'a>>>,
     /// Per entry: `Some(response)` for an `item` entry.
     items: Vec<Option<Option<String>>>,
     /// Per entry: whether it changes neither settings nor items.
@@ -155,11 +150,118 @@ pub(super) struct Chain {
     parents: Vec<Option<usize>>,
 }
 
+use std::borrow::Cow;
 use std::rc::Rc;
 
-impl Chain {
+/// The context at one entry: the settings in force, the items (their
+/// canonical bytes, newest first) and the running hash of both.
+#[derive(Clone)]
+struct ContextAt<'a> {
+    settings: Rc<Settings>,
+    items: Option<Rc<ItemLink<'a>>>,
+    hasher: Rc<RequestHasher>,
+    /// The running hash of the settings with no item.
+    empty: Rc<RequestHasher>,
+}
+
+/// One item of a context, linked to the item before it (contexts along one
+/// path share their older items).
+struct ItemLink<'a> {
+    canonical: Cow<'a, [u8]>,
+    prev: Option<Rc<ItemLink<'a>>>,
+}
+
+impl<'a> ContextAt<'a> {
+    /// The context of `settings` and `items` (oldest first).
+    /// `like` is a context whose settings may be the same: its hash of them
+    /// with no item is then taken instead of writing them out again.
+    fn new(
+        settings: Settings,
+        items: Vec<Cow<'a, [u8]>>,
+        like: Option<&ContextAt<'a>>,
+    ) -> Option<Self> {
+        let (settings, empty) = match like {
+            Some(l) if *l.settings == settings => (l.settings.clone(), l.empty.clone()),
+            _ => {
+                let empty = Rc::new(RequestHasher::new(&settings).ok()?);
+                (Rc::new(settings), empty)
+            }
+        };
+        let mut hasher = (*empty).clone();
+        let mut link = None;
+        for canonical in items {
+            hasher.push_canonical(&canonical);
+            link = Some(Rc::new(ItemLink {
+                canonical,
+                prev: link,
+            }));
+        }
+        Some(ContextAt {
+            settings,
+            items: link,
+            hasher: Rc::new(hasher),
+            empty,
+        })
+    }
+
+    /// This context with one more item.
+    fn grown(&self, canonical: Cow<'a, [u8]>) -> Self {
+        let mut hasher = (*self.hasher).clone();
+        hasher.push_canonical(&canonical);
+        ContextAt {
+            settings: self.settings.clone(),
+            items: Some(Rc::new(ItemLink {
+                canonical,
+                prev: self.items.clone(),
+            })),
+            hasher: Rc::new(hasher),
+            empty: self.empty.clone(),
+        }
+    }
+
+    /// The items' canonical bytes, oldest first.
+    fn item_bytes(&self) -> Vec<Cow<'a, [u8]>> {
+        let mut out = Vec::new();
+        let mut cur = self.items.as_deref();
+        while let Some(l) = cur {
+            out.push(l.canonical.clone());
+            cur = l.prev.as_deref();
+        }
+        out.reverse();
+        out
+    }
+}
+
+/// The canonical bytes of what an `item` (`branch_summary`) entry adds to
+/// the context: the span its line holds when canonical, else its member
+/// (`item`, `summary`) written canonically. `None` when the member is
+/// missing or has no canonical form.
+fn contributed_bytes<'a>(
+    e: &super::read::Entry<'a>,
+    member: &str,
+    parser: &mut Parser,
+) -> Option<Cow<'a, [u8]>> {
+    if let Some(c) = e.contributed_canonical() {
+        return Some(Cow::Borrowed(c));
+    }
+    let doc = parser.parse(e.raw()).ok()?;
+    let mut buf = Vec::new();
+    canonical_value(doc.root().get(member)?, &mut buf).ok()?;
+    Some(Cow::Owned(buf))
+}
+
+/// The member an entry of this type adds to the context.
+fn contributing_member(entry_type: &str) -> Option<&'static str> {
+    match entry_type {
+        "item" => Some("item"),
+        "branch_summary" => Some("summary"),
+        _ => None,
+    }
+}
+
+impl<'a> Chain<'a> {
     /// The chain of a session's entries.
-    pub(super) fn of(s: &Session<'_>) -> Chain {
+    pub(super) fn of(s: &Session<'a>) -> Chain<'a> {
         let entries = s.entries();
         let mut parser = Parser::new();
         let mut c = Chain {
@@ -168,43 +270,38 @@ impl Chain {
             passive: Vec::with_capacity(entries.len()),
             parents: Vec::with_capacity(entries.len()),
         };
-        let mut buf = Vec::new();
+        let root = ContextAt::new(Settings::default(), Vec::new(), None);
         for (i, e) in entries.iter().enumerate() {
             let parent = e
                 .parent
                 .as_deref()
                 .map(|p| s.index_of(p).filter(|&k| k < i));
             let parent_state = match parent {
-                None => RequestHasher::new(&Settings::default()).ok().map(Rc::new),
+                None => root.clone(),
                 Some(None) => None,
                 Some(Some(k)) => c.states[k].clone(),
             };
-            let mut grown = |member: &str| {
-                let base = parent_state.as_ref()?;
-                let mut h = (**base).clone();
-                match e.contributed_canonical() {
-                    // Canonical in the line: the bytes the read hashed.
-                    Some(c) => h.push_canonical(c),
-                    None => {
-                        let doc = parser.parse(e.raw()).ok()?;
-                        buf.clear();
-                        canonical_value(doc.root().get(member)?, &mut buf).ok()?;
-                        h.push_canonical(&buf);
-                    }
-                }
-                Some(Rc::new(h))
-            };
             let (state, item, passive) = match e.entry_type.as_str() {
-                "item" => (grown("item"), Some(e.response_id.clone()), false),
-                "branch_summary" => (grown("summary"), None, false),
-                "config" | "compaction" => (
-                    s.context(Some(&e.id))
-                        .ok()
-                        .and_then(|ctx| RequestHasher::from_context(&ctx).ok())
-                        .map(Rc::new),
-                    None,
-                    false,
-                ),
+                t @ ("item" | "branch_summary") => {
+                    let state = parent_state.and_then(|p| {
+                        let member = contributing_member(t)?;
+                        Some(p.grown(contributed_bytes(e, member, &mut parser)?))
+                    });
+                    let item = (t == "item").then(|| e.response_id.clone());
+                    (state, item, false)
+                }
+                "config" => {
+                    let state = parent_state.and_then(|p| {
+                        let mut settings = (*p.settings).clone();
+                        settings.apply(&e.to_owned_value(&mut parser)?);
+                        ContextAt::new(settings, p.item_bytes(), Some(&p))
+                    });
+                    (state, None, false)
+                }
+                "compaction" => {
+                    let state = parent_state.and_then(|p| compacted(s, i, &mut parser, &p));
+                    (state, None, false)
+                }
                 _ => (parent_state, None, true),
             };
             c.states.push(state);
@@ -246,8 +343,65 @@ impl Chain {
                 cur = self.parents[cur]?;
             }
         }
-        Some(self.states[cur].as_ref()?.hash())
+        Some(self.states[cur].as_ref()?.hasher.hash())
     }
+}
+
+/// The context at the `compaction` at `idx` (whose path is whole): the
+/// settings of its checkpoint; its summary, its pinned items, and the
+/// items on its path from `first_kept` up to it. `None` where the context
+/// algorithm fails (`first_kept` not on the path) or a line does not parse.
+fn compacted<'a>(
+    s: &Session<'a>,
+    idx: usize,
+    parser: &mut Parser,
+    parent: &ContextAt<'a>,
+) -> Option<ContextAt<'a>> {
+    let entries = s.entries();
+    let path = s.path_indexes(idx);
+    let first_kept = entries[idx].reference("first_kept")?;
+    let kept = path[..path.len() - 1]
+        .iter()
+        .position(|&k| entries[k].id == first_kept)?;
+    let (settings, mut items) = {
+        let doc = parser.parse(entries[idx].raw()).ok()?;
+        let root = doc.root();
+        let settings = root
+            .get("config")
+            .map(|c| Settings::from_checkpoint(&OwnedValue::from(c)))
+            .unwrap_or_default();
+        let mut items = Vec::new();
+        let canonical = |v| {
+            let mut buf = Vec::new();
+            canonical_value(v, &mut buf).ok()?;
+            Some(Cow::Owned(buf))
+        };
+        if let Some(sum) = root.get("summary") {
+            items.push(canonical(sum)?);
+        }
+        if let Some(pinned) = root.get("pinned").and_then(|p| p.as_array()) {
+            for p in pinned.iter() {
+                items.push(canonical(p)?);
+            }
+        }
+        (settings, items)
+    };
+    for &k in &path[kept..path.len() - 1] {
+        let e = &entries[k];
+        if let Some(member) = contributing_member(&e.entry_type) {
+            // An entry without the member adds nothing (as the algorithm
+            // reads it); one whose member has no canonical form fails.
+            let has = e.contributed_canonical().is_some()
+                || parser
+                    .parse(e.raw())
+                    .ok()
+                    .is_some_and(|d| d.root().get(member).is_some());
+            if has {
+                items.push(contributed_bytes(e, member, parser)?);
+            }
+        }
+    }
+    ContextAt::new(settings, items, Some(parent))
 }
 
 #[cfg(test)]
@@ -293,5 +447,134 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A session whose responses follow configs, a compaction that keeps an
+    /// entry from before an earlier compaction, pinned items, a branch
+    /// summary and a non-canonical line: the chain follows every response
+    /// and gives the hash the whole-path rebuild gives.
+    #[test]
+    fn the_chain_equals_the_path_rebuild() {
+        use crate::asf::Appender;
+        let map = |json: &str| match OwnedValue::parse(json.as_bytes()).unwrap() {
+            OwnedValue::Object(m) => m,
+            _ => panic!("not an object"),
+        };
+        let ts = "2026-01-01T00:00:01Z";
+        let mut a =
+            Appender::new(map(r#"{"id":"s1","created_at":"2026-01-01T00:00:00Z"}"#)).unwrap();
+        let user = |t: &str| {
+            map(&format!(
+                r#"{{"item":{{"type":"message","role":"user","content":[{{"type":"input_text","text":"{t}"}}]}}}}"#
+            ))
+        };
+        let out = |t: &str, r: &str| {
+            map(&format!(
+                r#"{{"response":"{r}","item":{{"type":"message","role":"assistant","content":[{{"type":"output_text","text":"{t}"}}]}}}}"#
+            ))
+        };
+        let resp = |r: &str| map(&format!(r#"{{"response_id":"{r}"}}"#));
+        a.append(
+            "config",
+            ts,
+            map(r#"{"model":"m","instructions":"be brief","tools_added":[{"type":"function","name":"t"}],"extra":{"a":1}}"#),
+        )
+        .unwrap();
+        let first = a.append("item", ts, user("one")).unwrap();
+        a.append("item", ts, out("two", "r1")).unwrap();
+        a.append("response", ts, resp("r1")).unwrap();
+        a.append(
+            "config",
+            ts,
+            map(r#"{"tools_removed":["t"],"extra":{"a":null,"b":2}}"#),
+        )
+        .unwrap();
+        let kept = a.append("item", ts, user("three")).unwrap();
+        a.append("item", ts, out("four", "r2")).unwrap();
+        a.append("response", ts, resp("r2")).unwrap();
+        let compaction = |f: &str| {
+            map(&format!(
+                r#"{{"first_kept":"{f}","summary":{{"type":"message","role":"user","content":[{{"type":"input_text","text":"so far"}}]}},"pinned":[{{"type":"message","role":"user","content":[{{"type":"input_text","text":"pin"}}]}}],"config":{{"model":"m2","instructions":"x"}}}}"#
+            ))
+        };
+        a.append("compaction", ts, compaction(&kept)).unwrap();
+        a.append("item", ts, out("five", "r3")).unwrap();
+        a.append("response", ts, resp("r3")).unwrap();
+        a.append("config", ts, map(r#"{"model":"m3"}"#)).unwrap();
+        // A second compaction keeping from before the first.
+        a.append("compaction", ts, compaction(&first)).unwrap();
+        a.append(
+            "branch_summary",
+            ts,
+            map(&format!(
+                r#"{{"from":"{first}","summary":{{"type":"message","role":"user","content":[{{"type":"input_text","text":"elsewhere"}}]}}}}"#
+            )),
+        )
+        .unwrap();
+        a.append("item", ts, out("six", "r4")).unwrap();
+        a.append("response", ts, resp("r4")).unwrap();
+        let mut bytes = a.into_bytes();
+        // One more item whose line is valid but not canonical (white space,
+        // members out of order), and its response.
+        let s = Session::read(&bytes).unwrap();
+        let leaf = s.entries().last().unwrap().id.clone();
+        drop(s);
+        let loose = b"{\"type\":\"item\", \"item\":{\"type\":\"message\",\"role\":\"user\",\"content\":[{\"type\":\"input_text\",\"text\":\"1.50\"}], \"n\": 1.50}}";
+        let mut p = Parser::new();
+        let doc = p.parse(loose).unwrap();
+        let mut content = Vec::new();
+        crate::asf::canon::canonical_value_skipping(doc.root(), &["type"], &mut content).unwrap();
+        let mut env = Vec::new();
+        crate::asf::hash::envelope_bytes(
+            &mut env,
+            "item",
+            Some(&leaf),
+            None,
+            ts,
+            &crate::asf::hash::sha256_ref(&content),
+        );
+        let id = crate::asf::hash::sha256_ref(&env);
+        let line = format!(
+            "{{\"type\":\"item\", \"id\":\"{id}\",\"parent\":\"{leaf}\",\"ts\":\"{ts}\",\"item\":{{\"type\":\"message\",\"role\":\"user\",\"content\":[{{\"type\":\"input_text\",\"text\":\"1.50\"}}], \"n\": 1.50}}}}\n"
+        );
+        bytes.extend_from_slice(line.as_bytes());
+        let s = Session::read(&bytes).unwrap();
+        let loose_entry = s.entries().last().unwrap();
+        assert!(loose_entry.verified, "{:?}", s.read_problems());
+        assert!(loose_entry.contributed_canonical().is_none());
+        let mut bytes = bytes.clone();
+        bytes.extend_from_slice(
+            format!(
+                "{{\"id\":\"{}\",\"parent\":\"{}\",\"response_id\":\"r5\",\"ts\":\"{ts}\",\"type\":\"response\"}}\n",
+                {
+                    let mut env = Vec::new();
+                    crate::asf::hash::envelope_bytes(
+                        &mut env,
+                        "response",
+                        Some(&loose_entry.id),
+                        None,
+                        ts,
+                        &crate::asf::hash::sha256_ref(br#"{"response_id":"r5"}"#),
+                    );
+                    crate::asf::hash::sha256_ref(&env)
+                },
+                loose_entry.id
+            )
+            .as_bytes(),
+        );
+        drop(s);
+        let s = Session::read(&bytes).unwrap();
+        assert!(s.verify().is_empty(), "{:?}", s.verify());
+        let chain = Chain::of(&s);
+        let mut n = 0;
+        for (i, e) in s.entries().iter().enumerate() {
+            if e.entry_type != "response" {
+                continue;
+            }
+            let want = s.request_context(&e.id).unwrap().request_hash().unwrap();
+            assert_eq!(chain.request_hash(&s, i), Some(want), "line {}", e.line);
+            n += 1;
+        }
+        assert_eq!(n, 5);
     }
 }

@@ -156,15 +156,27 @@ impl LineReader {
             _ => None,
         };
         let mut contributed = None;
-        match canon::canonical_marking(root, &ENVELOPE, mark, &mut self.scratch) {
-            Err(e) => report(ProblemKind::NotIJson(e.to_string())),
-            Ok(marked) => {
+        // A line already in canonical form (what a writer of this format
+        // writes) is its own canonical text: the content is its bytes less
+        // the envelope members, hashed as they stand.
+        let content = if root.span().range() == (0..line.len()) && canon::is_canonical(root) {
+            if let Some(v) = mark.and_then(|m| root.get(m)) {
+                contributed = Some(v.span().range());
+            }
+            Ok(content_hash_of_canonical(line, obj))
+        } else {
+            canon::canonical_marking(root, &ENVELOPE, mark, &mut self.scratch).map(|marked| {
                 if let (Some(r), Some(v)) = (marked, mark.and_then(|m| root.get(m)))
                     && self.scratch.get(r) == Some(v.raw())
                 {
                     contributed = Some(v.span().range());
                 }
-                let content = sha256_ref(&self.scratch);
+                sha256_ref(&self.scratch)
+            })
+        };
+        match content {
+            Err(e) => report(ProblemKind::NotIJson(e.to_string())),
+            Ok(content) => {
                 self.scratch.clear();
                 envelope_bytes(
                     &mut self.scratch,
@@ -205,6 +217,46 @@ impl LineReader {
         type_members(&mut e, root, &mut report);
         Some(e)
     }
+}
+
+/// The content hash of a line in canonical form: `{`, its members other
+/// than the envelope's, `}`, fed to SHA-256 as runs of the line's own bytes
+/// (canonical members are joined by single commas, so a run of adjacent
+/// body members is one slice).
+fn content_hash_of_canonical(line: &[u8], obj: crate::json::Object<'_>) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(b"{");
+    let mut run: Option<std::ops::Range<usize>> = None;
+    let mut first = true;
+    let mut flush = |h: &mut Sha256, r: std::ops::Range<usize>| {
+        if !first {
+            h.update(b",");
+        }
+        first = false;
+        h.update(line.get(r).unwrap_or_default());
+    };
+    for m in obj.iter() {
+        if ENVELOPE.contains(&m.key) {
+            if let Some(r) = run.take() {
+                flush(&mut h, r);
+            }
+            continue;
+        }
+        let (start, end) = (
+            m.key_value.span().start as usize,
+            m.value.span().end as usize,
+        );
+        run = Some(match run {
+            Some(r) => r.start..end,
+            None => start..end,
+        });
+    }
+    if let Some(r) = run {
+        flush(&mut h, r);
+    }
+    h.update(b"}");
+    hash::hex_ref(&h.finalize())
 }
 
 /// The members each core type requires, and the ones the tree needs copied.

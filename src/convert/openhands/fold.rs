@@ -42,6 +42,9 @@ struct Held {
 pub(super) struct PathState {
     settings: Settings,
     hasher: RequestHasher,
+    /// The running hash of the settings with no item (they never change
+    /// after the first `config`): where a compaction starts again.
+    empty: RequestHasher,
     items: Vec<Held>,
     /// Every `item` entry on the path: its item's canonical bytes → its
     /// rank among them (the first such entry).
@@ -74,6 +77,7 @@ impl PathState {
             .map_err(|e| ConvertError::Write(crate::asf::WriteError::NotIJson(e)))?;
         Ok(PathState {
             settings,
+            empty: hasher.clone(),
             hasher,
             items: Vec::new(),
             on_path: HashMap::new(),
@@ -209,8 +213,7 @@ impl PathState {
             body.insert(k, v.clone());
         }
         let id = a.append("compaction", ts, body)?;
-        self.hasher = RequestHasher::new(&self.settings)
-            .map_err(|e| ConvertError::Write(crate::asf::WriteError::NotIJson(e)))?;
+        self.hasher = self.empty.clone();
         self.items = canonical
             .into_iter()
             .enumerate()
