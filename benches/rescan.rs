@@ -24,7 +24,12 @@
 //!   (every iteration finds and reads them again);
 //! - `rescan_plus_read`: `rescan_unchanged`, then reading those new event
 //!   files (open, read, simd-json tape): the bound for
-//!   `rescan_1pct`.
+//!   `rescan_1pct`;
+//! - `rescan_plus_list_read`: the same, with each changed conversation's
+//!   `events/` listed once before its new file is read (the bare
+//!   `getdents64` calls, names counted, on Linux): what finding the new
+//!   file's name costs on top of reading it, since a new name cannot be
+//!   known without listing its directory.
 //!
 //! Also printed: the checkpoint's size per conversation, and the files and
 //! directories an unchanged rescan opens (the per-thread counter of
@@ -143,6 +148,42 @@ fn remove_added(root: &Path) -> usize {
     n
 }
 
+/// Lists the directory `dir` once, counting its entries, as cheaply as
+/// the kernel allows (`getdents64` into a reused buffer, no name copied).
+#[cfg(target_os = "linux")]
+fn list_count(dir: &Path, buf: &mut [u8]) -> usize {
+    use std::os::fd::AsRawFd;
+    let f = fs::File::open(dir).expect("open a directory");
+    let mut n = 0;
+    loop {
+        // SAFETY: the kernel writes at most `buf.len()` bytes into `buf`;
+        // the descriptor is open for the call.
+        let got = unsafe {
+            libc::syscall(
+                libc::SYS_getdents64,
+                f.as_raw_fd(),
+                buf.as_mut_ptr(),
+                buf.len(),
+            )
+        };
+        assert!(got >= 0, "getdents64: {}", std::io::Error::last_os_error());
+        if got == 0 {
+            return n;
+        }
+        let mut at = 0usize;
+        while at + 18 < got as usize {
+            n += 1;
+            at += usize::from(u16::from_ne_bytes([buf[at + 16], buf[at + 17]]));
+        }
+    }
+}
+
+/// Lists the directory `dir` once, counting its entries.
+#[cfg(not(target_os = "linux"))]
+fn list_count(dir: &Path, _buf: &mut [u8]) -> usize {
+    fs::read_dir(dir).expect("list").count()
+}
+
 /// Reads and builds the tape of each file (the floor of reading them).
 fn read_files(files: &[PathBuf], buf: &mut Vec<u8>, tape: &mut floor::TapeFloor) -> usize {
     for f in files {
@@ -196,6 +237,7 @@ fn bench_store(c: &mut Criterion, name: &str, root: &Path, rounds: usize) {
     );
 
     let buf = std::cell::RefCell::new(Vec::with_capacity(1 << 16));
+    let listing = std::cell::RefCell::new(vec![0u8; 32 * 1024]);
     let tape = std::cell::RefCell::new(floor::TapeFloor::default());
     let variants: Vec<(&str, Run<'_>)> = vec![
         ("walk", Box::new(|| floor::bare_walk(root) as u64)),
@@ -211,6 +253,17 @@ fn bench_store(c: &mut Criterion, name: &str, root: &Path, rounds: usize) {
                     + read_files(&added, &mut buf.borrow_mut(), &mut tape.borrow_mut()) as u64
             }),
         ),
+        (
+            "rescan_plus_list_read",
+            Box::new(|| {
+                let mut n = rescan(root, Some(&after_cp));
+                for f in &added {
+                    let dir = f.parent().expect("events/");
+                    n += list_count(dir, &mut listing.borrow_mut()) as u64;
+                }
+                n + read_files(&added, &mut buf.borrow_mut(), &mut tape.borrow_mut()) as u64
+            }),
+        ),
     ];
     bench_all(c, &format!("rescan/{name}"), &variants);
     let title = format!("{name}: interleaved medians");
@@ -220,6 +273,7 @@ fn bench_store(c: &mut Criterion, name: &str, root: &Path, rounds: usize) {
     println!("  rescan_1pct / walk                   {:.2}", ratio(2, 0));
     println!("  rescan_1pct / rescan_plus_read       {:.2}", ratio(2, 3));
     println!("  rescan_1pct / rescan_unchanged       {:.2}", ratio(2, 1));
+    println!("  rescan_1pct / rescan_plus_list_read  {:.2}", ratio(2, 4));
     drop(variants);
     for f in &added {
         fs::remove_file(f).expect("remove an added event");
