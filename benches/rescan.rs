@@ -62,7 +62,7 @@ use agentlog::synth::GenConfig;
 use changes::{add_one_percent, checkpoint_of, event_names, rescan};
 use corpus::corpus;
 use criterion::Criterion;
-use measure::{Run, bench_all, interleaved_medians};
+use measure::{Run, bench_all, interleaved, median};
 use setup::{cached, env_usize, generate};
 
 /// What the names of the bench's added event files hold (to remove them
@@ -267,13 +267,26 @@ fn bench_store(c: &mut Criterion, name: &str, root: &Path, rounds: usize) {
     ];
     bench_all(c, &format!("rescan/{name}"), &variants);
     let title = format!("{name}: interleaved medians");
-    let med = interleaved_medians(&title, &variants, rounds);
+    let (med, rows) = interleaved(&title, &variants, rounds);
     let ratio = |x: usize, y: usize| med[x] / med[y];
     println!("  rescan_unchanged / walk              {:.2}", ratio(1, 0));
     println!("  rescan_1pct / walk                   {:.2}", ratio(2, 0));
     println!("  rescan_1pct / rescan_plus_read       {:.2}", ratio(2, 3));
     println!("  rescan_1pct / rescan_unchanged       {:.2}", ratio(2, 1));
     println!("  rescan_1pct / rescan_plus_list_read  {:.2}", ratio(2, 4));
+    // Round by round, over the unchanged rescan of the same round: what
+    // the changed conversations cost each variant, per conversation.
+    let per = |x: usize| {
+        let mut d: Vec<f64> = rows[x].iter().zip(&rows[1]).map(|(a, b)| a - b).collect();
+        median(&mut d) * 1e3 / added.len().max(1) as f64
+    };
+    println!(
+        "  per changed conversation, over rescan_unchanged of the same round (medians): \
+         rescan_1pct {:.0} µs, rescan_plus_read {:.0} µs, rescan_plus_list_read {:.0} µs",
+        per(2),
+        per(3),
+        per(4)
+    );
     drop(variants);
     for f in &added {
         fs::remove_file(f).expect("remove an added event");
