@@ -31,6 +31,12 @@
 //!   file's name costs on top of reading it, since a new name cannot be
 //!   known without listing its directory.
 //!
+//! Then the same four rescans with one new event in every top-level
+//! conversation (`*_all`), whose differences over `rescan_unchanged_all`
+//! (round by round) give what one changed conversation costs with little
+//! noise: the rescan, reading the new file, listing `events/` and reading
+//! it.
+//!
 //! Also printed: the checkpoint's size per conversation, and the files and
 //! directories an unchanged rescan opens (the per-thread counter of
 //! `agentlog::source::opens`). The new events are removed at the end, so
@@ -59,7 +65,7 @@ use std::time::Duration;
 use agentlog::openhands::{Store, find_sessions};
 use agentlog::source::opens;
 use agentlog::synth::GenConfig;
-use changes::{add_one_percent, checkpoint_of, event_names, rescan};
+use changes::{add_every, add_one_percent, checkpoint_of, event_names, rescan};
 use corpus::corpus;
 use criterion::Criterion;
 use measure::{Run, bench_all, interleaved, median};
@@ -286,6 +292,68 @@ fn bench_store(c: &mut Criterion, name: &str, root: &Path, rounds: usize) {
         per(2),
         per(3),
         per(4)
+    );
+    drop(variants);
+    for f in &added {
+        fs::remove_file(f).expect("remove an added event");
+    }
+    every_changed(root, &before_cp, rounds);
+}
+
+/// One new event in every top-level conversation: what one changed
+/// conversation costs, over the unchanged rescan of the same round.
+fn every_changed(root: &Path, before_cp: &agentlog::openhands::Checkpoint, rounds: usize) {
+    let added = add_every(root, MARK, 1);
+    std::thread::sleep(Duration::from_millis(2100));
+    let after_cp = checkpoint_of(root);
+    let buf = std::cell::RefCell::new(Vec::with_capacity(1 << 16));
+    let listing = std::cell::RefCell::new(vec![0u8; 32 * 1024]);
+    let tape = std::cell::RefCell::new(floor::TapeFloor::default());
+    let variants: Vec<(&str, Run<'_>)> = vec![
+        (
+            "rescan_unchanged_all",
+            Box::new(|| rescan(root, Some(&after_cp))),
+        ),
+        ("rescan_all", Box::new(|| rescan(root, Some(before_cp)))),
+        (
+            "rescan_plus_read_all",
+            Box::new(|| {
+                rescan(root, Some(&after_cp))
+                    + read_files(&added, &mut buf.borrow_mut(), &mut tape.borrow_mut()) as u64
+            }),
+        ),
+        (
+            "rescan_plus_list_read_all",
+            Box::new(|| {
+                let mut n = rescan(root, Some(&after_cp));
+                for f in &added {
+                    let dir = f.parent().expect("events/");
+                    n += list_count(dir, &mut listing.borrow_mut()) as u64;
+                }
+                n + read_files(&added, &mut buf.borrow_mut(), &mut tape.borrow_mut()) as u64
+            }),
+        ),
+    ];
+    let title = format!("every conversation changed ({} new events)", added.len());
+    let (med, rows) = interleaved(&title, &variants, rounds);
+    let per = |x: usize| {
+        let mut d: Vec<f64> = rows[x].iter().zip(&rows[0]).map(|(a, b)| a - b).collect();
+        median(&mut d) * 1e3 / added.len().max(1) as f64
+    };
+    println!(
+        "  rescan_all / rescan_plus_read_all       {:.2}",
+        med[1] / med[2]
+    );
+    println!(
+        "  rescan_all / rescan_plus_list_read_all  {:.2}",
+        med[1] / med[3]
+    );
+    println!(
+        "  per changed conversation, over rescan_unchanged_all of the same round (medians): \
+         rescan_all {:.1} µs, rescan_plus_read_all {:.1} µs, rescan_plus_list_read_all {:.1} µs",
+        per(1),
+        per(2),
+        per(3)
     );
     drop(variants);
     for f in &added {
