@@ -24,7 +24,18 @@
 //!   (every iteration finds and reads them again);
 //! - `rescan_plus_read`: `rescan_unchanged`, then reading those new event
 //!   files (open, read, simd-json tape): the issue's bound for
-//!   `rescan_1pct`.
+//!   `rescan_1pct`;
+//! - `rescan_plus_list_read`: the same, with each changed conversation's
+//!   `events/` listed once before its new file is read (the bare
+//!   `getdents64` calls, names counted, on Linux): what finding the new
+//!   file's name costs on top of reading it, since a new name cannot be
+//!   known without listing its directory.
+//!
+//! Then the same four rescans with one new event in every top-level
+//! conversation (`*_all`), whose differences over `rescan_unchanged_all`
+//! (round by round) give what one changed conversation costs with little
+//! noise: the rescan, reading the new file, listing `events/` and reading
+//! it.
 //!
 //! Also printed: the checkpoint's size per conversation, and the files and
 //! directories an unchanged rescan opens (the per-thread counter of
@@ -54,10 +65,10 @@ use std::time::Duration;
 use agentlog::openhands::{Store, find_sessions};
 use agentlog::source::opens;
 use agentlog::synth::GenConfig;
-use changes::{add_one_percent, checkpoint_of, event_names, rescan};
+use changes::{add_every, add_one_percent, checkpoint_of, event_names, rescan};
 use corpus::corpus;
 use criterion::Criterion;
-use measure::{Run, bench_all, interleaved_medians};
+use measure::{Run, bench_all, interleaved, median};
 use setup::{cached, env_usize, generate};
 
 /// What the names of the bench's added event files hold (to remove them
@@ -143,6 +154,42 @@ fn remove_added(root: &Path) -> usize {
     n
 }
 
+/// Lists the directory `dir` once, counting its entries, as cheaply as
+/// the kernel allows (`getdents64` into a reused buffer, no name copied).
+#[cfg(target_os = "linux")]
+fn list_count(dir: &Path, buf: &mut [u8]) -> usize {
+    use std::os::fd::AsRawFd;
+    let f = fs::File::open(dir).expect("open a directory");
+    let mut n = 0;
+    loop {
+        // SAFETY: the kernel writes at most `buf.len()` bytes into `buf`;
+        // the descriptor is open for the call.
+        let got = unsafe {
+            libc::syscall(
+                libc::SYS_getdents64,
+                f.as_raw_fd(),
+                buf.as_mut_ptr(),
+                buf.len(),
+            )
+        };
+        assert!(got >= 0, "getdents64: {}", std::io::Error::last_os_error());
+        if got == 0 {
+            return n;
+        }
+        let mut at = 0usize;
+        while at + 18 < got as usize {
+            n += 1;
+            at += usize::from(u16::from_ne_bytes([buf[at + 16], buf[at + 17]]));
+        }
+    }
+}
+
+/// Lists the directory `dir` once, counting its entries.
+#[cfg(not(target_os = "linux"))]
+fn list_count(dir: &Path, _buf: &mut [u8]) -> usize {
+    fs::read_dir(dir).expect("list").count()
+}
+
 /// Reads and builds the tape of each file (the floor of reading them).
 fn read_files(files: &[PathBuf], buf: &mut Vec<u8>, tape: &mut floor::TapeFloor) -> usize {
     for f in files {
@@ -196,6 +243,7 @@ fn bench_store(c: &mut Criterion, name: &str, root: &Path, rounds: usize) {
     );
 
     let buf = std::cell::RefCell::new(Vec::with_capacity(1 << 16));
+    let listing = std::cell::RefCell::new(vec![0u8; 32 * 1024]);
     let tape = std::cell::RefCell::new(floor::TapeFloor::default());
     let variants: Vec<(&str, Run<'_>)> = vec![
         ("walk", Box::new(|| floor::bare_walk(root) as u64)),
@@ -211,15 +259,102 @@ fn bench_store(c: &mut Criterion, name: &str, root: &Path, rounds: usize) {
                     + read_files(&added, &mut buf.borrow_mut(), &mut tape.borrow_mut()) as u64
             }),
         ),
+        (
+            "rescan_plus_list_read",
+            Box::new(|| {
+                let mut n = rescan(root, Some(&after_cp));
+                for f in &added {
+                    let dir = f.parent().expect("events/");
+                    n += list_count(dir, &mut listing.borrow_mut()) as u64;
+                }
+                n + read_files(&added, &mut buf.borrow_mut(), &mut tape.borrow_mut()) as u64
+            }),
+        ),
     ];
     bench_all(c, &format!("rescan/{name}"), &variants);
     let title = format!("{name}: interleaved medians");
-    let med = interleaved_medians(&title, &variants, rounds);
+    let (med, rows) = interleaved(&title, &variants, rounds);
     let ratio = |x: usize, y: usize| med[x] / med[y];
     println!("  rescan_unchanged / walk              {:.2}", ratio(1, 0));
     println!("  rescan_1pct / walk                   {:.2}", ratio(2, 0));
     println!("  rescan_1pct / rescan_plus_read       {:.2}", ratio(2, 3));
     println!("  rescan_1pct / rescan_unchanged       {:.2}", ratio(2, 1));
+    println!("  rescan_1pct / rescan_plus_list_read  {:.2}", ratio(2, 4));
+    // Round by round, over the unchanged rescan of the same round: what
+    // the changed conversations cost each variant, per conversation.
+    let per = |x: usize| {
+        let mut d: Vec<f64> = rows[x].iter().zip(&rows[1]).map(|(a, b)| a - b).collect();
+        median(&mut d) * 1e3 / added.len().max(1) as f64
+    };
+    println!(
+        "  per changed conversation, over rescan_unchanged of the same round (medians): \
+         rescan_1pct {:.0} µs, rescan_plus_read {:.0} µs, rescan_plus_list_read {:.0} µs",
+        per(2),
+        per(3),
+        per(4)
+    );
+    drop(variants);
+    for f in &added {
+        fs::remove_file(f).expect("remove an added event");
+    }
+    every_changed(root, &before_cp, rounds);
+}
+
+/// One new event in every top-level conversation: what one changed
+/// conversation costs, over the unchanged rescan of the same round.
+fn every_changed(root: &Path, before_cp: &agentlog::openhands::Checkpoint, rounds: usize) {
+    let added = add_every(root, MARK, 1);
+    std::thread::sleep(Duration::from_millis(2100));
+    let after_cp = checkpoint_of(root);
+    let buf = std::cell::RefCell::new(Vec::with_capacity(1 << 16));
+    let listing = std::cell::RefCell::new(vec![0u8; 32 * 1024]);
+    let tape = std::cell::RefCell::new(floor::TapeFloor::default());
+    let variants: Vec<(&str, Run<'_>)> = vec![
+        (
+            "rescan_unchanged_all",
+            Box::new(|| rescan(root, Some(&after_cp))),
+        ),
+        ("rescan_all", Box::new(|| rescan(root, Some(before_cp)))),
+        (
+            "rescan_plus_read_all",
+            Box::new(|| {
+                rescan(root, Some(&after_cp))
+                    + read_files(&added, &mut buf.borrow_mut(), &mut tape.borrow_mut()) as u64
+            }),
+        ),
+        (
+            "rescan_plus_list_read_all",
+            Box::new(|| {
+                let mut n = rescan(root, Some(&after_cp));
+                for f in &added {
+                    let dir = f.parent().expect("events/");
+                    n += list_count(dir, &mut listing.borrow_mut()) as u64;
+                }
+                n + read_files(&added, &mut buf.borrow_mut(), &mut tape.borrow_mut()) as u64
+            }),
+        ),
+    ];
+    let title = format!("every conversation changed ({} new events)", added.len());
+    let (med, rows) = interleaved(&title, &variants, rounds);
+    let per = |x: usize| {
+        let mut d: Vec<f64> = rows[x].iter().zip(&rows[0]).map(|(a, b)| a - b).collect();
+        median(&mut d) * 1e3 / added.len().max(1) as f64
+    };
+    println!(
+        "  rescan_all / rescan_plus_read_all       {:.2}",
+        med[1] / med[2]
+    );
+    println!(
+        "  rescan_all / rescan_plus_list_read_all  {:.2}",
+        med[1] / med[3]
+    );
+    println!(
+        "  per changed conversation, over rescan_unchanged_all of the same round (medians): \
+         rescan_all {:.1} µs, rescan_plus_read_all {:.1} µs, rescan_plus_list_read_all {:.1} µs",
+        per(1),
+        per(2),
+        per(3)
+    );
     drop(variants);
     for f in &added {
         fs::remove_file(f).expect("remove an added event");

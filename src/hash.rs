@@ -12,9 +12,31 @@ pub(crate) fn sha256(data: &[u8]) -> [u8; 32] {
 
 /// The SHA-256 digest of `data` as 64 lowercase hex digits.
 pub(crate) fn sha256_hex(data: &[u8]) -> String {
+    digest_hex(sha256(data))
+}
+
+/// A SHA-256 digest fed piece by piece: the digest of the pieces
+/// concatenated. A clone goes on from where the original stands.
+#[derive(Clone, Default)]
+pub(crate) struct Sha256Stream(Sha256);
+
+impl Sha256Stream {
+    /// Feeds `data`.
+    pub(crate) fn update(&mut self, data: &[u8]) {
+        self.0.update(data);
+    }
+
+    /// The digest of everything fed, as 64 lowercase hex digits.
+    pub(crate) fn finish_hex(self) -> String {
+        digest_hex(self.0.finalize().into())
+    }
+}
+
+/// A digest as 64 lowercase hex digits.
+fn digest_hex(digest: [u8; 32]) -> String {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut out = String::with_capacity(64);
-    for b in sha256(data) {
+    for b in digest {
         out.push(char::from(HEX[usize::from(b >> 4)]));
         out.push(char::from(HEX[usize::from(b & 15)]));
     }
@@ -41,6 +63,12 @@ mod tests {
             sha256_hex(long.as_bytes()),
             "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3"
         );
+        let mut st = Sha256Stream::default();
+        st.update(b"a");
+        let fork = st.clone();
+        st.update(b"bc");
+        assert_eq!(st.finish_hex(), sha256_hex(b"abc"));
+        assert_eq!(fork.finish_hex(), sha256_hex(b"a"));
         let long = "a".repeat(1_000_000);
         assert_eq!(
             sha256_hex(long.as_bytes()),

@@ -43,10 +43,16 @@ pub fn event_names(events: &Path) -> Vec<String> {
 /// Adds one event (a copy of its last, under the next index, `mark` in its
 /// name) to every hundredth top-level conversation; the files written.
 pub fn add_one_percent(root: &Path, mark: &str) -> Vec<PathBuf> {
+    add_every(root, mark, 100)
+}
+
+/// Adds one event (as [`add_one_percent`]) to every `nth` top-level
+/// conversation, the first included; the files written.
+pub fn add_every(root: &Path, mark: &str, nth: usize) -> Vec<PathBuf> {
     let store = Store::open(root).expect("store");
     let mut added = Vec::new();
     for (i, dir) in store.dirs().iter().enumerate() {
-        if i % 100 != 0 {
+        if i % nth.max(1) != 0 {
             continue;
         }
         let events = dir.join("events");

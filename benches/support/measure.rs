@@ -31,6 +31,17 @@ pub fn bench_all(c: &mut Criterion, group: &str, variants: &[(&str, Run<'_>)]) {
 /// wall time of each under `title`; the medians in milliseconds, in the
 /// variants' order.
 pub fn interleaved_medians(title: &str, variants: &[(&str, Run<'_>)], rounds: usize) -> Vec<f64> {
+    interleaved(title, variants, rounds).0
+}
+
+/// [`interleaved_medians`], and every round's wall time of each variant
+/// (milliseconds, by variant, in round order): to compare variants round
+/// by round, which cancels the drift of a shared machine's load.
+pub fn interleaved(
+    title: &str,
+    variants: &[(&str, Run<'_>)],
+    rounds: usize,
+) -> (Vec<f64>, Vec<Vec<f64>>) {
     let mut wall = vec![Vec::new(); variants.len()];
     for _ in 0..rounds {
         for (i, (_, run)) in variants.iter().enumerate() {
@@ -39,11 +50,12 @@ pub fn interleaved_medians(title: &str, variants: &[(&str, Run<'_>)], rounds: us
             wall[i].push(t.elapsed().as_secs_f64() * 1e3);
         }
     }
+    let rows = wall.clone();
     let med: Vec<f64> = wall.iter_mut().map(|w| median(w)).collect();
     println!();
     println!("{title} ({rounds} rounds, round robin):");
     for (i, (name, _)) in variants.iter().enumerate() {
         println!("  {name:<18} {:>9.2} ms", med[i]);
     }
-    med
+    (med, rows)
 }

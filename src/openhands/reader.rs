@@ -368,45 +368,7 @@ impl Reader {
                 path: conv.dir.clone(),
             });
         }
-        conv.events.reserve(conv.files.len());
-        for i in 0..conv.files.len() {
-            let Some(&pos) = conv.files.sequence_positions().get(i) else {
-                break;
-            };
-            if (i as u64) < self.skip_below {
-                continue;
-            }
-            let start = conv.blob.len();
-            let mut rec = new_rec(pos, i as u64, start);
-            let name = conv.files.name_of(pos);
-            let left = self.budget.saturating_sub(conv.blob.len() as u64);
-            let read = match &events_dir {
-                Some(ev) => ev.read_file_within(OsStr::new(name), &mut conv.blob, left),
-                None => Err(FileFault::NotAFile),
-            };
-            match read {
-                Ok(_) => {
-                    rec.raw = (start, conv.blob.len());
-                    let bytes = conv.blob.get(start..).unwrap_or(&[]);
-                    if let Err(b) =
-                        ingest(&mut self.parser, bytes, &mut conv.strings, &mut rec, visit)
-                    {
-                        path.push(name);
-                        conv.files.mark_bad(pos, b.at(&path));
-                        path.pop();
-                    } else {
-                        rec.ok = true;
-                    }
-                }
-                Err(f) => {
-                    path.push(name);
-                    let e = f.at(&path);
-                    path.pop();
-                    conv.files.mark_bad(pos, e.into());
-                }
-            }
-            conv.events.push(rec);
-        }
+        self.read_events(conv, events_dir.as_ref(), &mut path, visit);
         path.pop();
         if has_subagents {
             path.push(DIR_SUBAGENTS);
@@ -461,6 +423,99 @@ impl Reader {
         self.hint = conv.blob.len();
         self.path = path;
         Ok(())
+    }
+
+    /// Reads the files of the sequence, from index
+    /// [`skip_below`](Self::skip_below) on, from `events_dir` (the open
+    /// `events/`; `None` when it could not be opened: each file is then
+    /// unreadable), `path` naming it in errors.
+    fn read_events(
+        &mut self,
+        conv: &mut Conversation,
+        events_dir: Option<&Dir>,
+        path: &mut PathBuf,
+        visit: &mut dyn FnMut(Parsed, &Document<'_>),
+    ) {
+        conv.events.reserve(conv.files.len());
+        for i in 0..conv.files.len() {
+            let Some(&pos) = conv.files.sequence_positions().get(i) else {
+                break;
+            };
+            if (i as u64) < self.skip_below {
+                continue;
+            }
+            let start = conv.blob.len();
+            let mut rec = new_rec(pos, i as u64, start);
+            let name = conv.files.name_of(pos);
+            let left = self.budget.saturating_sub(conv.blob.len() as u64);
+            let read = match events_dir {
+                Some(ev) => ev.read_file_within(OsStr::new(name), &mut conv.blob, left),
+                None => Err(FileFault::NotAFile),
+            };
+            match read {
+                Ok(_) => {
+                    rec.raw = (start, conv.blob.len());
+                    let bytes = conv.blob.get(start..).unwrap_or(&[]);
+                    if let Err(b) =
+                        ingest(&mut self.parser, bytes, &mut conv.strings, &mut rec, visit)
+                    {
+                        path.push(name);
+                        conv.files.mark_bad(pos, b.at(path));
+                        path.pop();
+                    } else {
+                        rec.ok = true;
+                    }
+                }
+                Err(f) => {
+                    path.push(name);
+                    let e = f.at(path);
+                    path.pop();
+                    conv.files.mark_bad(pos, e.into());
+                }
+            }
+            conv.events.push(rec);
+        }
+    }
+
+    /// Reads only the event files of the conversation directory `dir`,
+    /// from index [`skip_below`](Self::skip_below) on, into `conv`: the
+    /// directory itself is not listed, `base_state.json`, `meta.json` and
+    /// `subagents/` are not read (the conversation holds none of them).
+    /// For the changes-since scan, which knows from their stamps that
+    /// they did not change. Fails when `events/` cannot be opened or
+    /// listed (`conv` is then left empty).
+    pub(crate) fn read_events_into(
+        &mut self,
+        dir: &Path,
+        conv: &mut Conversation,
+    ) -> io::Result<()> {
+        conv.clear();
+        conv.dir.push(dir);
+        if let Some(n) = dir.file_name() {
+            conv.name.push_str(&n.to_string_lossy());
+        }
+        let mut path = std::mem::take(&mut self.path);
+        path.clear();
+        path.push(dir);
+        path.push(DIR_EVENTS);
+        let listed = Dir::open(&path).and_then(|ev| {
+            conv.files
+                .rescan_dir(&ev, &mut self.listing, self.pattern)?;
+            Ok(ev)
+        });
+        let r = match listed {
+            Ok(ev) => {
+                self.read_events(conv, Some(&ev), &mut path, &mut |_, _| {});
+                self.hint = conv.blob.len();
+                Ok(())
+            }
+            Err(e) => {
+                conv.clear();
+                Err(e)
+            }
+        };
+        self.path = path;
+        r
     }
 
     /// Reads a conversation from its files' contents, without touching the

@@ -39,6 +39,20 @@
 //! rule), and one with directories under `subagents/` that are not yet
 //! conversations.
 //!
+//! # What a conversation with new events costs
+//!
+//! When only `events/` changed — the conversation directory,
+//! `base_state.json`, `meta.json` and `subagents/` keep stamps the
+//! checkpoint trusts — the stat calls above, one listing of `events/` (to
+//! find the new names, and to tell a file of the history renamed or
+//! removed), a `stat` of the last file read before and of the last one
+//! read now, and an open of each new (or retried) event file: the
+//! conversation directory is not listed, its state and meta are not read
+//! again, and the digest of the sequence's names is checked and extended
+//! in one pass. Anything else — a state or meta whose stamp changed, a
+//! directory whose names changed — reads the conversation as
+//! [`Reader::read_into`] does (its event files from the first new one on).
+//!
 //! # Guarantees
 //!
 //! - Every event is handed out once over a chain of scans, each scan
@@ -81,7 +95,7 @@ use super::event_files::{FileStatus, NamePattern};
 use super::reader::{Parsed, Reader};
 use super::store::{MAX_SUBAGENT_DEPTH, Store, StoreError};
 use super::{DIR_EVENTS, DIR_SUBAGENTS, Event, FILE_BASE_STATE, FILE_META, hex_id};
-use crate::hash::sha256_hex;
+use crate::hash::{Sha256Stream, sha256_hex};
 
 /// Why a changes-since scan could not start.
 #[derive(Debug, thiserror::Error)]
@@ -149,9 +163,15 @@ pub struct Change<'a> {
     pub parent: Option<&'a str>,
     /// 0 for a top-level conversation, 1 for its sub-agents…
     pub depth: usize,
-    /// The conversation as read: its state and meta, and the events from
-    /// the first one handed out on (earlier ones are not read); `None` for
-    /// a removed one.
+    /// The conversation as read: the events from the first one handed out
+    /// on (earlier ones are not read), and its state and meta unless they
+    /// are known unchanged (an updated conversation whose directory,
+    /// `base_state.json`, `meta.json` and `subagents/` keep the
+    /// checkpoint's stamps has only its event files read: its
+    /// [`state`](Conversation::state) and [`meta`](Conversation::meta) are
+    /// then `None`, and [`state_changed`](Self::state_changed) and
+    /// [`meta_changed`](Self::meta_changed) false); `None` for a removed
+    /// one.
     pub conversation: Option<&'a Conversation>,
     /// The reader's parser, to decode events with.
     pub parser: &'a mut Parser,

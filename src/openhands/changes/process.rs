@@ -3,6 +3,18 @@
 
 use super::*;
 
+/// The stamps of a conversation's entries, taken before it is read.
+pub(super) struct NowStamps {
+    /// `events/`.
+    pub(super) events_dir: Option<Stamp>,
+    /// `subagents/`.
+    pub(super) subagents_dir: Option<Stamp>,
+    /// `base_state.json`.
+    pub(super) state: Option<Stamp>,
+    /// `meta.json`.
+    pub(super) meta: Option<Stamp>,
+}
+
 impl Changes {
     /// Whether a stamp still stands for what the checkpoint recorded.
     pub(super) fn same(&self, old: Option<&Stamp>, now: Option<&Stamp>) -> bool {
@@ -92,6 +104,37 @@ impl Changes {
         Ok(state_id.or(meta_id))
     }
 
+    /// Reads only the event files of the conversation of `task` from index
+    /// `from` on (`events/` listed, nothing else opened); `false` when
+    /// `events/` could not be opened or listed (the full read then tells
+    /// why).
+    pub(super) fn read_events_only(&mut self, task: &Task, from: u64) -> bool {
+        self.reader.skip_below = from;
+        let r = self.reader.read_events_into(&task.path, &mut self.conv);
+        self.reader.skip_below = 0;
+        r.is_ok()
+    }
+
+    /// Whether only `events/` of a recorded conversation needs reading:
+    /// its directory holds the same names (a trusted stamp), and
+    /// `base_state.json`, `meta.json` and `subagents/` are as recorded
+    /// (trusted stamps, or absent then and now); a conversation with
+    /// directories under `subagents/` that were not yet conversations
+    /// lists `subagents/` again, so it is read whole.
+    pub(super) fn events_only(&self, old: &ConversationMark, dir: &Stamp, now: &NowStamps) -> bool {
+        let json_same = |mark: &Option<JsonMark>, st: &Option<Stamp>| match mark {
+            Some(j) => self.same(Some(&j.stamp), st.as_ref()),
+            None => st.is_none(),
+        };
+        self.same(Some(&old.dir), Some(dir))
+            && old.events_dir.is_some()
+            && now.events_dir.is_some()
+            && json_same(&old.state, &now.state)
+            && json_same(&old.meta, &now.meta)
+            && self.same(old.subagents_dir.as_ref(), now.subagents_dir.as_ref())
+            && (!old.unsettled || old.subagents_dir.is_none())
+    }
+
     /// The conversation's ID: the one read, else the checkpoint's (a state
     /// caught half-written names none), else the directory's name.
     pub(super) fn id_of(&self, read: Option<String>, old: Option<&ConversationMark>) -> String {
@@ -99,14 +142,18 @@ impl Changes {
             .unwrap_or_else(|| self.conv.name().to_owned())
     }
 
-    /// The digest of the names of the sequence's files below `to`.
-    pub(super) fn names_digest(&self, to: u64) -> String {
-        let mut s = Vec::new();
-        for f in self.conv.event_files().sequence().take(to as usize) {
-            s.extend_from_slice(f.name().as_bytes());
-            s.push(b'\n');
+    /// Feeds the names of the sequence's files `from..to`, each followed
+    /// by a line break, to `h` (the mark's `names` digest is that of
+    /// `0..next`).
+    pub(super) fn hash_names(&self, h: &mut Sha256Stream, from: u64, to: u64) {
+        let files = self.conv.event_files().sequence();
+        for f in files
+            .skip(from as usize)
+            .take(to.saturating_sub(from) as usize)
+        {
+            h.update(f.name().as_bytes());
+            h.update(b"\n");
         }
-        sha256_hex(&s)
     }
 
     pub(super) fn process(&mut self, task: Task) -> ScanStep {
@@ -148,10 +195,12 @@ impl Changes {
             return ScanStep::Skip;
         }
         // Stamps before reading: a change while reading shows next time.
-        let events_dir = Self::stat_or_none(&task.path.join(DIR_EVENTS));
-        let subagents_dir = Self::stat_or_none(&task.path.join(DIR_SUBAGENTS));
-        let state_st = Self::stat_or_none(&task.path.join(FILE_BASE_STATE));
-        let meta_st = Self::stat_or_none(&task.path.join(FILE_META));
+        let now = NowStamps {
+            events_dir: Self::stat_or_none(&task.path.join(DIR_EVENTS)),
+            subagents_dir: Self::stat_or_none(&task.path.join(DIR_SUBAGENTS)),
+            state: Self::stat_or_none(&task.path.join(FILE_BASE_STATE)),
+            meta: Self::stat_or_none(&task.path.join(FILE_META)),
+        };
         let from = match (&old, kind) {
             (Some(o), ChangeKind::Updated) => o
                 .retry
@@ -162,7 +211,19 @@ impl Changes {
                 .unwrap_or(o.next),
             _ => 0,
         };
-        let (mut id, read_id) = match self.read(&task, from) {
+        // Only new event files to read: the rest is as recorded.
+        let events_only = kind == ChangeKind::Updated
+            && old
+                .as_ref()
+                .is_some_and(|o| self.events_only(o, &dir, &now))
+            && self.read_events_only(&task, from);
+        let read = if events_only {
+            Ok(None)
+        } else {
+            self.read(&task, from)
+        };
+        let mut events_only = events_only;
+        let (mut id, read_id) = match read {
             Ok(r) => (self.id_of(r.clone(), old.as_ref()), r),
             Err(ReadError::NoConversation { .. }) => {
                 if old.is_some() {
@@ -175,7 +236,10 @@ impl Changes {
                 return ScanStep::Fail(e.into());
             }
         };
-        // Does the history still match?
+        // Does the history still match? (The names' digest goes on to the
+        // mark's.)
+        let mut names = Sha256Stream::default();
+        let mut names_to = 0u64;
         if kind == ChangeKind::Updated
             && let Some(o) = &old
         {
@@ -187,8 +251,11 @@ impl Changes {
                     .sequence()
                     .nth(last.index as usize)
                     .map(|f| f.name().to_owned());
-                ok = name_now.as_deref() == Some(last.name.as_str())
-                    && self.names_digest(o.next) == o.names;
+                ok = name_now.as_deref() == Some(last.name.as_str()) && {
+                    self.hash_names(&mut names, 0, o.next);
+                    names_to = o.next;
+                    names.clone().finish_hex() == o.names
+                };
                 let retried = o.retry.iter().any(|r| r.index == last.index);
                 if ok && !retried {
                     let st = Self::stat_or_none(&task.path.join(DIR_EVENTS).join(&last.name));
@@ -199,6 +266,9 @@ impl Changes {
             }
             if !ok {
                 kind = ChangeKind::Rewrite;
+                events_only = false;
+                names = Sha256Stream::default();
+                names_to = 0;
                 id = match self.read(&task, 0) {
                     Ok(r) => self.id_of(r, None),
                     Err(e) => {
@@ -218,7 +288,7 @@ impl Changes {
         let mut to = len;
         let mut retry: Vec<FileMark> = Vec::new();
         let mut repaired = Vec::new();
-        let now = SystemTime::now();
+        let wall = SystemTime::now();
         for e in self.conv.events() {
             let i = e.index();
             let Some(err_name) = (!e.is_ok()).then(|| e.file_name()) else {
@@ -236,7 +306,9 @@ impl Changes {
                 && let Some(settle) = self.opts.settle
                 && fs::metadata(&p)
                     .and_then(|m| m.modified())
-                    .map_or(true, |m| now.duration_since(m).map_or(true, |d| d < settle))
+                    .map_or(true, |m| {
+                        wall.duration_since(m).map_or(true, |d| d < settle)
+                    })
             {
                 to = i;
                 self.held += 1;
@@ -272,7 +344,8 @@ impl Changes {
         let gap = files.gap();
         // Directories under `subagents/` that are not (yet) conversations.
         let mut candidates = false;
-        if subagents_dir.is_some()
+        if !events_only
+            && now.subagents_dir.is_some()
             && let Ok(rd) = fs::read_dir(task.path.join(DIR_SUBAGENTS))
         {
             let n = rd
@@ -282,36 +355,52 @@ impl Changes {
             candidates = n > self.conv.subagents().len() + self.conv.subagent_loops().len();
         }
         let digest = |raw: Option<&[u8]>| raw.map(sha256_hex);
-        let state_sha = digest(self.conv.state().map(|f| f.raw()));
-        let meta_sha = digest(self.conv.meta().map(|f| f.raw()));
-        let (state_changed, meta_changed) = match &old {
-            Some(o) if kind == ChangeKind::Updated => (
-                o.state.as_ref().map(|j| &j.sha256) != state_sha.as_ref(),
-                o.meta.as_ref().map(|j| &j.sha256) != meta_sha.as_ref(),
-            ),
-            _ => (state_sha.is_some(), meta_sha.is_some()),
+        let (state_changed, meta_changed, state, meta) = match &old {
+            // Not read: as recorded (their stamps say so).
+            Some(o) if events_only => (false, false, o.state.clone(), o.meta.clone()),
+            _ => {
+                let state_sha = digest(self.conv.state().map(|f| f.raw()));
+                let meta_sha = digest(self.conv.meta().map(|f| f.raw()));
+                let changed = match &old {
+                    Some(o) if kind == ChangeKind::Updated => (
+                        o.state.as_ref().map(|j| &j.sha256) != state_sha.as_ref(),
+                        o.meta.as_ref().map(|j| &j.sha256) != meta_sha.as_ref(),
+                    ),
+                    _ => (state_sha.is_some(), meta_sha.is_some()),
+                };
+                let mark = |st: Option<Stamp>, sha: Option<String>| {
+                    st.zip(sha)
+                        .map(|(stamp, sha256)| JsonMark { stamp, sha256 })
+                };
+                (
+                    changed.0,
+                    changed.1,
+                    mark(now.state, state_sha),
+                    mark(now.meta, meta_sha),
+                )
+            }
         };
         let gap_filled =
             kind == ChangeKind::Updated && old.as_ref().and_then(|o| o.gap).is_some_and(|g| to > g);
-        let subagents: Vec<String> = self.conv.subagents().to_vec();
+        let subagents: Vec<String> = match &old {
+            Some(o) if events_only => o.subagents.clone(),
+            _ => self.conv.subagents().to_vec(),
+        };
+        self.hash_names(&mut names, names_to, to);
         let mark = ConversationMark {
             id: id.clone(),
             depth: task.depth,
             dir,
-            events_dir,
-            subagents_dir,
+            events_dir: now.events_dir,
+            subagents_dir: now.subagents_dir,
             subagents: subagents.clone(),
             next: to,
             last,
-            names: self.names_digest(to),
+            names: names.finish_hex(),
             retry,
             unsettled: past || candidates,
-            state: state_st
-                .zip(state_sha)
-                .map(|(stamp, sha256)| JsonMark { stamp, sha256 }),
-            meta: meta_st
-                .zip(meta_sha)
-                .map(|(stamp, sha256)| JsonMark { stamp, sha256 }),
+            state,
+            meta,
             gap,
         };
         // Sub-agents gone since the checkpoint.

@@ -404,3 +404,207 @@ fn hostile_checkpoints_are_refused() {
     assert!(kinds.values().all(|k| *k == ChangeKind::Removed));
     assert!(cp2.is_empty());
 }
+
+/// The name of a new event file after `last` (the last event file's
+/// name) at index `n`, with the same event ID.
+fn next_name(last: &str, n: usize) -> String {
+    let id = last.split_once('-').unwrap().1.split_once('-').unwrap().1;
+    format!("event-{n:05}-{id}")
+}
+
+/// Every event by conversation directory, as [`full`] reads them.
+type Full = BTreeMap<PathBuf, Vec<(u64, String, Vec<u8>)>>;
+
+/// Top-level conversations of `want` with at least `min` events, sorted.
+fn tops_with(want: &Full, min: usize) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = want
+        .iter()
+        .filter(|(d, e)| !d.to_string_lossy().contains("subagents") && e.len() >= min)
+        .map(|(d, _)| d.clone())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn new_events_alone_open_only_the_new_files() {
+    let (_t, root) = store();
+    let want = full(&root);
+    backdate(&root);
+    let (_, _, cp) = scan(&root, None, ScanOptions::default());
+    let tops = tops_with(&want, 3);
+    let [a, b, ..] = tops.as_slice() else {
+        panic!("corpus too small: {}", tops.len())
+    };
+    let add = |dir: &Path, n: usize| {
+        let evs = &want[dir];
+        let last = evs.last().unwrap();
+        fs::write(dir.join("events").join(next_name(&last.1, n)), &last.2).unwrap();
+    };
+    let (na, nb) = (want[a].len(), want[b].len());
+    add(a, na);
+    add(b, nb);
+
+    // Only `events/` of each is listed and only the new files are opened:
+    // the conversation directories, `base_state.json` and `meta.json`
+    // keep their stamps.
+    let before = opens::counts();
+    let mut ch = Store::changes_since(&root, Some(&cp), ScanOptions::default()).unwrap();
+    let mut told = Vec::new();
+    while let Some(c) = ch.next() {
+        let c = c.unwrap();
+        assert_eq!(c.kind, ChangeKind::Updated);
+        assert!(!c.state_changed && !c.meta_changed && !c.gap_filled);
+        let idx: Vec<u64> = c.events().map(|e| e.index()).collect();
+        assert!(c.events().all(|e| e.is_ok()));
+        told.push((c.dir.to_path_buf(), idx));
+    }
+    let after = opens::counts();
+    assert_eq!(
+        told,
+        vec![(a.clone(), vec![na as u64]), (b.clone(), vec![nb as u64])]
+    );
+    assert_eq!(
+        (after.0 - before.0, after.1 - before.1),
+        (2, 2),
+        "the two new event files opened, the two `events/` listed, nothing else"
+    );
+    let cp2 = ch.into_checkpoint();
+    assert_eq!(cp2.events(), cp.events() + 2);
+
+    // The names' digest the scan extended is the one a full scan makes:
+    // nothing more is told from there (no rewrite), and one more event is
+    // told alone.
+    let (l, k, cp3) = scan(&root, Some(&cp2), ScanOptions::default());
+    assert!(l.is_empty() && k.is_empty(), "{k:?}");
+    let (_, _, full_cp) = scan(&root, None, ScanOptions::default());
+    assert_eq!(
+        cp3.conversation(a.strip_prefix(&root).unwrap())
+            .map(|m| &m.names),
+        full_cp
+            .conversation(a.strip_prefix(&root).unwrap())
+            .map(|m| &m.names)
+    );
+    add(a, na + 1);
+    let (l, k, _) = scan(&root, Some(&cp3), ScanOptions::default());
+    assert_eq!(k.get(a), Some(&ChangeKind::Updated), "{k:?}");
+    assert_eq!(
+        l.iter().map(|x| x.2).collect::<Vec<_>>(),
+        vec![na as u64 + 1]
+    );
+}
+
+#[test]
+fn history_changes_are_told_when_only_events_changed() {
+    let (_t, root) = store();
+    let want = full(&root);
+    let tops = tops_with(&want, 4);
+    let [a, b, c, d, e, f, ..] = tops.as_slice() else {
+        panic!("corpus too small: {}", tops.len())
+    };
+    // Before the first scan: in `e` the last event is torn, in `f` the
+    // second to last file is missing (a gap).
+    let ev_e = want[e].last().unwrap();
+    let torn = e.join("events").join(&ev_e.1);
+    fs::write(&torn, &ev_e.2[..ev_e.2.len() / 2]).unwrap();
+    let fl = &want[f];
+    let gap_file = f.join("events").join(&fl[fl.len() - 2].1);
+    let gap_bytes = fs::read(&gap_file).unwrap();
+    fs::remove_file(&gap_file).unwrap();
+    // Every stamp trusted: only what changes below is looked at again.
+    backdate(&root);
+    let (_, _, cp) = scan(&root, None, ScanOptions::default());
+
+    // a: an event file of its history renamed (another ID, same index).
+    // b: one removed. c: the last one replaced by another file of the same
+    // name (another event's bytes). d: one new event. e: the torn file completed. f: the gap
+    // filled. Nothing but files of `events/` changes.
+    let ev = |dir: &Path, i: usize| dir.join("events").join(&want[dir][i].1);
+    let renamed = format!("event-00001-{}.json", "0123abcd".repeat(4));
+    fs::rename(ev(a, 1), a.join("events").join(renamed)).unwrap();
+    fs::remove_file(ev(b, 1)).unwrap();
+    let last_c = ev(c, want[c].len() - 1);
+    let other = want[c]
+        .iter()
+        .map(|x| &x.2)
+        .find(|r| r.len() != want[c].last().unwrap().2.len())
+        .unwrap();
+    fs::remove_file(&last_c).unwrap();
+    fs::write(&last_c, other).unwrap();
+    let nd = want[d].len();
+    fs::write(
+        d.join("events")
+            .join(next_name(&want[d].last().unwrap().1, nd)),
+        &want[d].last().unwrap().2,
+    )
+    .unwrap();
+    fs::write(&torn, &ev_e.2).unwrap();
+    fs::write(&gap_file, &gap_bytes).unwrap();
+
+    let mut ch = Store::changes_since(&root, Some(&cp), ScanOptions::default()).unwrap();
+    let mut seen = BTreeMap::new();
+    while let Some(item) = ch.next() {
+        let item = item.unwrap();
+        let events: Vec<u64> = item.events().map(|e| e.index()).collect();
+        assert!(item.events().all(|e| e.is_ok()), "{}", item.dir.display());
+        seen.insert(
+            item.dir.to_path_buf(),
+            (
+                item.kind,
+                events,
+                item.repaired.to_vec(),
+                item.state_changed || item.meta_changed,
+                item.gap_filled,
+            ),
+        );
+    }
+    let get = |p: &PathBuf| {
+        seen.get(p)
+            .unwrap_or_else(|| panic!("{} not told: {seen:?}", p.display()))
+            .clone()
+    };
+    let all = |p: &PathBuf| (0..want[p].len() as u64).collect::<Vec<_>>();
+    assert_eq!(get(a).0, ChangeKind::Rewrite, "renamed");
+    assert_eq!(get(a).1, all(a));
+    assert_eq!(
+        (get(b).0, get(b).1),
+        (ChangeKind::Rewrite, vec![0]),
+        "removed"
+    );
+    assert_eq!(
+        (get(c).0, get(c).1),
+        (ChangeKind::Rewrite, all(c)),
+        "replaced"
+    );
+    assert_eq!(
+        get(d),
+        (ChangeKind::Updated, vec![nd as u64], vec![], false, false)
+    );
+    let last_e = want[e].len() as u64 - 1;
+    assert_eq!(
+        get(e),
+        (
+            ChangeKind::Updated,
+            vec![last_e],
+            vec![last_e],
+            false,
+            false
+        ),
+        "repaired"
+    );
+    let n_f = fl.len() as u64;
+    assert_eq!(
+        get(f),
+        (
+            ChangeKind::Updated,
+            vec![n_f - 2, n_f - 1],
+            vec![],
+            false,
+            true
+        ),
+        "gap filled"
+    );
+    assert_eq!(seen.len(), 6, "nothing else changed: {seen:?}");
+    let (l, k, _) = scan(&root, Some(&ch.into_checkpoint()), ScanOptions::default());
+    assert!(l.is_empty() && k.is_empty(), "{k:?}");
+}
