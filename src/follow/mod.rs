@@ -139,7 +139,7 @@ impl Root {
         };
         let top = rel
             .ancestors()
-            .find(|a| cp.conversation(a).is_some_and(|m| m.depth == 0));
+            .find(|a| cp.conversations.depth(a) == Some(0));
         match top {
             Some(t) if t != rel => {
                 self.touched.insert(t.to_path_buf());

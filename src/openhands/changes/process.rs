@@ -100,20 +100,20 @@ impl Changes {
     }
 
     /// The digest of the names of the sequence's files below `to`.
-    pub(super) fn names_digest(&self, to: u64) -> String {
+    pub(super) fn names_digest(&self, to: u64) -> [u8; 32] {
         let mut s = Vec::new();
         for f in self.conv.event_files().sequence().take(to as usize) {
             s.extend_from_slice(f.name().as_bytes());
             s.push(b'\n');
         }
-        sha256_hex(&s)
+        sha256(&s)
     }
 
     pub(super) fn process(&mut self, task: Task) -> ScanStep {
         if task.depth > MAX_SUBAGENT_DEPTH {
             return ScanStep::Fail(StoreError::TooDeep { path: task.path });
         }
-        let old = self.since.conversations.get(&task.rel).cloned();
+        let old = self.since.conversations.get(&task.rel);
         let dir = match fs::metadata(&task.path) {
             Ok(m) if m.is_dir() => Stamp::of(&m),
             Ok(_) => {
@@ -142,9 +142,11 @@ impl Changes {
             && let Some(o) = &old
             && self.unchanged(o, &task.path, &dir)
         {
-            self.new.conversations.insert(task.rel.clone(), o.clone());
-            let (subs, id) = (o.subagents.clone(), o.id.clone());
-            self.push_subs(&task, &subs, &id);
+            // Moved, not copied: a scan holds one mark of each conversation.
+            self.since
+                .conversations
+                .move_to(&task.rel, &mut self.new.conversations);
+            self.push_subs(&task, &o.subagents, &o.id);
             return ScanStep::Skip;
         }
         // Stamps before reading: a change while reading shows next time.
@@ -281,7 +283,7 @@ impl Changes {
                 .count();
             candidates = n > self.conv.subagents().len() + self.conv.subagent_loops().len();
         }
-        let digest = |raw: Option<&[u8]>| raw.map(sha256_hex);
+        let digest = |raw: Option<&[u8]>| raw.map(sha256);
         let state_sha = digest(self.conv.state().map(|f| f.raw()));
         let meta_sha = digest(self.conv.meta().map(|f| f.raw()));
         let (state_changed, meta_changed) = match &old {
@@ -330,7 +332,8 @@ impl Changes {
             || !repaired.is_empty()
             || state_changed
             || meta_changed;
-        self.new.conversations.insert(task.rel.clone(), mark);
+        self.new.conversations.insert(task.rel.clone(), &mark);
+        self.since.conversations.remove(&task.rel);
         self.push_subs(&task, &subagents, &id);
         if !any {
             return ScanStep::Skip;

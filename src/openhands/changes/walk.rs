@@ -50,7 +50,13 @@ impl Changes {
             let old = self.since.dirs.get(&rel);
             let trusted = old.is_some_and(|d| d.stamp == Some(stamp) && !self.since.racy(&stamp));
             if trusted {
-                let children = old.map(|d| d.children.clone()).unwrap_or_default();
+                // Moved, not copied (a directory is walked once).
+                let children = self
+                    .since
+                    .dirs
+                    .get_mut(&rel)
+                    .map(|d| std::mem::take(&mut d.children))
+                    .unwrap_or_default();
                 for name in &children {
                     let crel = join_rel(&rel, name);
                     let cpath = path.join(name);
@@ -178,9 +184,8 @@ impl Changes {
     fn marks_under(&self, rel: &Path) -> Vec<(PathBuf, ConversationMark)> {
         self.since
             .conversations
-            .range(rel.to_path_buf()..)
-            .take_while(|(k, _)| k.starts_with(rel))
-            .map(|(k, m)| (k.clone(), m.clone()))
+            .under(rel)
+            .map(|(k, m)| (k.to_path_buf(), m))
             .collect()
     }
 
@@ -218,7 +223,7 @@ impl Changes {
     pub(super) fn keep_old(&mut self, rel: &Path) {
         let marks = self.marks_under(rel);
         for (k, m) in marks {
-            self.new.conversations.insert(k, m);
+            self.new.conversations.insert(k, &m);
         }
     }
 }
