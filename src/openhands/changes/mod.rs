@@ -235,7 +235,12 @@ pub struct Changes {
     since: Checkpoint,
     new: Checkpoint,
     opts: ScanOptions,
-    tops: Vec<Task>,
+    /// The top-level conversations found, by path relative to `base`
+    /// (only that: a scan holds one for each conversation of the store).
+    tops: Vec<PathBuf>,
+    /// The directory the top-level conversations' paths are relative to:
+    /// the root, or the conversation directory of a root that is a file.
+    base: PathBuf,
     next_top: usize,
     pending: Vec<Task>,
     gone: VecDeque<Gone>,
@@ -361,20 +366,7 @@ impl Store {
             .move_all(&mut ch.new.conversations, |k| {
                 tops.iter().any(|t| k.starts_with(t))
             });
-        for rel in tops {
-            let path = if rel.as_os_str().is_empty() {
-                ch.new.root.clone()
-            } else {
-                ch.new.root.join(&rel)
-            };
-            ch.tops.push(Task {
-                path,
-                rel,
-                depth: 0,
-                parent: None,
-            });
-        }
-        ch.tops.sort_by(|a, b| a.path.cmp(&b.path));
+        ch.tops = tops;
         Ok(ch)
     }
 }
@@ -463,6 +455,7 @@ impl Changes {
             new,
             opts,
             tops: Vec::new(),
+            base: root.to_path_buf(),
             next_top: 0,
             pending: Vec::new(),
             gone: VecDeque::new(),
@@ -517,10 +510,20 @@ impl Changes {
             let task = match self.pending.pop() {
                 Some(t) => t,
                 None => match self.tops.get(self.next_top) {
-                    Some(t) => {
+                    Some(rel) => {
                         self.next_top += 1;
-                        self.cur_top = t.rel.clone();
-                        t.clone()
+                        self.cur_top = rel.clone();
+                        let path = if rel.as_os_str().is_empty() {
+                            self.base.clone()
+                        } else {
+                            self.base.join(rel)
+                        };
+                        Task {
+                            path,
+                            rel: rel.clone(),
+                            depth: 0,
+                            parent: None,
+                        }
                     }
                     None if !self.tops_done && self.partial => {
                         self.tops_done = true;
@@ -529,7 +532,7 @@ impl Changes {
                     None if !self.tops_done => {
                         self.tops_done = true;
                         let found: HashSet<&Path> =
-                            self.tops.iter().map(|t| t.rel.as_path()).collect();
+                            self.tops.iter().map(PathBuf::as_path).collect();
                         let gone: Vec<PathBuf> = self
                             .since
                             .conversations

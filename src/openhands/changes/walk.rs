@@ -7,13 +7,8 @@ impl Changes {
     /// Finds the top-level conversations, listing only changed directories.
     pub(super) fn walk(&mut self, root: &Path, is_dir: bool) -> Result<(), ReadError> {
         if !is_dir {
-            let dir = conversation_dir(root)?;
-            self.tops.push(Task {
-                path: dir,
-                rel: PathBuf::new(),
-                depth: 0,
-                parent: None,
-            });
+            self.base = conversation_dir(root)?;
+            self.tops.push(PathBuf::new());
             return Ok(());
         }
         let root_rel = PathBuf::new();
@@ -22,12 +17,7 @@ impl Changes {
             || (!self.since.dirs.contains_key(&root_rel)
                 && is_conversation_dir_with(root, &mut self.parser2, &mut self.buf))
         {
-            self.tops.push(Task {
-                path: root.to_path_buf(),
-                rel: root_rel,
-                depth: 0,
-                parent: None,
-            });
+            self.tops.push(root_rel);
             return Ok(());
         }
         fs::read_dir(root).map_err(|e| ReadError::io(root, e))?;
@@ -66,12 +56,7 @@ impl Changes {
                     if conv {
                         // Known, or met before but not read then (it
                         // could not be): a conversation.
-                        self.tops.push(Task {
-                            path: cpath,
-                            rel: crel,
-                            depth: 0,
-                            parent: None,
-                        });
+                        self.tops.push(crel);
                     } else {
                         stack.push((cpath, crel));
                     }
@@ -91,12 +76,7 @@ impl Changes {
                 && old.is_some()
                 && is_conversation_dir_with(&path, &mut self.parser2, &mut self.buf)
             {
-                self.tops.push(Task {
-                    path,
-                    rel,
-                    depth: 0,
-                    parent: None,
-                });
+                self.tops.push(rel);
                 continue;
             }
             let rd = match fs::read_dir(&path) {
@@ -138,7 +118,7 @@ impl Changes {
                 },
             );
         }
-        self.tops.sort_by(|a, b| a.path.cmp(&b.path));
+        self.tops.sort();
         Ok(())
     }
 
@@ -163,12 +143,7 @@ impl Changes {
             {
                 return false;
             }
-            self.tops.push(Task {
-                path: cpath,
-                rel: crel,
-                depth: 0,
-                parent: None,
-            });
+            self.tops.push(crel);
             return true;
         }
         if is_link {
