@@ -147,7 +147,7 @@ impl DirWatch {
 
     /// Watches the directory `path`, named `name` in the directory watched
     /// as `parent`: its descriptor, to walk it; `None` when it is gone or
-    /// already watched under another name (a link to it).
+    /// is `parent` or one of its ancestors (a link back up).
     fn watch_child(&mut self, parent: i32, path: &Path, name: &OsStr) -> io::Result<Option<i32>> {
         let wd = match self.inotify.watches().add(path, MASK | WatchMask::ONLYDIR) {
             Ok(wd) => wd.get_watch_descriptor_id(),
@@ -155,8 +155,11 @@ impl DirWatch {
             Err(e) if e.raw_os_error() == Some(libc::ENOSPC) => return Err(e),
             Err(_) => return Ok(None),
         };
+        // Already watched under another name: moved (its move unseen), or
+        // reached through a link. Named here, unless that makes a cycle.
         if let Some(d) = self.find(wd)
             && (d.parent != parent || *d.name != *name)
+            && self.lineage(parent).any(|a| a == wd)
         {
             return Ok(None);
         }
@@ -166,6 +169,17 @@ impl DirWatch {
             name: name.into(),
         });
         Ok(Some(wd))
+    }
+
+    /// `wd` and the descriptors of its ancestors, up to its root.
+    fn lineage(&self, wd: i32) -> impl Iterator<Item = i32> + '_ {
+        let mut at = Some(wd);
+        std::iter::from_fn(move || {
+            let wd = at?;
+            at = self.find(wd).map(|d| d.parent).filter(|&p| p != 0);
+            Some(wd)
+        })
+        .take(MAX_DEPTH)
     }
 
     /// The path of the directory watched as `wd`, under its root.
@@ -186,13 +200,14 @@ impl DirWatch {
         None
     }
 
-    /// Forgets the directory watched as `wd`, and every directory whose
-    /// path went through it.
-    fn forget(&mut self, wd: i32) {
-        let Ok(i) = self.dirs.binary_search_by_key(&wd, |x| x.wd) else {
+    /// Forgets the directories watched as `wds` (sorted), and every
+    /// directory whose path went through one of them.
+    fn forget(&mut self, wds: &[i32]) {
+        let before = self.dirs.len();
+        self.dirs.retain(|d| wds.binary_search(&d.wd).is_err());
+        if self.dirs.len() == before {
             return;
-        };
-        self.dirs.remove(i);
+        }
         loop {
             let gone: Vec<i32> = self
                 .dirs
@@ -234,6 +249,7 @@ impl DirWatch {
             };
             let mut paths = Vec::new();
             let mut lost = false;
+            let mut gone = Vec::new();
             for e in events {
                 let wd = e.wd.get_watch_descriptor_id();
                 if e.mask.contains(EventMask::Q_OVERFLOW) {
@@ -241,8 +257,9 @@ impl DirWatch {
                     continue;
                 }
                 if e.mask.contains(EventMask::IGNORED) {
-                    // The directory is gone (its removal was reported).
-                    self.forget(wd);
+                    // The directory is gone (its removal was reported):
+                    // forgotten with the others of this read, at once.
+                    gone.push(wd);
                     continue;
                 }
                 let Some(dir) = self.path(wd) else { continue };
@@ -254,8 +271,10 @@ impl DirWatch {
                     && let Some(name) = e.name
                 {
                     if e.mask.contains(EventMask::MOVED_FROM) {
+                        // Moved away (a move within the roots names it
+                        // again at its MOVED_TO).
                         if let Some(c) = self.child(wd, name) {
-                            self.forget(c);
+                            self.forget(&[c]);
                         }
                     } else if e.mask.intersects(EventMask::CREATE | EventMask::MOVED_TO)
                         && let Some(c) = self.watch_child(wd, &path, name)?
@@ -265,6 +284,8 @@ impl DirWatch {
                 }
                 paths.push(path);
             }
+            gone.sort_unstable();
+            self.forget(&gone);
             if lost {
                 self.pending.push_back(Wake::Rescan);
                 self.rewalk()?;
@@ -366,6 +387,37 @@ mod tests {
         // Reads wake nothing.
         let _ = fs::read(root.join("a/events/e1")).unwrap();
         assert!(paths(&mut w).is_empty());
+    }
+
+    #[test]
+    fn lost_events_are_a_rescan_and_new_directories_are_watched() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().join("store");
+        fs::create_dir_all(root.join("a")).unwrap();
+        let mut w = DirWatch::new().unwrap();
+        w.add_root(&root).unwrap();
+        // More events than the kernel queues (three a file: create,
+        // modify, close), unread; then a directory made.
+        let max: usize = fs::read_to_string("/proc/sys/fs/inotify/max_queued_events")
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(16384);
+        for i in 0..max / 3 + 100 {
+            fs::write(root.join("a").join(i.to_string()), b"x").unwrap();
+        }
+        // Its events are lost: only walking again finds it.
+        fs::create_dir_all(root.join("b/c")).unwrap();
+        let mut rescan = false;
+        let end = Instant::now() + Duration::from_secs(10);
+        while let Ok(Some(wake)) = w.next(Some(Instant::now() + Duration::from_millis(200))) {
+            rescan |= matches!(wake, Wake::Rescan);
+            if Instant::now() > end {
+                break;
+            }
+        }
+        assert!(rescan);
+        fs::write(root.join("b/c/e"), b"x").unwrap();
+        assert!(paths(&mut w).contains(&root.join("b/c/e")));
     }
 
     #[test]
