@@ -214,7 +214,7 @@ fn main() {
         per(in_memory, convs)
     );
     println!(
-        "watch (notify): {watch} bytes ({:.0} per conversation)",
+        "watch: {watch} bytes ({:.0} per conversation)",
         per(watch, convs)
     );
     println!(

@@ -26,9 +26,9 @@ impl Sha256Stream {
         self.0.update(data);
     }
 
-    /// The digest of everything fed, as 64 lowercase hex digits.
-    pub(crate) fn finish_hex(self) -> String {
-        digest_hex(self.0.finalize().into())
+    /// The digest of everything fed.
+    pub(crate) fn finish(self) -> [u8; 32] {
+        self.0.finalize().into()
     }
 }
 
@@ -67,8 +67,8 @@ mod tests {
         st.update(b"a");
         let fork = st.clone();
         st.update(b"bc");
-        assert_eq!(st.finish_hex(), sha256_hex(b"abc"));
-        assert_eq!(fork.finish_hex(), sha256_hex(b"a"));
+        assert_eq!(st.finish(), sha256(b"abc"));
+        assert_eq!(fork.finish(), sha256(b"a"));
         let long = "a".repeat(1_000_000);
         assert_eq!(
             sha256_hex(long.as_bytes()),

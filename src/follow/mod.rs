@@ -6,8 +6,9 @@
 //! A [`Follower`] holds one checkpoint per root. [`Follower::scan`] scans
 //! every root from its checkpoint and hands each change to a sink;
 //! [`Follower::wait`] blocks until something may have changed: a
-//! file-system event under a root (inotify on Linux, through the `notify`
-//! crate; new directories are watched as they appear), or, in polling mode
+//! file-system event under a root (inotify on Linux, through the `inotify`
+//! crate, keeping a small record per watched directory; the `notify` crate
+//! elsewhere; new directories are watched as they appear), or, in polling mode
 //! ([`FollowOptions::poll`], for file systems without events such as
 //! network mounts), the next tick. Events are gathered for a short quiet
 //! time ([`FollowOptions::debounce`]) so that a burst of writes costs one
@@ -43,15 +44,19 @@
 //!   inotify limit, a file system without events), the follower polls at
 //!   [`FollowOptions::fallback_poll`] and says so ([`Follower::polling`]).
 
+#[cfg(target_os = "linux")]
+mod dir_watch;
 pub mod occhat;
 pub mod sessions_checkpoint;
+mod watch;
 
 pub use sessions_checkpoint::SessionsCheckpoint;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
+
+use watch::Watch;
 
 use crate::openhands::{Change, Changes, ChangesError, Checkpoint, ScanOptions, Store, StoreError};
 
@@ -139,7 +144,7 @@ impl Root {
         };
         let top = rel
             .ancestors()
-            .find(|a| cp.conversation(a).is_some_and(|m| m.depth == 0));
+            .find(|a| cp.conversations.depth(a) == Some(0));
         match top {
             Some(t) if t != rel => {
                 self.touched.insert(t.to_path_buf());
@@ -154,8 +159,7 @@ pub struct Follower {
     roots: Vec<Root>,
     sessions: Vec<occhat::Sessions>,
     opts: FollowOptions,
-    rx: Option<Receiver<Wake>>,
-    watcher: Option<notify::RecommendedWatcher>,
+    watch: Option<Watch>,
     retry_at: Option<Instant>,
     last_full: Instant,
     why_polling: Option<String>,
@@ -166,7 +170,7 @@ impl std::fmt::Debug for Follower {
         f.debug_struct("Follower")
             .field("roots", &self.roots)
             .field("opts", &self.opts)
-            .field("watching", &self.watcher.is_some())
+            .field("watching", &self.watch.is_some())
             .finish()
     }
 }
@@ -188,8 +192,7 @@ impl Follower {
                 .collect(),
             sessions: Vec::new(),
             opts,
-            rx: None,
-            watcher: None,
+            watch: None,
             retry_at: None,
             last_full: Instant::now(),
             why_polling: None,
@@ -202,20 +205,7 @@ impl Follower {
 
     /// Sets up the file-system watch of every root.
     fn watch(&mut self) {
-        use notify::{RecursiveMode, Watcher};
-        let (tx, rx) = channel();
-        let handler = move |res: notify::Result<notify::Event>| {
-            // Access events (a reader's open and close, ours included)
-            // change nothing.
-            let wake = match res {
-                Ok(e) if matches!(e.kind, notify::EventKind::Access(_)) => return,
-                Ok(e) if e.need_rescan() || e.paths.is_empty() => Wake::Rescan,
-                Ok(e) => Wake::Paths(e.paths),
-                Err(_) => Wake::Rescan,
-            };
-            let _ = tx.send(wake);
-        };
-        let mut w = match notify::recommended_watcher(handler) {
+        let mut w = match Watch::new() {
             Ok(w) => w,
             Err(e) => {
                 self.why_polling = Some(format!("file-system events unavailable: {e}"));
@@ -223,13 +213,12 @@ impl Follower {
             }
         };
         for r in &self.roots {
-            if let Err(e) = w.watch(&r.path, RecursiveMode::Recursive) {
+            if let Err(e) = w.add(&r.path) {
                 self.why_polling = Some(format!("{}: cannot watch: {e}", r.path.display()));
                 return;
             }
         }
-        self.watcher = Some(w);
-        self.rx = Some(rx);
+        self.watch = Some(w);
     }
 
     /// Follows OC Chat sessions stores too ([`occhat`]; from nothing: the
@@ -258,13 +247,11 @@ impl Follower {
     }
 
     fn add_sessions(&mut self, s: occhat::Sessions) {
-        use notify::{RecursiveMode, Watcher};
-        if let Some(w) = self.watcher.as_mut()
-            && let Err(e) = w.watch(s.root(), RecursiveMode::Recursive)
+        if let Some(w) = self.watch.as_mut()
+            && let Err(e) = w.add(s.root())
         {
             self.why_polling = Some(format!("{}: cannot watch: {e}", s.root().display()));
-            self.watcher = None;
-            self.rx = None;
+            self.watch = None;
         }
         self.sessions.push(s);
     }
@@ -316,7 +303,7 @@ impl Follower {
             settle: Some(self.opts.settle),
             ..ScanOptions::default()
         };
-        let events = self.rx.is_some() && self.opts.poll.is_none();
+        let events = self.watch.is_some() && self.opts.poll.is_none();
         let all = !events || self.last_full.elapsed() >= self.opts.full_every;
         if all {
             self.last_full = Instant::now();
@@ -416,7 +403,7 @@ impl Follower {
         if let Some(r) = self.retry_at {
             deadline = Some(deadline.map_or(r, |d| d.min(r)));
         }
-        let period = self.opts.poll.or(match &self.rx {
+        let period = self.opts.poll.or(match &self.watch {
             Some(_) => None,
             None => Some(self.opts.fallback_poll),
         });
@@ -426,23 +413,18 @@ impl Follower {
             std::thread::sleep(until.saturating_duration_since(Instant::now()));
             return true;
         }
-        let Some(rx) = self.rx.take() else {
+        let Some(mut watch) = self.watch.take() else {
             return true;
         };
-        let got = match deadline {
-            None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
-            Some(d) => rx.recv_timeout(d.saturating_duration_since(Instant::now())),
+        let stopped = |f: &mut Follower, e: std::io::Error| {
+            // Nothing says what changed any more.
+            f.why_polling = Some(format!("the file-system watch stopped: {e}"));
+            f.rescan();
+            true
         };
-        let first = match got {
-            Ok(w) => Some(w),
-            Err(RecvTimeoutError::Timeout) => None,
-            Err(RecvTimeoutError::Disconnected) => {
-                // The watcher is gone: nothing says what changed any more.
-                self.why_polling = Some("the file-system watch stopped".to_owned());
-                self.watcher = None;
-                self.rescan();
-                return true;
-            }
+        let first = match watch.next(deadline) {
+            Ok(w) => w,
+            Err(e) => return stopped(self, e),
         };
         if let Some(w) = first {
             self.note(w);
@@ -453,14 +435,15 @@ impl Follower {
                 if now >= burst_end {
                     break;
                 }
-                let wait = self.opts.debounce.min(burst_end - now);
-                match rx.recv_timeout(wait) {
-                    Ok(w) => self.note(w),
-                    Err(_) => break,
+                let quiet = now + self.opts.debounce.min(burst_end - now);
+                match watch.next(Some(quiet)) {
+                    Ok(Some(w)) => self.note(w),
+                    Ok(None) => break,
+                    Err(e) => return stopped(self, e),
                 }
             }
         }
-        self.rx = Some(rx);
+        self.watch = Some(watch);
         true
     }
 }

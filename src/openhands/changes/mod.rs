@@ -95,7 +95,7 @@ use super::event_files::{FileStatus, NamePattern};
 use super::reader::{Parsed, Reader};
 use super::store::{MAX_SUBAGENT_DEPTH, Store, StoreError};
 use super::{DIR_EVENTS, DIR_SUBAGENTS, Event, FILE_BASE_STATE, FILE_META, hex_id};
-use crate::hash::{Sha256Stream, sha256_hex};
+use crate::hash::{Sha256Stream, sha256};
 
 /// Why a changes-since scan could not start.
 #[derive(Debug, thiserror::Error)]
@@ -255,7 +255,12 @@ pub struct Changes {
     since: Checkpoint,
     new: Checkpoint,
     opts: ScanOptions,
-    tops: Vec<Task>,
+    /// The top-level conversations found, by path relative to `base`
+    /// (only that: a scan holds one for each conversation of the store).
+    tops: Vec<PathBuf>,
+    /// The directory the top-level conversations' paths are relative to:
+    /// the root, or the conversation directory of a root that is a file.
+    base: PathBuf,
     next_top: usize,
     pending: Vec<Task>,
     gone: VecDeque<Gone>,
@@ -367,41 +372,21 @@ impl Store {
         let (mut ch, _) = Changes::start_owned(root, Some(since), opts)?;
         ch.partial = true;
         ch.new.taken = ch.since.taken;
-        ch.new.dirs = ch.since.dirs.clone();
+        ch.new.dirs = std::mem::take(&mut ch.since.dirs);
         let mut tops: Vec<PathBuf> = conversations
             .into_iter()
-            .filter(|rel| {
-                ch.since
-                    .conversations
-                    .get(rel)
-                    .is_some_and(|m| m.depth == 0)
-            })
+            .filter(|rel| ch.since.conversations.depth(rel) == Some(0))
             .collect();
         tops.sort();
         tops.dedup();
         // Only the named conversations' marks stay in `since` (a partial
         // scan looks at nothing else of it).
-        for (k, m) in std::mem::take(&mut ch.since.conversations) {
-            if tops.iter().any(|t| k.starts_with(t)) {
-                ch.since.conversations.insert(k, m);
-            } else {
-                ch.new.conversations.insert(k, m);
-            }
-        }
-        for rel in tops {
-            let path = if rel.as_os_str().is_empty() {
-                ch.new.root.clone()
-            } else {
-                ch.new.root.join(&rel)
-            };
-            ch.tops.push(Task {
-                path,
-                rel,
-                depth: 0,
-                parent: None,
+        ch.since
+            .conversations
+            .move_all(&mut ch.new.conversations, |k| {
+                tops.iter().any(|t| k.starts_with(t))
             });
-        }
-        ch.tops.sort_by(|a, b| a.path.cmp(&b.path));
+        ch.tops = tops;
         Ok(ch)
     }
 }
@@ -490,6 +475,7 @@ impl Changes {
             new,
             opts,
             tops: Vec::new(),
+            base: root.to_path_buf(),
             next_top: 0,
             pending: Vec::new(),
             gone: VecDeque::new(),
@@ -544,10 +530,20 @@ impl Changes {
             let task = match self.pending.pop() {
                 Some(t) => t,
                 None => match self.tops.get(self.next_top) {
-                    Some(t) => {
+                    Some(rel) => {
                         self.next_top += 1;
-                        self.cur_top = t.rel.clone();
-                        t.clone()
+                        self.cur_top = rel.clone();
+                        let path = if rel.as_os_str().is_empty() {
+                            self.base.clone()
+                        } else {
+                            self.base.join(rel)
+                        };
+                        Task {
+                            path,
+                            rel: rel.clone(),
+                            depth: 0,
+                            parent: None,
+                        }
                     }
                     None if !self.tops_done && self.partial => {
                         self.tops_done = true;
@@ -555,13 +551,14 @@ impl Changes {
                     }
                     None if !self.tops_done => {
                         self.tops_done = true;
-                        let found: HashSet<&PathBuf> = self.tops.iter().map(|t| &t.rel).collect();
+                        let found: HashSet<&Path> =
+                            self.tops.iter().map(PathBuf::as_path).collect();
                         let gone: Vec<PathBuf> = self
                             .since
                             .conversations
-                            .iter()
-                            .filter(|(k, m)| m.depth == 0 && !found.contains(k))
-                            .map(|(k, _)| k.clone())
+                            .depths()
+                            .filter(|(k, d)| *d == 0 && !found.contains(k))
+                            .map(|(k, _)| k.to_path_buf())
                             .collect();
                         for rel in gone {
                             let path = if rel.as_os_str().is_empty() {
@@ -633,9 +630,9 @@ impl Changes {
             return self.new.clone();
         }
         let mut cp = self.new.clone();
-        for (k, m) in &self.since.conversations {
+        for (k, m) in self.since.conversations.iter() {
             if !cp.conversations.contains_key(k) && !self.gone_done.contains(k) {
-                cp.conversations.insert(k.clone(), m.clone());
+                cp.conversations.insert(k.to_path_buf(), &m);
             }
         }
         for d in cp.dirs.values_mut() {
@@ -643,7 +640,7 @@ impl Changes {
         }
         // A conversation whose sub-agents were not all looked at lists
         // `subagents/` again.
-        let keys: Vec<PathBuf> = cp.conversations.keys().cloned().collect();
+        let keys: Vec<PathBuf> = cp.conversations.keys().map(Path::to_path_buf).collect();
         for k in keys {
             let missing = cp.conversations.get(&k).is_some_and(|m| {
                 m.subagents.iter().any(|s| {
@@ -651,9 +648,10 @@ impl Changes {
                         .contains_key(&join_rel(&k, DIR_SUBAGENTS).join(s))
                 })
             });
-            if missing && let Some(m) = cp.conversations.get_mut(&k) {
+            if missing && let Some(mut m) = cp.conversations.get(&k) {
                 m.unsettled = true;
                 m.subagents_dir = None;
+                cp.conversations.insert(k, &m);
             }
         }
         cp

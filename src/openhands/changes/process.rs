@@ -160,7 +160,7 @@ impl Changes {
         if task.depth > MAX_SUBAGENT_DEPTH {
             return ScanStep::Fail(StoreError::TooDeep { path: task.path });
         }
-        let old = self.since.conversations.get(&task.rel).cloned();
+        let old = self.since.conversations.get(&task.rel);
         let dir = match fs::metadata(&task.path) {
             Ok(m) if m.is_dir() => Stamp::of(&m),
             Ok(_) => {
@@ -189,9 +189,11 @@ impl Changes {
             && let Some(o) = &old
             && self.unchanged(o, &task.path, &dir)
         {
-            self.new.conversations.insert(task.rel.clone(), o.clone());
-            let (subs, id) = (o.subagents.clone(), o.id.clone());
-            self.push_subs(&task, &subs, &id);
+            // Moved, not copied: a scan holds one mark of each conversation.
+            self.since
+                .conversations
+                .move_to(&task.rel, &mut self.new.conversations);
+            self.push_subs(&task, &o.subagents, &o.id);
             return ScanStep::Skip;
         }
         // Stamps before reading: a change while reading shows next time.
@@ -254,7 +256,7 @@ impl Changes {
                 ok = name_now.as_deref() == Some(last.name.as_str()) && {
                     self.hash_names(&mut names, 0, o.next);
                     names_to = o.next;
-                    names.clone().finish_hex() == o.names
+                    names.clone().finish() == o.names
                 };
                 let retried = o.retry.iter().any(|r| r.index == last.index);
                 if ok && !retried {
@@ -354,7 +356,7 @@ impl Changes {
                 .count();
             candidates = n > self.conv.subagents().len() + self.conv.subagent_loops().len();
         }
-        let digest = |raw: Option<&[u8]>| raw.map(sha256_hex);
+        let digest = |raw: Option<&[u8]>| raw.map(sha256);
         let (state_changed, meta_changed, state, meta) = match &old {
             // Not read: as recorded (their stamps say so).
             Some(o) if events_only => (false, false, o.state.clone(), o.meta.clone()),
@@ -368,7 +370,7 @@ impl Changes {
                     ),
                     _ => (state_sha.is_some(), meta_sha.is_some()),
                 };
-                let mark = |st: Option<Stamp>, sha: Option<String>| {
+                let mark = |st: Option<Stamp>, sha: Option<[u8; 32]>| {
                     st.zip(sha)
                         .map(|(stamp, sha256)| JsonMark { stamp, sha256 })
                 };
@@ -396,7 +398,7 @@ impl Changes {
             subagents: subagents.clone(),
             next: to,
             last,
-            names: names.finish_hex(),
+            names: names.finish(),
             retry,
             unsettled: past || candidates,
             state,
@@ -419,7 +421,8 @@ impl Changes {
             || !repaired.is_empty()
             || state_changed
             || meta_changed;
-        self.new.conversations.insert(task.rel.clone(), mark);
+        self.new.conversations.insert(task.rel.clone(), &mark);
+        self.since.conversations.remove(&task.rel);
         self.push_subs(&task, &subagents, &id);
         if !any {
             return ScanStep::Skip;

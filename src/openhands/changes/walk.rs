@@ -7,13 +7,8 @@ impl Changes {
     /// Finds the top-level conversations, listing only changed directories.
     pub(super) fn walk(&mut self, root: &Path, is_dir: bool) -> Result<(), ReadError> {
         if !is_dir {
-            let dir = conversation_dir(root)?;
-            self.tops.push(Task {
-                path: dir,
-                rel: PathBuf::new(),
-                depth: 0,
-                parent: None,
-            });
+            self.base = conversation_dir(root)?;
+            self.tops.push(PathBuf::new());
             return Ok(());
         }
         let root_rel = PathBuf::new();
@@ -22,12 +17,7 @@ impl Changes {
             || (!self.since.dirs.contains_key(&root_rel)
                 && is_conversation_dir_with(root, &mut self.parser2, &mut self.buf))
         {
-            self.tops.push(Task {
-                path: root.to_path_buf(),
-                rel: root_rel,
-                depth: 0,
-                parent: None,
-            });
+            self.tops.push(root_rel);
             return Ok(());
         }
         fs::read_dir(root).map_err(|e| ReadError::io(root, e))?;
@@ -50,7 +40,13 @@ impl Changes {
             let old = self.since.dirs.get(&rel);
             let trusted = old.is_some_and(|d| d.stamp == Some(stamp) && !self.since.racy(&stamp));
             if trusted {
-                let children = old.map(|d| d.children.clone()).unwrap_or_default();
+                // Moved, not copied (a directory is walked once).
+                let children = self
+                    .since
+                    .dirs
+                    .get_mut(&rel)
+                    .map(|d| std::mem::take(&mut d.children))
+                    .unwrap_or_default();
                 for name in &children {
                     let crel = join_rel(&rel, name);
                     let cpath = path.join(name);
@@ -60,12 +56,7 @@ impl Changes {
                     if conv {
                         // Known, or met before but not read then (it
                         // could not be): a conversation.
-                        self.tops.push(Task {
-                            path: cpath,
-                            rel: crel,
-                            depth: 0,
-                            parent: None,
-                        });
+                        self.tops.push(crel);
                     } else {
                         stack.push((cpath, crel));
                     }
@@ -85,12 +76,7 @@ impl Changes {
                 && old.is_some()
                 && is_conversation_dir_with(&path, &mut self.parser2, &mut self.buf)
             {
-                self.tops.push(Task {
-                    path,
-                    rel,
-                    depth: 0,
-                    parent: None,
-                });
+                self.tops.push(rel);
                 continue;
             }
             let rd = match fs::read_dir(&path) {
@@ -132,7 +118,7 @@ impl Changes {
                 },
             );
         }
-        self.tops.sort_by(|a, b| a.path.cmp(&b.path));
+        self.tops.sort();
         Ok(())
     }
 
@@ -157,12 +143,7 @@ impl Changes {
             {
                 return false;
             }
-            self.tops.push(Task {
-                path: cpath,
-                rel: crel,
-                depth: 0,
-                parent: None,
-            });
+            self.tops.push(crel);
             return true;
         }
         if is_link {
@@ -178,9 +159,8 @@ impl Changes {
     fn marks_under(&self, rel: &Path) -> Vec<(PathBuf, ConversationMark)> {
         self.since
             .conversations
-            .range(rel.to_path_buf()..)
-            .take_while(|(k, _)| k.starts_with(rel))
-            .map(|(k, m)| (k.clone(), m.clone()))
+            .under(rel)
+            .map(|(k, m)| (k.to_path_buf(), m))
             .collect()
     }
 
@@ -218,7 +198,7 @@ impl Changes {
     pub(super) fn keep_old(&mut self, rel: &Path) {
         let marks = self.marks_under(rel);
         for (k, m) in marks {
-            self.new.conversations.insert(k, m);
+            self.new.conversations.insert(k, &m);
         }
     }
 }

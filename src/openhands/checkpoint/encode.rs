@@ -24,7 +24,7 @@ impl Checkpoint {
         let convs = self
             .conversations
             .iter()
-            .map(|(p, m)| conv_value(p, m))
+            .map(|(p, m)| conv_value(p, &m))
             .collect();
         obj(vec![
             ("root", path_value(&self.root)),
@@ -83,14 +83,14 @@ impl Checkpoint {
             let children = strings(d.get("children")).ok_or("bad dir children")?;
             dirs.insert(path, DirMark { stamp, children });
         }
-        let mut conversations = BTreeMap::new();
+        let mut conversations = Marks::default();
         for c in o
             .get("conversations")
             .and_then(OwnedValue::as_array)
             .ok_or("no conversations")?
         {
             let (p, m) = value_conv(c).ok_or("bad conversation")?;
-            conversations.insert(p, m);
+            conversations.insert(p, &m);
         }
         Ok(Checkpoint {
             root: value_path(o.get("root").ok_or("no root")?).ok_or("bad root")?,
@@ -162,6 +162,11 @@ pub(crate) fn unhex(s: &str) -> Option<Vec<u8>> {
         .step_by(2)
         .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
         .collect()
+}
+
+/// A SHA-256 digest written as 64 hex digits.
+fn digest(v: &OwnedValue) -> Option<[u8; 32]> {
+    unhex(v.as_str()?)?.try_into().ok()
 }
 
 #[cfg(unix)]
@@ -246,7 +251,7 @@ fn json_value(j: Option<&JsonMark>) -> OwnedValue {
         None => OwnedValue::Null,
         Some(j) => obj(vec![
             ("stamp", stamp_value(&j.stamp)),
-            ("sha256", OwnedValue::string(&*j.sha256)),
+            ("sha256", OwnedValue::string(hex(&j.sha256))),
         ]),
     }
 }
@@ -256,7 +261,7 @@ fn value_json(v: Option<&OwnedValue>) -> Option<Option<JsonMark>> {
         None | Some(OwnedValue::Null) => Some(None),
         Some(j) => Some(Some(JsonMark {
             stamp: value_stamp(j.get("stamp")?)?,
-            sha256: j.get("sha256")?.as_str()?.to_owned(),
+            sha256: digest(j.get("sha256")?)?,
         })),
     }
 }
@@ -275,7 +280,7 @@ fn conv_value(p: &Path, m: &ConversationMark) -> OwnedValue {
         ),
         ("next", uint(m.next)),
         ("last", m.last.as_ref().map_or(OwnedValue::Null, file_value)),
-        ("names", OwnedValue::string(&*m.names)),
+        ("names", OwnedValue::string(hex(&m.names))),
         (
             "retry",
             OwnedValue::Array(m.retry.iter().map(file_value).collect()),
@@ -302,7 +307,7 @@ fn value_conv(v: &OwnedValue) -> Option<(PathBuf, ConversationMark)> {
         subagents: strings(v.get("subagents"))?,
         next: as_u64(v.get("next")?)?,
         last,
-        names: v.get("names")?.as_str()?.to_owned(),
+        names: digest(v.get("names")?)?,
         retry: retry?,
         unsettled: v.get("unsettled")?.as_bool()?,
         gap: match v.get("gap")? {

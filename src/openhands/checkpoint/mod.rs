@@ -34,12 +34,14 @@
 
 mod encode;
 mod file;
+mod marks;
 mod write;
 
 pub(crate) use encode::{as_u64, obj, uint};
 #[cfg(feature = "follow")]
 pub(crate) use encode::{hex, stamp_value, unhex, value_stamp};
 pub(crate) use file::{FileKind, no_file_yet, parse_file_bytes, read_file, to_file_bytes};
+pub(crate) use marks::Marks;
 pub(crate) use write::write_atomic;
 
 use std::collections::BTreeMap;
@@ -220,8 +222,8 @@ pub struct FileMark {
 pub struct JsonMark {
     /// Its identity when read.
     pub stamp: Stamp,
-    /// The SHA-256 of its bytes, in hex.
-    pub sha256: String,
+    /// The SHA-256 of its bytes (hex digits in the file).
+    pub sha256: [u8; 32],
 }
 
 /// What a checkpoint records of one conversation.
@@ -247,10 +249,11 @@ pub struct ConversationMark {
     pub next: u64,
     /// The file of index `next - 1`.
     pub last: Option<FileMark>,
-    /// The SHA-256 (hex) of the names of the sequence's files 0 to
-    /// `next - 1`, each followed by a line break: a file of the read
-    /// history renamed, replaced by another name or removed changes it.
-    pub names: String,
+    /// The SHA-256 of the names of the sequence's files 0 to `next - 1`,
+    /// each followed by a line break (hex digits in the file): a file of
+    /// the read history renamed, replaced by another name or removed
+    /// changes it.
+    pub names: [u8; 32],
     /// The files of the sequence below `next` that were malformed (torn,
     /// empty, not JSON) when handed out: read again when they change.
     pub retry: Vec<FileMark>,
@@ -294,8 +297,8 @@ pub struct Checkpoint {
     /// The directories walked, by path relative to the root.
     pub(crate) dirs: BTreeMap<PathBuf, DirMark>,
     /// The conversations, by path relative to the root (a sub-agent's is
-    /// `<parent>/subagents/<name>`).
-    pub(crate) conversations: BTreeMap<PathBuf, ConversationMark>,
+    /// `<parent>/subagents/<name>`), each mark packed.
+    pub(crate) conversations: Marks,
 }
 
 impl Checkpoint {
@@ -310,13 +313,16 @@ impl Checkpoint {
     }
 
     /// The conversations recorded, by path relative to the root (a
-    /// sub-agent's is `<parent>/subagents/<name>`), in path order.
-    pub fn conversations(&self) -> impl Iterator<Item = (&Path, &ConversationMark)> {
-        self.conversations.iter().map(|(p, m)| (p.as_path(), m))
+    /// sub-agent's is `<parent>/subagents/<name>`), in path order. The
+    /// marks are kept packed in memory and unpacked as they are iterated
+    /// over.
+    pub fn conversations(&self) -> impl Iterator<Item = (&Path, ConversationMark)> {
+        self.conversations.iter()
     }
 
-    /// The mark of the conversation at `rel` (relative to the root).
-    pub fn conversation(&self, rel: impl AsRef<Path>) -> Option<&ConversationMark> {
+    /// The mark of the conversation at `rel` (relative to the root),
+    /// unpacked.
+    pub fn conversation(&self, rel: impl AsRef<Path>) -> Option<ConversationMark> {
         self.conversations.get(rel.as_ref())
     }
 
@@ -332,7 +338,7 @@ impl Checkpoint {
 
     /// How many events are recorded as read, over every conversation.
     pub fn events(&self) -> u64 {
-        self.conversations.values().map(|m| m.next).sum()
+        self.conversations.iter().map(|(_, m)| m.next).sum()
     }
 
     /// Whether a stamp recorded by this checkpoint cannot be trusted to

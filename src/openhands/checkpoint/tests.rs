@@ -25,7 +25,7 @@ fn sample() -> Checkpoint {
     );
     c.conversations.insert(
         PathBuf::from("a"),
-        ConversationMark {
+        &ConversationMark {
             id: "ab".into(),
             dir: st,
             events_dir: Some(st),
@@ -35,7 +35,7 @@ fn sample() -> Checkpoint {
                 name: "event-00001-abcdef12.json".into(),
                 stamp: st,
             }),
-            names: "x".into(),
+            names: [0xab; 32],
             retry: vec![FileMark {
                 index: 0,
                 name: "event-00000-abcdef12.json".into(),
@@ -43,7 +43,7 @@ fn sample() -> Checkpoint {
             }],
             state: Some(JsonMark {
                 stamp: st,
-                sha256: "00".into(),
+                sha256: [0; 32],
             }),
             ..ConversationMark::default()
         },
@@ -52,7 +52,7 @@ fn sample() -> Checkpoint {
     {
         use std::os::unix::ffi::OsStrExt;
         let odd = PathBuf::from(std::ffi::OsStr::from_bytes(b"a/\xff"));
-        c.conversations.insert(odd, ConversationMark::default());
+        c.conversations.insert(odd, &ConversationMark::default());
     }
     c
 }

@@ -480,10 +480,10 @@ fn new_events_alone_open_only_the_new_files() {
     let (_, _, full_cp) = scan(&root, None, ScanOptions::default());
     assert_eq!(
         cp3.conversation(a.strip_prefix(&root).unwrap())
-            .map(|m| &m.names),
+            .map(|m| m.names),
         full_cp
             .conversation(a.strip_prefix(&root).unwrap())
-            .map(|m| &m.names)
+            .map(|m| m.names)
     );
     add(a, na + 1);
     let (l, k, _) = scan(&root, Some(&cp3), ScanOptions::default());
