@@ -22,8 +22,9 @@
 //! outside every known conversation or is the directory of one itself
 //! (created, removed, renamed), when events were lost (the watch's queue
 //! overflowed, the watcher failed), in polling mode, on
-//! [`Follower::rescan`], and at least every [`FollowOptions::full_every`]
-//! as a safety net.
+//! [`Follower::rescan`], and [`FollowOptions::full_every`] after the last
+//! one ended, as a safety net (put off while wakes name conversations to
+//! look at, for at most one more period).
 //!
 //! # Guarantees
 //!
@@ -73,7 +74,10 @@ pub struct FollowOptions {
     /// The polling period when events cannot be had.
     pub fallback_poll: Duration,
     /// In event mode, scan every conversation (not only those events
-    /// named) at least this often.
+    /// named) this long after the last such scan ended, whether or not
+    /// anything was written; a wake that names conversations is scanned
+    /// first, the full scan put off to the next wake for at most one more
+    /// period.
     pub full_every: Duration,
 }
 
@@ -304,10 +308,14 @@ impl Follower {
             ..ScanOptions::default()
         };
         let events = self.watch.is_some() && self.opts.poll.is_none();
-        let all = !events || self.last_full.elapsed() >= self.opts.full_every;
-        if all {
-            self.last_full = Instant::now();
-        }
+        // The periodic full scan gives way to conversations a wake named
+        // (they are scanned first, their events not held up behind a walk
+        // of the whole store), for at most one more period.
+        let since_full = self.last_full.elapsed();
+        let named = self.roots.iter().any(|r| !r.touched.is_empty());
+        let all = !events
+            || (since_full >= self.opts.full_every
+                && (!named || since_full >= self.opts.full_every.saturating_mul(2)));
         let retry_due = self.retry_at.is_some_and(|t| Instant::now() >= t);
         let mut held = false;
         for (i, r) in self.roots.iter_mut().enumerate() {
@@ -364,6 +372,12 @@ impl Follower {
                 return Ok(res);
             }
         }
+        if all {
+            // The period runs from the end of a full scan: a long one (a
+            // first scan printing a large store) is not followed by
+            // another soon after.
+            self.last_full = Instant::now();
+        }
         if !held {
             self.retry_at = None;
         } else if retry_due || self.retry_at.is_none() {
@@ -396,12 +410,19 @@ impl Follower {
     }
 
     /// Blocks until something under a root may have changed, a file held
-    /// back by the settle rule is due, or `timeout` passes. Whether to scan.
+    /// back by the settle rule is due, the periodic full scan is due (in
+    /// event mode), or `timeout` passes. Whether to scan.
     pub fn wait(&mut self, timeout: Option<Duration>) -> bool {
         let start = Instant::now();
         let mut deadline = timeout.map(|t| start + t);
         if let Some(r) = self.retry_at {
             deadline = Some(deadline.map_or(r, |d| d.min(r)));
+        }
+        if self.watch.is_some() && self.opts.poll.is_none() {
+            // The periodic full scan is due then, events or none.
+            if let Some(due) = self.last_full.checked_add(self.opts.full_every) {
+                deadline = Some(deadline.map_or(due, |d| d.min(due)));
+            }
         }
         let period = self.opts.poll.or(match &self.watch {
             Some(_) => None,

@@ -151,3 +151,61 @@ fn a_wake_opens_only_the_conversation_its_events_name() {
     assert_eq!(events, vec![("c99".to_owned(), 2)]);
     assert!(dirs <= 3, "opened {dirs} directories");
 }
+
+/// The periodic full scan comes when it is due with nothing written (the
+/// wait ends for it), and gives way to a wake that names a conversation:
+/// that one is scanned alone first, the store whole at the next scan.
+#[test]
+fn the_periodic_full_scan_comes_unasked_and_after_named_conversations() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("store");
+    for i in 0..CONVERSATIONS {
+        conversation(&root.join(format!("c{i:02}")), 3);
+    }
+    future(&root);
+    let opts = FollowOptions {
+        settle: Duration::from_secs(30),
+        full_every: Duration::from_secs(2),
+        ..FollowOptions::default()
+    };
+    let mut f = Follower::new(vec![(root.clone(), None)], opts);
+    if f.polling().is_some() {
+        eprintln!("skipped: no file-system events here");
+        return;
+    }
+    scan(&mut f);
+    let full = |f: &mut Follower| {
+        let before = opens::counts();
+        scan(f);
+        opens::counts().1 - before.1 >= CONVERSATIONS as u64
+    };
+
+    // Nothing written: the wait ends when the full scan is due (not at
+    // the minute asked), and the scan is whole.
+    let start = std::time::Instant::now();
+    f.wait(Some(Duration::from_secs(60)));
+    assert!(
+        start.elapsed() < Duration::from_secs(30),
+        "the wait ran to its timeout"
+    );
+    assert!(full(&mut f), "the due scan was not whole");
+
+    // An event written when the full scan is due: its conversation first.
+    let names = event_file_names(&source());
+    let to = root.join("c07/events").join(&names[3]);
+    fs::copy(source().join("events").join(&names[3]), &to).unwrap();
+    std::thread::sleep(Duration::from_millis(2200));
+    f.wait(Some(Duration::from_millis(200)));
+    let before = opens::counts();
+    let (events, kinds) = scan(&mut f);
+    let dirs = opens::counts().1 - before.1;
+    assert_eq!(events, vec![("c07".to_owned(), 3)]);
+    assert_eq!(kinds.len(), 1);
+    assert!(
+        dirs <= 3,
+        "the named conversation waited for a whole scan ({dirs} directories)"
+    );
+    // Then the whole store.
+    f.wait(Some(Duration::from_millis(200)));
+    assert!(full(&mut f), "the put-off scan did not come");
+}
