@@ -49,6 +49,28 @@ fn conversation(dir: &Path, n: usize) {
     future(dir);
 }
 
+/// A store under `dir` of [`CONVERSATIONS`] conversations of 3 events,
+/// every stamp in the future: its root.
+fn store(dir: &Path) -> PathBuf {
+    let root = dir.join("store");
+    for i in 0..CONVERSATIONS {
+        conversation(&root.join(format!("c{i:02}")), 3);
+    }
+    future(&root);
+    root
+}
+
+/// A follower of `root` woken by file-system events; none (the test is
+/// skipped) where there are no events to be had.
+fn follower(root: &Path, opts: FollowOptions) -> Option<Follower> {
+    let f = Follower::new(vec![(root.to_path_buf(), None)], opts);
+    if let Some(why) = f.polling() {
+        eprintln!("skipped: no file-system events here ({why})");
+        return None;
+    }
+    Some(f)
+}
+
 /// What a scan handed out: the events (directory name, index) and the
 /// kinds by directory name.
 type Scanned = (Vec<(String, u64)>, BTreeMap<String, ChangeKind>);
@@ -90,21 +112,15 @@ fn wait_scan(f: &mut Follower) -> (Scanned, (u64, u64)) {
 #[test]
 fn a_wake_opens_only_the_conversation_its_events_name() {
     let t = tempfile::tempdir().unwrap();
-    let root = t.path().join("store");
-    for i in 0..CONVERSATIONS {
-        conversation(&root.join(format!("c{i:02}")), 3);
-    }
-    future(&root);
+    let root = store(t.path());
     let opts = FollowOptions {
         // Long: the settle retry must not wake this test.
         settle: Duration::from_secs(30),
         ..FollowOptions::default()
     };
-    let mut f = Follower::new(vec![(root.clone(), None)], opts);
-    if let Some(why) = f.polling() {
-        eprintln!("skipped: no file-system events here ({why})");
+    let Some(mut f) = follower(&root, opts) else {
         return;
-    }
+    };
     let (events, _) = scan(&mut f);
     assert_eq!(events.len(), CONVERSATIONS * 3);
 
@@ -158,21 +174,15 @@ fn a_wake_opens_only_the_conversation_its_events_name() {
 #[test]
 fn the_periodic_full_scan_comes_unasked_and_after_named_conversations() {
     let t = tempfile::tempdir().unwrap();
-    let root = t.path().join("store");
-    for i in 0..CONVERSATIONS {
-        conversation(&root.join(format!("c{i:02}")), 3);
-    }
-    future(&root);
+    let root = store(t.path());
     let opts = FollowOptions {
         settle: Duration::from_secs(30),
         full_every: Duration::from_secs(2),
         ..FollowOptions::default()
     };
-    let mut f = Follower::new(vec![(root.clone(), None)], opts);
-    if f.polling().is_some() {
-        eprintln!("skipped: no file-system events here");
+    let Some(mut f) = follower(&root, opts) else {
         return;
-    }
+    };
     scan(&mut f);
     let full = |f: &mut Follower| {
         let before = opens::counts();
