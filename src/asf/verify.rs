@@ -10,8 +10,29 @@ use super::read::Session;
 impl Session<'_> {
     /// Every problem a reader can find: the line-local ones found while
     /// reading ([`Session::read_problems`]) and the ones across lines, in
-    /// line order. An empty list means the file verifies.
+    /// line order, each `response`'s `request_hash` compared with the
+    /// request its path rebuilds included. An empty list means the file
+    /// verifies.
     pub fn verify(&self) -> Vec<Problem> {
+        let mut out = self.verify_entries();
+        self.check_request_hashes(&mut out);
+        out.sort_by_key(|p| p.line);
+        out
+    }
+
+    /// Every problem [`Session::verify`] finds but the `request_hash`
+    /// comparisons, in line order: the header, every envelope and `ts`,
+    /// every `id` against its hash, the links between entries, the prefix
+    /// a `base` promises, unique call ids, references on the path.
+    ///
+    /// RFC 0001 leaves checking a `request_hash` to the reader ("MAY
+    /// verify it by rebuilding the request"), and it is the costly check:
+    /// each hash runs over the whole request again, instructions and tool
+    /// definitions included, which RFC 8785's member order puts after the
+    /// items, so no running digest can share that tail between responses.
+    /// This is the check for a caller that wants the file's integrity
+    /// without replaying what each model call was sent.
+    pub fn verify_entries(&self) -> Vec<Problem> {
         let mut out = self.read_problems().to_vec();
         let entries = self.entries();
         let mut report = |line: usize, kind: ProblemKind| out.push(Problem { line, kind });
@@ -193,7 +214,16 @@ impl Session<'_> {
             }
         }
 
-        // Request hashes (a redacted file's no longer match, by design).
+        out.sort_by_key(|p| p.line);
+        out
+    }
+
+    /// Each `response`'s `request_hash` against the request its path
+    /// rebuilds; problems are appended to `out` unsorted.
+    fn check_request_hashes(&self, out: &mut Vec<Problem>) {
+        let entries = self.entries();
+        let mut report = |line: usize, kind: ProblemKind| out.push(Problem { line, kind });
+        // A redacted file's hashes no longer match, by design.
         if !self.header().redacted && entries.iter().any(|e| e.request_hash.is_some()) {
             let chain = super::request::Chain::of(self);
             for (i, e) in entries.iter().enumerate() {
@@ -223,7 +253,5 @@ impl Session<'_> {
                 }
             }
         }
-        out.sort_by_key(|p| p.line);
-        out
     }
 }

@@ -2,6 +2,7 @@
 //! the binaries that must run alone (`tests/alloc/`, `tests/process/`).
 #![allow(dead_code)]
 
+pub mod asf;
 pub mod occhat;
 pub mod occhat_writes;
 pub mod openhands;

@@ -246,3 +246,35 @@ fn unknown_members_and_namespaced_entries_are_kept() {
     assert!(text.contains(r#""acme:extra":"kept""#), "{text}");
     assert!(text.contains(r#""data":{"a":[1.5,"é"],"z":1}"#), "{text}");
 }
+
+/// The leaf `response` of `fork` re-signed with another `request_hash`
+/// (its `id` matching its new body), so only the request comparison fails:
+/// `verify` reports it; `verify_entries`, which leaves that comparison out,
+/// finds the file sound, and both report a broken `id` alike.
+#[test]
+fn verify_entries_leaves_out_only_the_request_hash_comparison() {
+    use agentlog::asf::hash::sha256_ref;
+
+    let other = sha256_ref(b"a request that was never sent");
+    let (resigned, last) = common::asf::fork_with_request_hash(&other);
+    let s = Session::read(resigned.as_bytes()).expect("reads");
+    assert!(s.entries().iter().all(|e| e.verified), "the new id holds");
+    let all = s.verify();
+    assert_eq!(all.len(), 1, "{all:#?}");
+    assert_eq!(all[0].line, last);
+    assert!(
+        matches!(&all[0].kind, ProblemKind::RequestHash { recorded, .. } if *recorded == other),
+        "{all:#?}"
+    );
+    assert!(s.verify_entries().is_empty());
+
+    // A body changed without a new id: both find it.
+    let tampered = resigned.replace(&other, &sha256_ref(b"yet another request"));
+    let s = Session::read(tampered.as_bytes()).expect("reads");
+    let entries_only = s.verify_entries();
+    assert!(!entries_only.is_empty());
+    assert!(entries_only.iter().all(|p| p.line == last));
+    let all = s.verify();
+    assert!(all.len() > entries_only.len());
+    assert!(entries_only.iter().all(|p| all.contains(p)));
+}

@@ -326,3 +326,43 @@ fn ls_stats_and_check_recognise_asf_files() {
         );
     }
 }
+
+#[test]
+fn check_without_request_hashes_leaves_out_only_that_comparison() {
+    let other = agentlog::asf::hash::sha256_ref(b"a request that was never sent");
+    let (text, last) = common::asf::fork_with_request_hash(&other);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("fork.jsonl");
+    std::fs::write(&file, text).unwrap();
+    let file = file.to_str().unwrap();
+
+    let full = run(&["asf", "check", "--json", file]);
+    assert_eq!(full.status.code(), Some(1));
+    let rows = json_rows(&full.stdout);
+    assert_eq!(rows.len(), 1);
+    assert_eq!(
+        rows[0].get("problem").unwrap().as_str(),
+        Some("request-hash")
+    );
+    assert_eq!(
+        rows[0].get("line").unwrap().as_number().unwrap().as_i64(),
+        Some(last as i64)
+    );
+
+    let entries = run(&["asf", "check", "--no-request-hashes", file]);
+    assert_eq!(
+        entries.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&entries.stdout)
+    );
+    assert!(entries.stdout.is_empty());
+    // Everything else is still checked.
+    let broken = run(&[
+        "asf",
+        "check",
+        "--no-request-hashes",
+        &fixture("duplicate-id"),
+    ]);
+    assert_eq!(broken.status.code(), Some(1));
+}
