@@ -172,15 +172,17 @@ fn add_rows(
     // The view: which events are in the model's context, and its messages.
     let view = View::from_conversation(conv, &ViewOptions::default());
     let mut in_context: Vec<bool> = vec![false; conv.len()];
-    let positions: HashMap<u64, usize> = conv
-        .events()
-        .enumerate()
-        .map(|(p, e)| (e.index(), p))
-        .collect();
+    // The sequence's events have the indexes 0, 1, 2…: an event's
+    // position is its index (checked, rather than looked up in a map).
+    let position_of = |index: u64| {
+        usize::try_from(index)
+            .ok()
+            .filter(|&p| conv.event(p).is_some_and(|e| e.index() == index))
+    };
     for entry in view.entries() {
         if let ViewEntry::Event(p) = entry
             && let Some(ev) = view.events().get(*p)
-            && let Some(&pos) = positions.get(&(ev.index as u64))
+            && let Some(pos) = position_of(ev.index as u64)
             && let Some(slot) = in_context.get_mut(pos)
         {
             *slot = true;
@@ -291,7 +293,7 @@ fn add_rows(
         })?;
     }
 
-    let event_at = |index: u64| positions.get(&index).and_then(|&p| conv.event(p));
+    let event_at = |index: u64| position_of(index).and_then(|p| conv.event(p));
     for (n, c) in details.calls.iter().enumerate() {
         let action = event_at(c.action_index);
         let result = c.result_index.and_then(event_at);
