@@ -16,14 +16,17 @@ pub fn write_str(out: &mut Vec<u8>, s: &str, ensure_ascii: bool) {
     let mut i = 0;
     while i < bytes.len() {
         // Eight bytes at a time while none of them needs a look (no `"`,
-        // `\\`, control character or non-ASCII byte).
+        // `\\`, control character or non-ASCII byte); else straight to the
+        // first one that may.
         if let Some(w) = bytes.get(i..i + 8) {
             let mut word = [0u8; 8];
             word.copy_from_slice(w);
-            if !needs_escape_in(u64::from_le_bytes(word)) {
+            let look = needs_look(u64::from_le_bytes(word));
+            if look == 0 {
                 i += 8;
                 continue;
             }
+            i += (look.trailing_zeros() / 8) as usize;
         }
         let b = bytes[i];
         let esc: Option<&[u8]> = match b {
@@ -66,20 +69,24 @@ pub fn write_str(out: &mut Vec<u8>, s: &str, ensure_ascii: bool) {
     out.push(b'"');
 }
 
-/// Whether one of the eight bytes of `x` is a `"`, a `\\`, a control
-/// character or not ASCII (which the byte loop handles).
-fn needs_escape_in(x: u64) -> bool {
+/// The bytes of `x` (little-endian) that need a look: the high bit of each
+/// byte that is a `"`, a `\\`, a control character or not ASCII (which the
+/// byte loop handles), and possibly of bytes above such a byte (the
+/// subtractions' borrows run upwards), never of a byte below the first
+/// one that needs it: the lowest flagged byte is where the look starts.
+fn needs_look(x: u64) -> u64 {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
-    // A byte is zero in `v` when `v`'s byte is: the classic test, exact
-    // when no byte of `v` has its high bit set, so non-ASCII bytes are
-    // ruled out first.
-    let has_zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH != 0;
-    if x & HIGH != 0 {
-        return true;
-    }
-    let below_space = x.wrapping_sub(ONES * 0x20) & !x & HIGH != 0;
-    below_space || has_zero(x ^ (ONES * u64::from(b'"'))) || has_zero(x ^ (ONES * u64::from(b'\\')))
+    // The classic zero-byte test: a byte of `v` that is zero is flagged,
+    // and a borrow only starts at such a byte (or a byte below 0x20 in the
+    // control test), so the lowest flag is exact. Bytes with the high bit
+    // set are flagged by `x & HIGH` and start no borrow.
+    let zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
+    let below_space = x.wrapping_sub(ONES * 0x20) & !x & HIGH;
+    (x & HIGH)
+        | below_space
+        | zero(x ^ (ONES * u64::from(b'"')))
+        | zero(x ^ (ONES * u64::from(b'\\')))
 }
 
 fn push_u_escape(out: &mut Vec<u8>, u: u16) {
@@ -208,6 +215,34 @@ mod word_scan_tests {
         }
         out.push('"');
         out
+    }
+
+    #[test]
+    fn two_escapes_in_one_word_at_every_pair_of_offsets() {
+        let specials = ["\"", "\\", "\n", "\u{1}", "é", "\u{7f}", "a", "!", "#"];
+        for len in 0..18 {
+            for a in 0..=len {
+                for b in a..=len {
+                    for sa in specials {
+                        for sb in specials {
+                            let mut s: String =
+                                "abcdefghijklmnopqrstuvwxyz".chars().take(len).collect();
+                            s.insert_str(b, sb);
+                            s.insert_str(a, sa);
+                            for ascii in [false, true] {
+                                let mut out = Vec::new();
+                                write_str(&mut out, &s, ascii);
+                                assert_eq!(
+                                    String::from_utf8(out).unwrap(),
+                                    reference(&s, ascii),
+                                    "{s:?}"
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]

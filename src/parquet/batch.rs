@@ -141,7 +141,10 @@ impl Batch {
             reserved += rows * 8;
             match c {
                 Col::Str(b) => {
-                    let n = bytes.next().unwrap_or(0);
+                    // A quarter more than the last batch took: a batch
+                    // that takes a little more than its predecessor fills
+                    // its builders without reallocating (and copying) them.
+                    let n = bytes.next().map_or(0, |n| n + n / 4);
                     reserved += n;
                     *b = StringBuilder::with_capacity(rows, n);
                 }

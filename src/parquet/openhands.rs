@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 
+use crate::json::write::write_str;
 use crate::json::{Item, OwnedValue, Parser, Style};
 use crate::openhands::model_of;
 use crate::openhands::view::{View, ViewEntry, ViewOptions};
@@ -171,15 +172,17 @@ fn add_rows(
     // The view: which events are in the model's context, and its messages.
     let view = View::from_conversation(conv, &ViewOptions::default());
     let mut in_context: Vec<bool> = vec![false; conv.len()];
-    let positions: HashMap<u64, usize> = conv
-        .events()
-        .enumerate()
-        .map(|(p, e)| (e.index(), p))
-        .collect();
+    // The sequence's events have the indexes 0, 1, 2…: an event's
+    // position is its index (checked, rather than looked up in a map).
+    let position_of = |index: u64| {
+        usize::try_from(index)
+            .ok()
+            .filter(|&p| conv.event(p).is_some_and(|e| e.index() == index))
+    };
     for entry in view.entries() {
         if let ViewEntry::Event(p) = entry
             && let Some(ev) = view.events().get(*p)
-            && let Some(&pos) = positions.get(&(ev.index as u64))
+            && let Some(pos) = position_of(ev.index as u64)
             && let Some(slot) = in_context.get_mut(pos)
         {
             *slot = true;
@@ -290,7 +293,7 @@ fn add_rows(
         })?;
     }
 
-    let event_at = |index: u64| positions.get(&index).and_then(|&p| conv.event(p));
+    let event_at = |index: u64| position_of(index).and_then(|p| conv.event(p));
     for (n, c) in details.calls.iter().enumerate() {
         let action = event_at(c.action_index);
         let result = c.result_index.and_then(event_at);
@@ -329,18 +332,13 @@ fn add_rows(
 
     // The view's messages, as `view --json` prints them.
     let mut line = Vec::with_capacity(1024);
-    let mut calls_line = Vec::with_capacity(1024);
     for (position, m) in view.wire_messages().iter().enumerate() {
         let role = m.get("role").and_then(OwnedValue::as_str);
         let text = super::occhat::content_text(m.get("content"));
-        let calls = m.get("tool_calls").map(|c| {
-            calls_line.clear();
-            c.write_to(&mut calls_line, Style::COMPACT);
-            utf8(&calls_line)
-        });
         line.clear();
-        m.write_to(&mut line, Style::COMPACT);
+        let calls_at = write_message(m, &mut line);
         let whole = utf8(&line);
+        let calls = calls_at.and_then(|r| line.get(r)).map(utf8);
         ds.push(Table::Messages, &partition, |r| {
             r.str(Some(id))
                 .str(Some("openhands"))
@@ -575,11 +573,40 @@ fn llm_rows(
     })
 }
 
-/// Bytes as text: borrowed when they are UTF-8 (checked by the standard
-/// library's validator, which runs a word at a time over ASCII), else with
-/// U+FFFD for what is not, as `String::from_utf8_lossy`.
+/// Writes the wire message `m` into `line` as compact JSON, byte for byte
+/// what `m.write_to(line, Style::COMPACT)` writes, and returns where the
+/// value of its `tool_calls` member is in `line` (the member
+/// [`OwnedValue::get`] finds: the last of that name), so that the
+/// `tool_calls` column is a slice of the `message` column's text rather
+/// than a second rendering of it.
+fn write_message(m: &OwnedValue, line: &mut Vec<u8>) -> Option<std::ops::Range<usize>> {
+    let OwnedValue::Object(map) = m else {
+        m.write_to(line, Style::COMPACT);
+        return None;
+    };
+    let mut calls = None;
+    line.push(b'{');
+    for (i, (k, v)) in map.entries().iter().enumerate() {
+        if i > 0 {
+            line.push(b',');
+        }
+        write_str(line, k, Style::COMPACT.ensure_ascii);
+        line.push(b':');
+        let start = line.len();
+        v.write_to(line, Style::COMPACT);
+        if k == "tool_calls" {
+            calls = Some(start..line.len());
+        }
+    }
+    line.push(b'}');
+    calls
+}
+
+/// Bytes as text: borrowed when they are UTF-8 (checked by `simdutf8`'s
+/// vectorised validator), else with U+FFFD for what is not, as
+/// `String::from_utf8_lossy`.
 fn utf8(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
-    match std::str::from_utf8(bytes) {
+    match simdutf8::basic::from_utf8(bytes) {
         Ok(s) => std::borrow::Cow::Borrowed(s),
         Err(_) => String::from_utf8_lossy(bytes),
     }
@@ -592,4 +619,41 @@ fn read_capped(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
     let mut buf = Vec::new();
     f.take(crate::MAX_SIZE).read_to_end(&mut buf)?;
     Ok(buf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `write_message` writes what `write_to` writes, and the range it
+    /// gives is the text `write_to` gives for `get("tool_calls")`.
+    #[test]
+    fn write_message_is_write_to_with_the_tool_calls_span() {
+        let cases: &[&str] = &[
+            r#"{"role":"assistant","content":"a\n\"b\"\u0001é","tool_calls":[{"id":"c1","type":"function","function":{"name":"t","arguments":"{\"x\": 1}"}}]}"#,
+            r#"{"tool_calls":null,"role":"tool","tool_calls":[1,2.50,{"a":[]}],"name":"x"}"#,
+            r#"{"role":"user","content":[{"type":"text","text":"hi"}]}"#,
+            r#"{}"#,
+            r#"[{"tool_calls":1}]"#,
+            r#""text""#,
+        ];
+        for case in cases {
+            let v = OwnedValue::parse(case.as_bytes()).expect("test JSON parses");
+            let mut want = Vec::new();
+            v.write_to(&mut want, Style::COMPACT);
+            let mut line = b"left over".to_vec();
+            line.clear();
+            let span = write_message(&v, &mut line);
+            assert_eq!(
+                String::from_utf8_lossy(&line),
+                String::from_utf8_lossy(&want)
+            );
+            let calls = v.get("tool_calls").map(|c| {
+                let mut out = Vec::new();
+                c.write_to(&mut out, Style::COMPACT);
+                out
+            });
+            assert_eq!(span.map(|r| line[r].to_vec()), calls, "{case}");
+        }
+    }
 }
