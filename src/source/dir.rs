@@ -284,6 +284,7 @@ mod imp {
         /// open directory: the kernel resolves one name); `None` when it is
         /// not there.
         pub(crate) fn stat_at(&self, name: &OsStr) -> io::Result<Option<EntryStat>> {
+            super::super::opens::stat();
             let mut buf = [0u8; NAME_MAX + 1];
             let c = c_name(name.as_bytes(), &mut buf).ok_or_else(bad_name)?;
             // SAFETY: an all-zero `stat` is a valid value of this plain C
@@ -461,6 +462,7 @@ mod imp {
         /// directory, following a symbolic link; `None` when it is not
         /// there.
         pub(crate) fn stat_at(&self, name: &OsStr) -> io::Result<Option<EntryStat>> {
+            super::super::opens::stat();
             match std::fs::metadata(self.path.join(name)) {
                 Ok(m) => Ok(Some(EntryStat::of(&m))),
                 Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),

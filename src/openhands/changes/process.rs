@@ -229,6 +229,7 @@ impl Changes {
             return ScanStep::Fail(StoreError::TooDeep { path: task.path });
         }
         let old = self.since.conversations.get(&task.rel);
+        crate::source::opens::stat();
         let dir = match fs::metadata(&task.path) {
             Ok(m) if m.is_dir() => Stamp::of(&m),
             Ok(_) => {

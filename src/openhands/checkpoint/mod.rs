@@ -166,6 +166,7 @@ impl Stamp {
 
     /// The stamp of `path` (following links); `None` when it is not there.
     pub(crate) fn stat(path: &Path) -> io::Result<Option<Stamp>> {
+        crate::source::opens::stat();
         match fs::metadata(path) {
             Ok(m) => Ok(Some(Stamp::of(&m))),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
