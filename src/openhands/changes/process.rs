@@ -212,16 +212,20 @@ impl Changes {
 
     /// Feeds the names of the sequence's files `from..to`, each followed
     /// by a line break, to `h` (the mark's `names` digest is that of
-    /// `0..next`).
-    pub(super) fn hash_names(&self, h: &mut Sha256Stream, from: u64, to: u64) {
+    /// `0..next`), gathered in one buffer first (one call of the digest).
+    pub(super) fn hash_names(&mut self, h: &mut Sha256Stream, from: u64, to: u64) {
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.clear();
         let files = self.conv.event_files().sequence();
         for f in files
             .skip(from as usize)
             .take(to.saturating_sub(from) as usize)
         {
-            h.update(f.name().as_bytes());
-            h.update(b"\n");
+            buf.extend_from_slice(f.name().as_bytes());
+            buf.push(b'\n');
         }
+        h.update(&buf);
+        self.buf = buf;
     }
 
     pub(super) fn process(&mut self, task: Task) -> ScanStep {
