@@ -214,6 +214,38 @@ pub fn parse_event_name(name: &str, pattern: NamePattern) -> Result<EventName<'_
     })
 }
 
+/// [`parse_event_name`] for the common name, all ASCII, that matches:
+/// `event-`, ASCII digits, `-`, the ID, `.json`, in one pass; `None` for
+/// anything else, which the full parser then reads (a name this accepts
+/// reads the same there).
+fn parse_ascii_event_name(name: &str, pattern: NamePattern) -> Option<EventName<'_>> {
+    let body = name.strip_prefix("event-")?.strip_suffix(".json")?;
+    let bytes = body.as_bytes();
+    let mut end = 0usize;
+    let mut value: Option<u64> = Some(0);
+    while let Some(&b) = bytes.get(end)
+        && b.is_ascii_digit()
+    {
+        value = value
+            .and_then(|v| v.checked_mul(10))
+            .and_then(|v| v.checked_add(u64::from(b - b'0')));
+        end += 1;
+    }
+    let five_or_more = pattern == NamePattern::FiveOrMoreDigits;
+    if end < 5 || (!five_or_more && end != 5) || bytes.get(end) != Some(&b'-') {
+        return None;
+    }
+    let id = body.get(end + 1..)?;
+    if id.len() < 8 || !id.bytes().fold(true, |ok, b| ok & ID_BYTE[b as usize]) {
+        return None;
+    }
+    Some(EventName {
+        index: value,
+        digits: body.get(..end)?,
+        id,
+    })
+}
+
 /// The bytes of the ID group, `[0-9a-fA-F\-]`.
 const ID_BYTE: [bool; 256] = {
     let mut t = [false; 256];
@@ -373,6 +405,10 @@ pub struct EventFiles {
     errors: Vec<FileError>,
     /// Scratch for `finish`, kept for its allocation.
     by_index: Vec<(u64, u32)>,
+    /// Scratch for `finish`: the files' keys and positions, sorted (a sort
+    /// moves these, not the records), then the records in that order.
+    order: Vec<(u128, u32)>,
+    sorted: Vec<FileRec>,
 }
 
 impl EventFiles {
@@ -482,7 +518,8 @@ impl EventFiles {
         let parsed = if not_utf8 {
             Err(NameError::NotUtf8)
         } else {
-            parse_event_name(name, self.pattern)
+            parse_ascii_event_name(name, self.pattern)
+                .map_or_else(|| parse_event_name(name, self.pattern), Ok)
         };
         match parsed {
             Ok(n) => {
@@ -499,12 +536,7 @@ impl EventFiles {
     }
 
     pub(crate) fn finish(&mut self) {
-        let names = &self.names;
-        self.files.sort_unstable_by(|a, b| {
-            a.key
-                .cmp(&b.key)
-                .then_with(|| slice(names, a.name).cmp(slice(names, b.name)))
-        });
+        self.sort_files();
         self.sidecars.sort();
         // Matched files with an index, by (index, name).
         let mut by_index = std::mem::take(&mut self.by_index);
@@ -551,6 +583,41 @@ impl EventFiles {
         }
         self.missing = (!contiguous).then_some(next);
         self.by_index = by_index;
+    }
+
+    /// Sorts the files by name: their keys and positions are sorted (names
+    /// compared only where keys tie), then the records put in that order.
+    fn sort_files(&mut self) {
+        let names = &self.names;
+        let files = &self.files;
+        let mut order = std::mem::take(&mut self.order);
+        order.clear();
+        order.extend(
+            files
+                .iter()
+                .enumerate()
+                .filter_map(|(pos, f)| Some((f.key, u32::try_from(pos).ok()?))),
+        );
+        let name_at = |pos: u32| files.get(pos as usize).map_or("", |f| slice(names, f.name));
+        order.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| name_at(a.1).cmp(name_at(b.1))));
+        if order.len() == files.len() {
+            let mut sorted = std::mem::take(&mut self.sorted);
+            sorted.clear();
+            sorted.extend(
+                order
+                    .iter()
+                    .filter_map(|&(_, pos)| files.get(pos as usize).copied()),
+            );
+            self.sorted = std::mem::replace(&mut self.files, sorted);
+        } else {
+            // More files than a `u32` counts: sorted in place.
+            self.files.sort_unstable_by(|a, b| {
+                a.key
+                    .cmp(&b.key)
+                    .then_with(|| slice(names, a.name).cmp(slice(names, b.name)))
+            });
+        }
+        self.order = order;
     }
 
     /// Marks a file of the sequence that did not read as a JSON object:
@@ -731,6 +798,42 @@ impl<'a> File<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_ascii_path_reads_as_the_full_parser() {
+        let names = [
+            "event-00042-0b9f1c3e-5d2a.json",
+            "event-123456-abcdef12.json",
+            "event-99999999999999999999999-abcdef12.json",
+            "event-00000-abcdef12.json\n",
+            "event-٠٠٠٠٣-abcdef12.json",
+            "event-0000٣-abcdef12.json",
+            "event-00003٣-abcdef12.json",
+            "event-0000-abcdef12.json",
+            "event-00000-abcdefgh.json",
+            "event-00000-abcdef1.json",
+            "event-00000abcdef12.json",
+            "event-00000-abcdef12.jsonx",
+            "event-00000-ABCDEF12-.json",
+            "Event-00000-abcdef12.json",
+            "event--abcdef12.json",
+            "event-00000-.json",
+            "event-.json",
+        ];
+        let mut accepted = 0;
+        for p in [NamePattern::FiveDigits, NamePattern::FiveOrMoreDigits] {
+            for n in names {
+                if let Some(fast) = parse_ascii_event_name(n, p) {
+                    accepted += 1;
+                    assert_eq!(Ok(fast), parse_event_name(n, p), "{n:?}");
+                }
+            }
+        }
+        assert_eq!(accepted, 6);
+        let p = NamePattern::FiveOrMoreDigits;
+        assert!(parse_ascii_event_name("event-00042-0b9f1c3e-5d2a.json", p).is_some());
+        assert!(parse_ascii_event_name("event-٠٠٠٠٣-abcdef12.json", p).is_none());
+    }
 
     #[test]
     fn names() {

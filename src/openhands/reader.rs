@@ -35,7 +35,7 @@ use std::path::{Path, PathBuf};
 
 use crate::json::{Document, Parser};
 use crate::source::SourceError;
-use crate::source::dir::{Dir, FileFault, ListBuf};
+use crate::source::dir::{Dir, EntryStat, FileFault, ListBuf};
 
 use super::conversation::Conversation;
 use super::discover::{conversation_dir_cow, is_conversation_dir_with, marks_conversation};
@@ -167,6 +167,14 @@ pub struct Reader {
     /// conversation): the changes-since scan reads only what is new.
     pub(crate) skip_below: u64,
     budget: u64,
+    /// The event files read by the last read, by index, with what their
+    /// `fstat` told before reading them (those whose size was the bytes
+    /// read): the changes-since scan takes a file's stamp from here
+    /// instead of a `stat` of its own.
+    read_stats: Vec<(u64, EntryStat)>,
+    /// `events/` of the last [`read_events_into`](Self::read_events_into),
+    /// kept open to `stat` its files relative to it.
+    events_kept: Option<Dir>,
 }
 
 impl Default for Reader {
@@ -180,6 +188,8 @@ impl Default for Reader {
             listing: ListBuf::default(),
             budget: EVENT_BUDGET,
             skip_below: 0,
+            read_stats: Vec::new(),
+            events_kept: None,
         }
     }
 }
@@ -271,6 +281,7 @@ impl Reader {
         mut visit: impl FnMut(Parsed, &Document<'_>),
     ) -> Result<(), ReadError> {
         conv.clear();
+        self.forget_files();
         let r = self.read_into_inner(path.as_ref(), conv, &mut visit);
         if r.is_err() {
             conv.clear();
@@ -437,6 +448,7 @@ impl Reader {
         visit: &mut dyn FnMut(Parsed, &Document<'_>),
     ) {
         conv.events.reserve(conv.files.len());
+        self.read_stats.clear();
         for i in 0..conv.files.len() {
             let Some(&pos) = conv.files.sequence_positions().get(i) else {
                 break;
@@ -449,11 +461,14 @@ impl Reader {
             let name = conv.files.name_of(pos);
             let left = self.budget.saturating_sub(conv.blob.len() as u64);
             let read = match events_dir {
-                Some(ev) => ev.read_file_within(OsStr::new(name), &mut conv.blob, left),
+                Some(ev) => ev.read_file_meta_within(OsStr::new(name), &mut conv.blob, left),
                 None => Err(FileFault::NotAFile),
             };
             match read {
-                Ok(_) => {
+                Ok((n, meta)) => {
+                    if n as u64 == meta.len() {
+                        self.read_stats.push((i as u64, EntryStat::of(&meta)));
+                    }
                     rec.raw = (start, conv.blob.len());
                     let bytes = conv.blob.get(start..).unwrap_or(&[]);
                     if let Err(b) =
@@ -490,6 +505,7 @@ impl Reader {
         conv: &mut Conversation,
     ) -> io::Result<()> {
         conv.clear();
+        self.forget_files();
         conv.dir.push(dir);
         if let Some(n) = dir.file_name() {
             conv.name.push_str(&n.to_string_lossy());
@@ -507,6 +523,7 @@ impl Reader {
             Ok(ev) => {
                 self.read_events(conv, Some(&ev), &mut path, &mut |_, _| {});
                 self.hint = conv.blob.len();
+                self.events_kept = Some(ev);
                 Ok(())
             }
             Err(e) => {
@@ -516,6 +533,29 @@ impl Reader {
         };
         self.path = path;
         r
+    }
+
+    /// What the `fstat` of the event file of index `index` told when the
+    /// last read read it whole; `None` when it did not.
+    pub(crate) fn read_stat(&self, index: u64) -> Option<EntryStat> {
+        self.read_stats
+            .iter()
+            .rev()
+            .find(|(i, _)| *i == index)
+            .map(|&(_, s)| s)
+    }
+
+    /// `events/` of the last [`read_events_into`](Self::read_events_into),
+    /// if it succeeded and no read came after it.
+    pub(crate) fn events_dir(&self) -> Option<&Dir> {
+        self.events_kept.as_ref()
+    }
+
+    /// Forgets what the last read kept of its files (their stats, the
+    /// open `events/`).
+    fn forget_files(&mut self) {
+        self.read_stats.clear();
+        self.events_kept = None;
     }
 
     /// Reads a conversation from its files' contents, without touching the
@@ -546,6 +586,7 @@ impl Reader {
         I::Item: FileEntry,
     {
         conv.clear();
+        self.forget_files();
         conv.dir.push(name);
         conv.name.push_str(name);
         let items: Vec<I::Item> = files.into_iter().collect();

@@ -88,11 +88,79 @@ impl Dir {
     }
 }
 
+/// What `stat` tells of an entry of a directory: its identity, size and
+/// modification time ([`Dir::stat_at`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct EntryStat {
+    /// The device.
+    pub(crate) dev: u64,
+    /// The inode.
+    pub(crate) ino: u64,
+    /// The size in bytes.
+    pub(crate) size: u64,
+    /// The modification time, whole seconds since the Unix epoch.
+    pub(crate) mtime: i64,
+    /// Its nanoseconds.
+    pub(crate) mtime_nsec: u32,
+}
+
+impl EntryStat {
+    /// What a file's metadata tells.
+    #[cfg(unix)]
+    pub(crate) fn of(meta: &std::fs::Metadata) -> EntryStat {
+        use std::os::unix::fs::MetadataExt;
+        EntryStat {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            size: meta.size(),
+            mtime: meta.mtime(),
+            mtime_nsec: u32::try_from(meta.mtime_nsec()).unwrap_or(0),
+        }
+    }
+
+    /// What a file's metadata tells (no device or inode outside Unix: 0).
+    #[cfg(not(unix))]
+    pub(crate) fn of(meta: &std::fs::Metadata) -> EntryStat {
+        let (mtime, mtime_nsec) = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or((0, 0), |d| {
+                (i64::try_from(d.as_secs()).unwrap_or(0), d.subsec_nanos())
+            });
+        EntryStat {
+            dev: 0,
+            ino: 0,
+            size: meta.len(),
+            mtime,
+            mtime_nsec,
+        }
+    }
+}
+
+impl Dir {
+    /// Reads the whole file `name` of this directory, appending it to
+    /// `buf`, refusing one of more than `left` bytes.
+    pub(crate) fn read_file_within(
+        &self,
+        name: &OsStr,
+        buf: &mut Vec<u8>,
+        left: u64,
+    ) -> Result<usize, FileFault> {
+        self.read_file_meta_within(name, buf, left).map(|(n, _)| n)
+    }
+}
+
 /// Reads `file` to its end, appending to `buf`; `buf` is left as it was on
 /// error. A file over `left` bytes (but not over [`MAX_SIZE`]) is
 /// [`FileFault::OverBudget`], refused from its `fstat` size before any of
-/// it is read, or as soon as it grows past `left`.
-fn read_whole(file: &mut File, buf: &mut Vec<u8>, left: u64) -> Result<usize, FileFault> {
+/// it is read, or as soon as it grows past `left`. Gives the bytes read
+/// and the `fstat` taken before reading.
+fn read_whole(
+    file: &mut File,
+    buf: &mut Vec<u8>,
+    left: u64,
+) -> Result<(usize, std::fs::Metadata), FileFault> {
     let meta = file.metadata().map_err(FileFault::Io)?;
     if !meta.is_file() {
         return Err(FileFault::NotAFile);
@@ -122,7 +190,7 @@ fn read_whole(file: &mut File, buf: &mut Vec<u8>, left: u64) -> Result<usize, Fi
     }
     match buf.len() - start {
         0 => Err(FileFault::Empty),
-        n => Ok(n),
+        n => Ok((n, meta)),
     }
 }
 
@@ -196,18 +264,50 @@ mod imp {
         }
 
         /// Reads the whole file `name` of this directory, appending it to
-        /// `buf`, refusing one of more than `left` bytes.
-        pub(crate) fn read_file_within(
+        /// `buf`, refusing one of more than `left` bytes; the bytes read and
+        /// the file's metadata (its `fstat` before reading).
+        pub(crate) fn read_file_meta_within(
             &self,
             name: &OsStr,
             buf: &mut Vec<u8>,
             left: u64,
-        ) -> Result<usize, FileFault> {
+        ) -> Result<(usize, std::fs::Metadata), FileFault> {
             super::super::opens::file();
             let fd = self
                 .open_at(name.as_bytes(), libc::O_RDONLY | libc::O_NONBLOCK)
                 .map_err(FileFault::Io)?;
             read_whole(&mut File::from(fd), buf, left)
+        }
+
+        /// The identity, size and modification time of `name` in this
+        /// directory, following a symbolic link (`fstatat` relative to the
+        /// open directory: the kernel resolves one name); `None` when it is
+        /// not there.
+        pub(crate) fn stat_at(&self, name: &OsStr) -> io::Result<Option<EntryStat>> {
+            super::super::opens::stat();
+            let mut buf = [0u8; NAME_MAX + 1];
+            let c = c_name(name.as_bytes(), &mut buf).ok_or_else(bad_name)?;
+            // SAFETY: an all-zero `stat` is a valid value of this plain C
+            // struct.
+            let mut st: libc::stat = unsafe { std::mem::zeroed() };
+            // SAFETY: `c` is NUL-terminated, `st` is writable, the
+            // descriptor is open.
+            let r = unsafe { libc::fstatat(self.fd.as_raw_fd(), c.as_ptr(), &mut st, 0) };
+            if r != 0 {
+                let e = io::Error::last_os_error();
+                return match e.kind() {
+                    io::ErrorKind::NotFound => Ok(None),
+                    _ => Err(e),
+                };
+            }
+            #[allow(clippy::unnecessary_cast)]
+            Ok(Some(EntryStat {
+                dev: st.st_dev as u64,
+                ino: st.st_ino as u64,
+                size: st.st_size as u64,
+                mtime: st.st_mtime as i64,
+                mtime_nsec: u32::try_from(st.st_mtime_nsec).unwrap_or(0),
+            }))
         }
 
         /// Asks the kernel to read the first `len` bytes of the regular
@@ -339,13 +439,14 @@ mod imp {
         }
 
         /// Reads the whole file `name` of this directory, appending it to
-        /// `buf`, refusing one of more than `left` bytes.
-        pub(crate) fn read_file_within(
+        /// `buf`, refusing one of more than `left` bytes; the bytes read and
+        /// the file's metadata (its `fstat` before reading).
+        pub(crate) fn read_file_meta_within(
             &self,
             name: &OsStr,
             buf: &mut Vec<u8>,
             left: u64,
-        ) -> Result<usize, FileFault> {
+        ) -> Result<(usize, std::fs::Metadata), FileFault> {
             let path = self.path.join(name);
             // Without `O_NONBLOCK`, opening a FIFO would block: refuse what
             // is not a regular file before opening it.
@@ -355,6 +456,18 @@ mod imp {
             super::super::opens::file();
             let mut f = File::open(&path).map_err(FileFault::Io)?;
             read_whole(&mut f, buf, left)
+        }
+
+        /// The identity, size and modification time of `name` in this
+        /// directory, following a symbolic link; `None` when it is not
+        /// there.
+        pub(crate) fn stat_at(&self, name: &OsStr) -> io::Result<Option<EntryStat>> {
+            super::super::opens::stat();
+            match std::fs::metadata(self.path.join(name)) {
+                Ok(m) => Ok(Some(EntryStat::of(&m))),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+                Err(e) => Err(e),
+            }
         }
 
         /// Does nothing: read-ahead advice is given on Linux only.

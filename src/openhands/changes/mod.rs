@@ -43,13 +43,16 @@
 //!
 //! When only `events/` changed — the conversation directory,
 //! `base_state.json`, `meta.json` and `subagents/` keep stamps the
-//! checkpoint trusts — the stat calls above, one listing of `events/` (to
+//! checkpoint trusts — the stat calls above (each entry looked up once;
+//! one the checkpoint recorded absent is not looked up, its directory's
+//! trusted stamp saying it is still absent), one listing of `events/` (to
 //! find the new names, and to tell a file of the history renamed or
-//! removed), a `stat` of the last file read before and of the last one
-//! read now, and an open of each new (or retried) event file: the
-//! conversation directory is not listed, its state and meta are not read
-//! again, and the digest of the sequence's names is checked and extended
-//! in one pass. Anything else — a state or meta whose stamp changed, a
+//! removed), a `stat` of the last file read before (relative to the open
+//! `events/`), and an open of each new (or retried) event file, whose
+//! stamp is what the `fstat` of its read told: the conversation directory
+//! is not listed, its state and meta are not read again, and the digest
+//! of the sequence's names is checked and extended in one pass. Anything
+//! else — a state or meta whose stamp changed, a
 //! directory whose names changed — reads the conversation as
 //! [`Reader::read_into`] does (its event files from the first new one on).
 //!
@@ -68,9 +71,12 @@
 //!   scan; it is handed out as malformed only once it has been left alone
 //!   that long.
 //! - What is not detected: an event file of the read history rewritten in
-//!   place under the same name (only the last one's identity is kept), and
-//!   a change within one tick of a file system whose timestamps are
-//!   coarser than [`RACY_MARGIN_NS`](super::checkpoint::RACY_MARGIN_NS).
+//!   place under the same name (only the last one's identity is kept), a
+//!   `base_state.json`, `meta.json` or `subagents/` recorded absent that
+//!   comes while the conversation directory keeps its stamp (a dangling
+//!   symbolic link whose target appears), and a change within one tick of
+//!   a file system whose timestamps are coarser than
+//!   [`RACY_MARGIN_NS`](super::checkpoint::RACY_MARGIN_NS).
 //!
 //! [`find_sessions`]: super::find_sessions
 

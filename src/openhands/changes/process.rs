@@ -30,15 +30,25 @@ impl Changes {
     }
 
     /// Whether a recorded conversation is unchanged, from stamps alone.
-    pub(super) fn unchanged(&self, old: &ConversationMark, path: &Path, dir: &Stamp) -> bool {
+    /// `events_now` is the stamp of `events/` when it was taken here (it
+    /// is taken once, and kept for the reading that follows).
+    pub(super) fn unchanged(
+        &self,
+        old: &ConversationMark,
+        path: &Path,
+        dir: &Stamp,
+        events_now: &mut Option<Option<Stamp>>,
+    ) -> bool {
         if old.unsettled || !self.same(Some(&old.dir), Some(dir)) {
             return false;
         }
         let mut p = path.join(DIR_EVENTS);
-        if old.events_dir.is_some()
-            && !self.same(old.events_dir.as_ref(), Self::stat_or_none(&p).as_ref())
-        {
-            return false;
+        if old.events_dir.is_some() {
+            let now = Self::stat_or_none(&p);
+            *events_now = Some(now);
+            if !self.same(old.events_dir.as_ref(), now.as_ref()) {
+                return false;
+            }
         }
         for r in &old.retry {
             p.push(&r.name);
@@ -67,6 +77,64 @@ impl Changes {
             return false;
         }
         true
+    }
+
+    /// The stamps of a conversation's entries before it is read. Where
+    /// the conversation directory keeps a stamp the checkpoint trusts, its
+    /// names are the checkpoint's: an entry the mark has none of is not
+    /// there now either (a name made, removed or renamed in a directory
+    /// changes its modification time), and is not looked up — as
+    /// [`unchanged`](Self::unchanged) does not look it up.
+    fn now_stamps(
+        &self,
+        old: Option<&ConversationMark>,
+        path: &Path,
+        dir: &Stamp,
+        events_now: Option<Option<Stamp>>,
+    ) -> NowStamps {
+        let names_kept = old.filter(|o| self.same(Some(&o.dir), Some(dir)));
+        let mut p = path.to_path_buf();
+        let mut stamp = |had: Option<bool>, name: &str| {
+            if had == Some(false) {
+                return None;
+            }
+            p.push(name);
+            let st = Self::stat_or_none(&p);
+            p.pop();
+            st
+        };
+        NowStamps {
+            events_dir: match events_now {
+                Some(st) => st,
+                None => stamp(names_kept.map(|o| o.events_dir.is_some()), DIR_EVENTS),
+            },
+            subagents_dir: stamp(names_kept.map(|o| o.subagents_dir.is_some()), DIR_SUBAGENTS),
+            state: stamp(names_kept.map(|o| o.state.is_some()), FILE_BASE_STATE),
+            meta: stamp(names_kept.map(|o| o.meta.is_some()), FILE_META),
+        }
+    }
+
+    /// The stamp of the event file `name` of index `index` of the
+    /// conversation at `path`: what its `fstat` told when this scan read it
+    /// whole, else a `stat` relative to the open `events/` (or by path).
+    fn event_stamp(&self, path: &Path, index: u64, name: &str) -> Option<Stamp> {
+        if let Some(s) = self.reader.read_stat(index) {
+            return Some(Stamp::of_entry(s));
+        }
+        self.stat_event(path, name)
+    }
+
+    /// A `stat` of the event file `name` of the conversation at `path`,
+    /// relative to the open `events/` when the scan holds it.
+    fn stat_event(&self, path: &Path, name: &str) -> Option<Stamp> {
+        match self.reader.events_dir() {
+            Some(d) => d
+                .stat_at(std::ffi::OsStr::new(name))
+                .ok()
+                .flatten()
+                .map(Stamp::of_entry),
+            None => Self::stat_or_none(&path.join(DIR_EVENTS).join(name)),
+        }
     }
 
     pub(super) fn push_subs(&mut self, task: &Task, names: &[String], id: &str) {
@@ -144,16 +212,20 @@ impl Changes {
 
     /// Feeds the names of the sequence's files `from..to`, each followed
     /// by a line break, to `h` (the mark's `names` digest is that of
-    /// `0..next`).
-    pub(super) fn hash_names(&self, h: &mut Sha256Stream, from: u64, to: u64) {
+    /// `0..next`), gathered in one buffer first (one call of the digest).
+    pub(super) fn hash_names(&mut self, h: &mut Sha256Stream, from: u64, to: u64) {
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.clear();
         let files = self.conv.event_files().sequence();
         for f in files
             .skip(from as usize)
             .take(to.saturating_sub(from) as usize)
         {
-            h.update(f.name().as_bytes());
-            h.update(b"\n");
+            buf.extend_from_slice(f.name().as_bytes());
+            buf.push(b'\n');
         }
+        h.update(&buf);
+        self.buf = buf;
     }
 
     pub(super) fn process(&mut self, task: Task) -> ScanStep {
@@ -161,6 +233,7 @@ impl Changes {
             return ScanStep::Fail(StoreError::TooDeep { path: task.path });
         }
         let old = self.since.conversations.get(&task.rel);
+        crate::source::opens::stat();
         let dir = match fs::metadata(&task.path) {
             Ok(m) if m.is_dir() => Stamp::of(&m),
             Ok(_) => {
@@ -185,9 +258,10 @@ impl Changes {
             Some(o) if !o.dir.same_object(&dir) => ChangeKind::Rewrite,
             Some(_) => ChangeKind::Updated,
         };
+        let mut events_now = None;
         if kind == ChangeKind::Updated
             && let Some(o) = &old
-            && self.unchanged(o, &task.path, &dir)
+            && self.unchanged(o, &task.path, &dir, &mut events_now)
         {
             // Moved, not copied: a scan holds one mark of each conversation.
             self.since
@@ -197,11 +271,9 @@ impl Changes {
             return ScanStep::Skip;
         }
         // Stamps before reading: a change while reading shows next time.
-        let now = NowStamps {
-            events_dir: Self::stat_or_none(&task.path.join(DIR_EVENTS)),
-            subagents_dir: Self::stat_or_none(&task.path.join(DIR_SUBAGENTS)),
-            state: Self::stat_or_none(&task.path.join(FILE_BASE_STATE)),
-            meta: Self::stat_or_none(&task.path.join(FILE_META)),
+        let now = match kind {
+            ChangeKind::Updated => self.now_stamps(old.as_ref(), &task.path, &dir, events_now),
+            _ => self.now_stamps(None, &task.path, &dir, None),
         };
         let from = match (&old, kind) {
             (Some(o), ChangeKind::Updated) => o
@@ -242,6 +314,8 @@ impl Changes {
         // mark's.)
         let mut names = Sha256Stream::default();
         let mut names_to = 0u64;
+        // The last file read before, as it is now (when looked at).
+        let mut old_last_now: Option<(u64, Stamp)> = None;
         if kind == ChangeKind::Updated
             && let Some(o) = &old
         {
@@ -260,10 +334,11 @@ impl Changes {
                 };
                 let retried = o.retry.iter().any(|r| r.index == last.index);
                 if ok && !retried {
-                    let st = Self::stat_or_none(&task.path.join(DIR_EVENTS).join(&last.name));
+                    let st = self.stat_event(&task.path, &last.name);
                     ok = st
                         .as_ref()
                         .is_some_and(|s| s.same_object(&last.stamp) && s.size == last.stamp.size);
+                    old_last_now = st.map(|s| (last.index, s));
                 }
             }
             if !ok {
@@ -271,6 +346,7 @@ impl Changes {
                 events_only = false;
                 names = Sha256Stream::default();
                 names_to = 0;
+                old_last_now = None;
                 id = match self.read(&task, 0) {
                     Ok(r) => self.id_of(r, None),
                     Err(e) => {
@@ -284,7 +360,6 @@ impl Changes {
             (Some(o), ChangeKind::Updated) => o.next,
             _ => 0,
         };
-        let events_path = task.path.join(DIR_EVENTS);
         // The new events, up to one held back by the settle rule.
         let len = self.conv.event_files().len() as u64;
         let mut to = len;
@@ -302,15 +377,16 @@ impl Changes {
                 }
                 continue;
             };
-            let p = events_path.join(err_name);
-            let st = Self::stat_or_none(&p);
+            let st = self.event_stamp(&task.path, i, err_name);
             if i >= first_new
                 && let Some(settle) = self.opts.settle
-                && fs::metadata(&p)
-                    .and_then(|m| m.modified())
-                    .map_or(true, |m| {
-                        wall.duration_since(m).map_or(true, |d| d < settle)
+                && st
+                    .as_ref()
+                    .and_then(|s| {
+                        let since = Duration::new(s.mtime.max(0).unsigned_abs(), s.mtime_nsec);
+                        UNIX_EPOCH.checked_add(since)
                     })
+                    .is_none_or(|m| wall.duration_since(m).map_or(true, |d| d < settle))
             {
                 to = i;
                 self.held += 1;
@@ -336,7 +412,11 @@ impl Changes {
                 .map(|f| FileMark {
                     index: to - 1,
                     name: f.name().to_owned(),
-                    stamp: Self::stat_or_none(&events_path.join(f.name())).unwrap_or_default(),
+                    stamp: match old_last_now {
+                        Some((i, st)) if i == to - 1 => Some(st),
+                        _ => self.event_stamp(&task.path, to - 1, f.name()),
+                    }
+                    .unwrap_or_default(),
                 })
         };
         let files = self.conv.event_files();

@@ -54,6 +54,7 @@ use crate::json::{Map, Number, OwnedValue, Style};
 
 use super::event_files::NamePattern;
 use crate::hash::sha256_hex;
+use crate::source::dir::EntryStat;
 
 /// The format version this crate writes and reads.
 pub const CHECKPOINT_VERSION: u64 = 1;
@@ -146,41 +147,26 @@ pub struct Stamp {
 }
 
 impl Stamp {
-    /// The stamp of a file's metadata.
-    #[cfg(unix)]
-    pub fn of(meta: &fs::Metadata) -> Stamp {
-        use std::os::unix::fs::MetadataExt;
-        Stamp {
-            dev: meta.dev(),
-            ino: meta.ino(),
-            size: meta.size(),
-            mtime: meta.mtime(),
-            mtime_nsec: u32::try_from(meta.mtime_nsec()).unwrap_or(0),
-        }
-    }
-
     /// The stamp of a file's metadata (no device or inode outside Unix:
     /// size and modification time only).
-    #[cfg(not(unix))]
     pub fn of(meta: &fs::Metadata) -> Stamp {
-        let (mtime, mtime_nsec) = meta
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .map_or((0, 0), |d| {
-                (i64::try_from(d.as_secs()).unwrap_or(0), d.subsec_nanos())
-            });
+        Stamp::of_entry(EntryStat::of(meta))
+    }
+
+    /// The stamp of what `stat` told of a directory's entry.
+    pub(crate) fn of_entry(s: EntryStat) -> Stamp {
         Stamp {
-            dev: 0,
-            ino: 0,
-            size: meta.len(),
-            mtime,
-            mtime_nsec,
+            dev: s.dev,
+            ino: s.ino,
+            size: s.size,
+            mtime: s.mtime,
+            mtime_nsec: s.mtime_nsec,
         }
     }
 
     /// The stamp of `path` (following links); `None` when it is not there.
     pub(crate) fn stat(path: &Path) -> io::Result<Option<Stamp>> {
+        crate::source::opens::stat();
         match fs::metadata(path) {
             Ok(m) => Ok(Some(Stamp::of(&m))),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),

@@ -444,11 +444,21 @@ fn new_events_alone_open_only_the_new_files() {
     let (na, nb) = (want[a].len(), want[b].len());
     add(a, na);
     add(b, nb);
+    // Their `events/` set back too (to another time than the checkpoint's
+    // stamps), so that the next checkpoint trusts them.
+    let back = std::time::SystemTime::now() - Duration::from_secs(1800);
+    for d in [a, b] {
+        fs::File::open(d.join("events"))
+            .unwrap()
+            .set_modified(back)
+            .unwrap();
+    }
 
     // Only `events/` of each is listed and only the new files are opened:
     // the conversation directories, `base_state.json` and `meta.json`
     // keep their stamps.
     let before = opens::counts();
+    let stats_before = opens::stats();
     let mut ch = Store::changes_since(&root, Some(&cp), ScanOptions::default()).unwrap();
     let mut told = Vec::new();
     while let Some(c) = ch.next() {
@@ -460,6 +470,7 @@ fn new_events_alone_open_only_the_new_files() {
         told.push((c.dir.to_path_buf(), idx));
     }
     let after = opens::counts();
+    let stats_changed = opens::stats() - stats_before;
     assert_eq!(
         told,
         vec![(a.clone(), vec![na as u64]), (b.clone(), vec![nb as u64])]
@@ -475,8 +486,19 @@ fn new_events_alone_open_only_the_new_files() {
     // The names' digest the scan extended is the one a full scan makes:
     // nothing more is told from there (no rewrite), and one more event is
     // told alone.
+    let stats_before = opens::stats();
     let (l, k, cp3) = scan(&root, Some(&cp2), ScanOptions::default());
+    let stats_unchanged = opens::stats() - stats_before;
     assert!(l.is_empty() && k.is_empty(), "{k:?}");
+    // Each changed conversation looked up one entry more than when
+    // unchanged: the last event file read before (its identity). Its
+    // `events/`, state, meta and `subagents/` once each, as when
+    // unchanged; the new file's stamp from the `fstat` of its read.
+    assert_eq!(
+        stats_changed,
+        stats_unchanged + 2,
+        "looked up {stats_changed} entries, {stats_unchanged} unchanged"
+    );
     let (_, _, full_cp) = scan(&root, None, ScanOptions::default());
     assert_eq!(
         cp3.conversation(a.strip_prefix(&root).unwrap())
