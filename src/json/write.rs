@@ -217,6 +217,19 @@ mod word_scan_tests {
         out
     }
 
+    /// `write_str` gives the reference's text for `s`, escaped and not.
+    fn writes_as_reference(s: &str) {
+        for ascii in [false, true] {
+            let mut out = Vec::new();
+            write_str(&mut out, s, ascii);
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                reference(s, ascii),
+                "{s:?}"
+            );
+        }
+    }
+
     #[test]
     fn two_escapes_in_one_word_at_every_pair_of_offsets() {
         let specials = ["\"", "\\", "\n", "\u{1}", "é", "\u{7f}", "a", "!", "#"];
@@ -229,15 +242,7 @@ mod word_scan_tests {
                                 "abcdefghijklmnopqrstuvwxyz".chars().take(len).collect();
                             s.insert_str(b, sb);
                             s.insert_str(a, sa);
-                            for ascii in [false, true] {
-                                let mut out = Vec::new();
-                                write_str(&mut out, &s, ascii);
-                                assert_eq!(
-                                    String::from_utf8(out).unwrap(),
-                                    reference(&s, ascii),
-                                    "{s:?}"
-                                );
-                            }
+                            writes_as_reference(&s);
                         }
                     }
                 }
@@ -257,15 +262,7 @@ mod word_scan_tests {
                     if at <= s.len() {
                         s.insert_str(at, sp);
                     }
-                    for ascii in [false, true] {
-                        let mut out = Vec::new();
-                        write_str(&mut out, &s, ascii);
-                        assert_eq!(
-                            String::from_utf8(out).unwrap(),
-                            reference(&s, ascii),
-                            "{s:?}"
-                        );
-                    }
+                    writes_as_reference(&s);
                 }
             }
         }
