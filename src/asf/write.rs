@@ -2,7 +2,7 @@
 //! each entry so that whatever it writes verifies, and
 //! [`Session::write_canonical`], which writes a read file back.
 
-use std::collections::{HashMap, HashSet};
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
 use crate::json::{Map, Number, OwnedValue};
 
@@ -60,6 +60,11 @@ pub struct Appender {
     /// Whether lines are written without being read back (see
     /// [`Appender::trusted`]).
     trusted: bool,
+    /// The members of the entry being written, canonical (kept from one
+    /// entry to the next).
+    scratch: Vec<u8>,
+    /// The envelope object of the entry being written.
+    envelope: Vec<u8>,
 }
 
 /// What the rules across lines need of an entry: from the line read back
@@ -178,6 +183,8 @@ impl Appender {
             lines: 1,
             chain: HashMap::new(),
             trusted: false,
+            scratch: Vec::new(),
+            envelope: Vec::new(),
         })
     }
 
@@ -336,33 +343,119 @@ impl Appender {
                 .collect();
             body.insert("normalised", OwnedValue::Array(list));
         }
-        // Hash: content, then envelope. Each member is canonicalised once;
-        // the content and the line are the same members in UTF-16 order,
-        // the line with the envelope's among them.
-        // A member: its name, then `"name":` and (for one canonicalised
-        // here) its value, then the value the caller canonicalised.
-        let mut members: Vec<(String, Vec<u8>, &[u8])> = Vec::with_capacity(body.len() + 5);
+        // Hash: content, then envelope. Each member is canonicalised once,
+        // into the appender's scratch buffer (kept from one entry to the
+        // next); the content and the line are the same members in UTF-16
+        // order, the line with the envelope's among them.
+        // A member: its name, the range of the scratch buffer holding
+        // `"name":` and (for one canonicalised here) its value, then the
+        // value the caller canonicalised.
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        let mut members: Vec<(&str, std::ops::Range<usize>, &[u8])> =
+            Vec::with_capacity(body.len() + canonical.len() + 5);
         for (k, v) in body.iter() {
-            let mut m = Vec::new();
-            crate::json::write::write_str(&mut m, k, false);
-            m.push(b':');
-            canon::canonical_owned(v, &mut m).map_err(WriteError::NotIJson)?;
-            members.push((k.to_owned(), m, &[]));
+            let start = scratch.len();
+            crate::json::write::write_str(&mut scratch, k, false);
+            scratch.push(b':');
+            if let Err(e) = canon::canonical_owned(v, &mut scratch) {
+                self.scratch = scratch;
+                return Err(WriteError::NotIJson(e));
+            }
+            members.push((k, start..scratch.len(), &[]));
         }
         for (k, v) in canonical {
-            let mut m = Vec::with_capacity(k.len() + 3);
-            crate::json::write::write_str(&mut m, k, false);
-            m.push(b':');
-            members.push(((*k).to_owned(), m, v));
+            let start = scratch.len();
+            crate::json::write::write_str(&mut scratch, k, false);
+            scratch.push(b':');
+            members.push((*k, start..scratch.len(), *v));
         }
-        members.sort_by(|a, b| cmp_utf16(&a.0, &b.0));
+        members.sort_by(|a, b| cmp_utf16(a.0, b.0));
         if let Some(w) = members.windows(2).find(|w| w[0].0 == w[1].0) {
+            self.scratch = scratch;
             return Err(WriteError::NotIJson(CanonError::DuplicateName(
-                w[0].0.clone(),
+                w[0].0.to_owned(),
             )));
         }
+        // The content hash, streamed over the pieces.
+        let content_hash = {
+            use sha2::Digest;
+            let mut h = sha2::Sha256::new();
+            h.update(b"{");
+            for (i, (_, m, v)) in members.iter().enumerate() {
+                if i > 0 {
+                    h.update(b",");
+                }
+                h.update(&scratch[m.clone()]);
+                h.update(v);
+            }
+            h.update(b"}");
+            hex_ref(&h.finalize())
+        };
+        let parents_canon = if refs.is_empty() {
+            None
+        } else {
+            let v = OwnedValue::Array(
+                refs.iter()
+                    .map(|r| {
+                        let mut m = Map::new();
+                        m.insert("entry", OwnedValue::string(r.entry.clone()));
+                        if let Some(s) = &r.session {
+                            m.insert("session", OwnedValue::string(s.clone()));
+                        }
+                        OwnedValue::Object(m)
+                    })
+                    .collect(),
+            );
+            match canon::to_canonical(&v) {
+                Ok(c) => Some(c),
+                Err(e) => {
+                    self.scratch = scratch;
+                    return Err(WriteError::NotIJson(e));
+                }
+            }
+        };
+        let mut env = std::mem::take(&mut self.envelope);
+        env.clear();
+        envelope_bytes(
+            &mut env,
+            entry_type,
+            parent,
+            parents_canon.as_deref(),
+            ts,
+            &content_hash,
+        );
+        let id = sha256_ref(&env);
+        self.envelope = env;
+        if self.parent_of.contains_key(&id) {
+            self.scratch = scratch;
+            return Err(WriteError::Duplicate(id));
+        }
+        // The envelope's members, each a JSON string but `parent` (null at
+        // a root) and `parents` (canonical already).
+        let mut string_member = |scratch: &mut Vec<u8>, k: &'static str, v: Option<&str>| {
+            let start = scratch.len();
+            scratch.push(b'"');
+            scratch.extend_from_slice(k.as_bytes());
+            scratch.extend_from_slice(b"\":");
+            match v {
+                Some(v) => crate::json::write::write_str(scratch, v, false),
+                None => scratch.extend_from_slice(b"null"),
+            }
+            members.push((k, start..scratch.len(), &[]));
+        };
+        string_member(&mut scratch, "type", Some(entry_type));
+        string_member(&mut scratch, "id", Some(&id));
+        string_member(&mut scratch, "parent", parent);
+        string_member(&mut scratch, "ts", Some(ts));
+        if let Some(p) = &parents_canon {
+            let start = scratch.len();
+            scratch.extend_from_slice(b"\"parents\":");
+            members.push(("parents", start..scratch.len(), p));
+        }
+        members.sort_by(|a, b| cmp_utf16(a.0, b.0));
         // The members joined as one object, written to `out`.
-        let join = |members: &[(String, Vec<u8>, &[u8])], out: &mut Vec<u8>| {
+        let join = |out: &mut Vec<u8>| {
             out.reserve(
                 members
                     .iter()
@@ -375,85 +468,28 @@ impl Appender {
                 if i > 0 {
                     out.push(b',');
                 }
-                out.extend_from_slice(m);
+                out.extend_from_slice(&scratch[m.clone()]);
                 out.extend_from_slice(v);
             }
             out.push(b'}');
         };
-        // The content hash, streamed over the same pieces.
-        let content_hash = {
-            use sha2::Digest;
-            let mut h = sha2::Sha256::new();
-            h.update(b"{");
-            for (i, (_, m, v)) in members.iter().enumerate() {
-                if i > 0 {
-                    h.update(b",");
-                }
-                h.update(m);
-                h.update(v);
-            }
-            h.update(b"}");
-            hex_ref(&h.finalize())
-        };
-        let parents_value = (!refs.is_empty()).then(|| {
-            OwnedValue::Array(
-                refs.iter()
-                    .map(|r| {
-                        let mut m = Map::new();
-                        m.insert("entry", OwnedValue::string(r.entry.clone()));
-                        if let Some(s) = &r.session {
-                            m.insert("session", OwnedValue::string(s.clone()));
-                        }
-                        OwnedValue::Object(m)
-                    })
-                    .collect(),
-            )
-        });
-        let parents_canon = match &parents_value {
-            Some(v) => Some(canon::to_canonical(v).map_err(WriteError::NotIJson)?),
-            None => None,
-        };
-        let mut env = Vec::new();
-        envelope_bytes(
-            &mut env,
-            entry_type,
-            parent,
-            parents_canon.as_deref(),
-            ts,
-            &content_hash,
-        );
-        let id = sha256_ref(&env);
-        if self.parent_of.contains_key(&id) {
-            return Err(WriteError::Duplicate(id));
-        }
-        let member = |k: &str, v: &OwnedValue| -> Result<(String, Vec<u8>, &[u8]), WriteError> {
-            let mut m = Vec::new();
-            crate::json::write::write_str(&mut m, k, false);
-            m.push(b':');
-            canon::canonical_owned(v, &mut m).map_err(WriteError::NotIJson)?;
-            Ok((k.to_owned(), m, &[]))
-        };
-        members.push(member("type", &OwnedValue::string(entry_type))?);
-        members.push(member("id", &OwnedValue::string(id.clone()))?);
-        members.push(member(
-            "parent",
-            &parent.map_or(OwnedValue::Null, OwnedValue::string),
-        )?);
-        if let Some(p) = &parents_value {
-            members.push(member("parents", p)?);
-        }
-        members.push(member("ts", &OwnedValue::string(ts))?);
-        members.sort_by(|a, b| cmp_utf16(&a.0, &b.0));
         if self.trusted {
             let facts = Facts::of_body(entry_type, &body, item_call);
-            self.check_links(entry_type, &facts, parent)?;
-            join(&members, &mut self.out);
+            if let Err(e) = self.check_links(entry_type, &facts, parent) {
+                self.scratch = scratch;
+                return Err(e);
+            }
+            join(&mut self.out);
             self.out.push(b'\n');
+            drop(members);
+            self.scratch = scratch;
             self.commit(&id, parent, &facts);
             return Ok(id);
         }
         let mut bytes = Vec::new();
-        join(&members, &mut bytes);
+        join(&mut bytes);
+        drop(members);
+        self.scratch = scratch;
         // The item an `item` or `branch_summary` entry contributes to the
         // context, for the incremental request hash.
         let contributed = match entry_type {

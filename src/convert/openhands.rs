@@ -46,9 +46,8 @@
 //! The context at the leaf, rendered as chat-completions messages
 //! ([`crate::asf::Context::chat_messages`]), is the SDK's next request.
 
-use std::collections::{HashMap, HashSet};
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
-use crate::asf::canon::canonical_value;
 use crate::asf::{Appender, ProblemKind, WriteError, ts::is_canonical_ts};
 use crate::json::{Map, OwnedValue, Parser, Value};
 use crate::openhands::Conversation;
@@ -56,9 +55,11 @@ use crate::openhands::Kind;
 use crate::openhands::view::{View, ViewOptions};
 
 mod attribute;
+mod facts;
 mod fold;
 
 use attribute::{attribute, raw_of};
+use facts::EventFacts;
 use fold::PathState;
 
 use super::chat::items_of;
@@ -303,31 +304,22 @@ impl Emitter<'_> {
 
 /// Appends an event kept whole as an `openhands:event` record (`event`: its
 /// JSON, or `raw`: its text when it is not I-JSON), with `key`/`key_value`
-/// saying which event it is; returns the record's id. `doc` is the event
-/// parsed (`None`: not JSON); a canonical event is written from its parse
-/// as it stands, anything else through the appender's normalisation.
+/// saying which event it is; returns the record's id. `facts` is the event
+/// parsed (`None`: not JSON); a canonical event is written from its
+/// canonical form as it stands, anything else through the appender's
+/// normalisation.
 fn append_record(
     a: &mut Appender,
     ts: &str,
     raw: &[u8],
-    doc: Option<Value<'_>>,
+    facts: Option<&EventFacts>,
     key: (&str, OwnedValue),
-    scratch: &mut Vec<u8>,
 ) -> Result<String, ConvertError> {
-    if let Some(v) = doc {
-        scratch.clear();
-        if canonical_value(v, scratch).is_ok() {
-            let body = obj(vec![key.clone()]);
-            return Ok(a.append_canonical(
-                "openhands:event",
-                ts,
-                body,
-                &[("event", scratch)],
-                None,
-            )?);
-        }
+    if let Some(c) = facts.and_then(|f| f.canonical.as_deref()) {
+        let body = obj(vec![key.clone()]);
+        return Ok(a.append_canonical("openhands:event", ts, body, &[("event", c)], None)?);
     }
-    let value = doc.map(OwnedValue::from);
+    let value = facts.and_then(|_| OwnedValue::parse(raw).ok());
     let text = || s(&String::from_utf8_lossy(raw));
     let mut body = match value {
         Some(v) => obj(vec![("event", v)]),
@@ -402,30 +394,27 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
         })
         .collect();
 
-    let forgotten: HashSet<String> = order
+    // Each event of the branch parsed once, for the attribution, its
+    // timestamp and its record.
+    let mut facts: Vec<Option<EventFacts>> = Vec::new();
+    facts.resize_with(events.len(), || None);
+    for &p in &order {
+        let condensation = events[p].kind == Some(Kind::Condensation);
+        facts[p] = EventFacts::of(raw(p), condensation, &mut parser);
+    }
+    let fact = |p: usize| facts.get(p).and_then(Option::as_ref);
+
+    let forgotten: HashSet<&str> = order
         .iter()
         .filter(|&&p| events[p].kind == Some(Kind::Condensation))
-        .flat_map(|&p| {
-            let mut ids = Vec::new();
-            if let Ok(doc) = parser.parse(raw(p))
-                && let Some(a) = doc
-                    .root()
-                    .get("forgotten_event_ids")
-                    .and_then(|v| v.as_array())
-            {
-                ids.extend(a.iter().filter_map(|v| v.as_str()).map(str::to_owned));
-            }
-            ids
-        })
+        .filter_map(|&p| fact(p))
+        .flat_map(|f| f.forgotten.iter().map(String::as_str))
         .collect();
 
     // The header.
     let first_ts = order
         .iter()
-        .find_map(|&p| {
-            let doc = parser.parse(raw(p)).ok()?;
-            ts_of(doc.root().get("timestamp")?.as_str()?)
-        })
+        .find_map(|&p| fact(p)?.ts.clone())
         .unwrap_or_else(|| "1970-01-01T00:00:00Z".to_owned());
     let mut header = obj(vec![
         ("id", s(&sid)),
@@ -445,7 +434,6 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
     let mut a = Appender::trusted(header)?;
     let mut report = Vec::new();
     let mut record_parser = Parser::new();
-    let mut scratch = Vec::new();
     let mut last_ts = first_ts.clone();
 
     // The config: instructions (as parts) and tools, with the first event.
@@ -523,7 +511,7 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
         } else {
             &final_wire
         };
-        let att = attribute(conv, sv, wire, &mut parser);
+        let att = attribute(sv, wire, &facts);
         let sys = usize::from(is_system(wire));
         // The first wire message of the segment's own events: what comes
         // before it is the context the condensation that opens the
@@ -545,14 +533,9 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
             let ev = &events[p];
             written.insert(ev.index);
             let raw = raw(p);
-            let doc = record_parser.parse(raw).ok();
-            if let Some(t) = doc
-                .as_ref()
-                .and_then(|d| d.root().get("timestamp"))
-                .and_then(|v| v.as_str())
-                .and_then(ts_of)
-            {
-                last_ts = t;
+            let f = fact(p);
+            if let Some(t) = f.and_then(|f| f.ts.as_ref()) {
+                last_ts.clone_from(t);
             }
             let mut mapped: Vec<&'static str> = Vec::new();
             if ev.kind == Some(Kind::SystemPrompt) {
@@ -579,14 +562,7 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
                 }
             }
             // The event itself, whole.
-            let rec = append_record(
-                &mut a,
-                &last_ts,
-                raw,
-                doc.as_ref().map(|d| d.root()),
-                ("file", s(ev.file_id)),
-                &mut scratch,
-            )?;
+            let rec = append_record(&mut a, &last_ts, raw, f, ("file", s(ev.file_id)))?;
             if let Some(plan) = plan {
                 let extra = obj(vec![("openhands:condensation", s(&ev.id))]);
                 st.compact(&mut a, &last_ts, plan, &rec, &extra)?;
@@ -595,7 +571,7 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
             let outcome = if mapped.is_empty() {
                 let why = if ev.kind == Some(Kind::Condensation) {
                     CONDENSATION_UNCHANGED.to_owned()
-                } else if forgotten.contains(ev.id.as_ref()) {
+                } else if forgotten.contains(&ev.id.as_ref()) {
                     "forgotten by a condensation: not in the model's next request; kept as an openhands:event record".to_owned()
                 } else {
                     format!(
@@ -620,11 +596,15 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
     // view could not read), kept whole as well.
     for i in (0..conv.len()).filter(|i| !written.contains(i)) {
         let raw = conv.event(i).map(|e| e.raw()).unwrap_or_default();
-        let doc = record_parser.parse(raw).ok();
-        let root = doc.as_ref().map(|d| d.root());
-        let field = |k: &str| root.and_then(|v| Some(v.get(k)?.as_str()?.to_owned()));
-        let (id, kind) = (field("id"), field("kind"));
-        let why = if root.is_some() {
+        let (id, kind) = match record_parser.parse(raw) {
+            Ok(doc) => {
+                let field = |k: &str| Some(doc.root().get(k)?.as_str()?.to_owned());
+                (field("id"), field("kind"))
+            }
+            Err(_) => (None, None),
+        };
+        let f = EventFacts::of(raw, false, &mut record_parser);
+        let why = if f.is_some() {
             "not on the conversation's active branch; kept as an openhands:event record"
         } else {
             "not JSON; its text kept as an openhands:event record"
@@ -633,9 +613,8 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
             &mut a,
             &last_ts,
             raw,
-            root,
+            f.as_ref(),
             ("index", OwnedValue::int(i as i64)),
-            &mut scratch,
         )?;
         report.push(ReportRow {
             event: id.unwrap_or_else(|| format!("index {i}")),

@@ -18,7 +18,7 @@
 //! (it names the condensation's own record) and pins every item after the
 //! first.
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 use std::rc::Rc;
 
 use crate::asf::canon::to_canonical;
