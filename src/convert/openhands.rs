@@ -48,6 +48,7 @@
 
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
+use crate::asf::canon::canonical_value;
 use crate::asf::{Appender, ProblemKind, WriteError, ts::is_canonical_ts};
 use crate::json::{Map, OwnedValue, Parser, Value};
 use crate::openhands::Conversation;
@@ -134,18 +135,17 @@ fn tool_of(t: &OwnedValue) -> OwnedValue {
     OwnedValue::Object(m)
 }
 
-/// The Responses-shaped usage and the SDK's metrics for one response id.
-struct ResponseMetrics {
-    usage: HashMap<String, OwnedValue>,
-    latency: HashMap<String, f64>,
-    raw: HashMap<String, OwnedValue>,
+/// The SDK's metrics of each response id, in the state file's parse: its
+/// token usage record and its latency.
+struct ResponseMetrics<'d> {
+    usage: HashMap<&'d str, Value<'d>>,
+    latency: HashMap<&'d str, f64>,
 }
 
-fn metrics(state: Option<Value<'_>>) -> ResponseMetrics {
+fn metrics<'d>(state: Option<Value<'d>>) -> ResponseMetrics<'d> {
     let mut m = ResponseMetrics {
         usage: HashMap::new(),
         latency: HashMap::new(),
-        raw: HashMap::new(),
     };
     let Some(all) = state.and_then(|s| s.get("stats")?.get("usage_to_metrics")?.as_object()) else {
         return m;
@@ -157,32 +157,9 @@ fn metrics(state: Option<Value<'_>>) -> ResponseMetrics {
             .into_iter()
             .flat_map(|a| a.iter())
         {
-            let Some(id) = u.get("response_id").and_then(|v| v.as_str()) else {
-                continue;
-            };
-            let n = |k: &str| u.get(k).and_then(|v| v.as_i64()).unwrap_or(0);
-            let (input, output) = (n("prompt_tokens"), n("completion_tokens"));
-            let usage = obj(vec![
-                ("input_tokens", OwnedValue::int(input)),
-                (
-                    "input_tokens_details",
-                    OwnedValue::Object(obj(vec![(
-                        "cached_tokens",
-                        OwnedValue::int(n("cache_read_tokens")),
-                    )])),
-                ),
-                ("output_tokens", OwnedValue::int(output)),
-                (
-                    "output_tokens_details",
-                    OwnedValue::Object(obj(vec![(
-                        "reasoning_tokens",
-                        OwnedValue::int(n("reasoning_tokens")),
-                    )])),
-                ),
-                ("total_tokens", OwnedValue::int(input + output)),
-            ]);
-            m.usage.insert(id.to_owned(), OwnedValue::Object(usage));
-            m.raw.insert(id.to_owned(), OwnedValue::from(u));
+            if let Some(id) = u.get("response_id").and_then(|v| v.as_str()) {
+                m.usage.insert(id, u);
+            }
         }
         for l in usage
             .get("response_latencies")
@@ -194,11 +171,36 @@ fn metrics(state: Option<Value<'_>>) -> ResponseMetrics {
                 l.get("response_id").and_then(|v| v.as_str()),
                 l.get("latency").and_then(|v| v.as_f64()),
             ) {
-                m.latency.insert(id.to_owned(), lat);
+                m.latency.insert(id, lat);
             }
         }
     }
     m
+}
+
+/// A token usage record of the SDK in the Responses shape.
+fn usage_of(u: Value<'_>) -> OwnedValue {
+    let n = |k: &str| u.get(k).and_then(|v| v.as_i64()).unwrap_or(0);
+    let (input, output) = (n("prompt_tokens"), n("completion_tokens"));
+    OwnedValue::Object(obj(vec![
+        ("input_tokens", OwnedValue::int(input)),
+        (
+            "input_tokens_details",
+            OwnedValue::Object(obj(vec![(
+                "cached_tokens",
+                OwnedValue::int(n("cache_read_tokens")),
+            )])),
+        ),
+        ("output_tokens", OwnedValue::int(output)),
+        (
+            "output_tokens_details",
+            OwnedValue::Object(obj(vec![(
+                "reasoning_tokens",
+                OwnedValue::int(n("reasoning_tokens")),
+            )])),
+        ),
+        ("total_tokens", OwnedValue::int(input + output)),
+    ]))
 }
 
 /// Converts one conversation (its sub-agents are conversations of their
@@ -231,11 +233,13 @@ struct Emitter<'w> {
     response_of: &'w HashMap<usize, String>,
     rejected: &'w HashMap<String, String>,
     next: usize,
+    /// A canonical member being written.
+    scratch: Vec<u8>,
 }
 
 /// What the emitter needs of the conversation beyond one view.
 struct Shared<'m> {
-    metrics: &'m ResponseMetrics,
+    metrics: &'m ResponseMetrics<'m>,
     model: Option<&'m str>,
     call_items: HashMap<String, String>,
 }
@@ -285,17 +289,34 @@ impl Emitter<'_> {
                 if let Some(m) = sh.model {
                     body.insert("model", s(m));
                 }
-                if let Some(u) = sh.metrics.usage.get(r) {
-                    body.insert("usage", u.clone());
+                let usage = sh.metrics.usage.get(r.as_str()).copied();
+                if let Some(u) = usage {
+                    body.insert("usage", usage_of(u));
                 }
-                if let Some(l) = sh.metrics.latency.get(r) {
+                if let Some(l) = sh.metrics.latency.get(r.as_str()) {
                     body.insert("latency_ms", OwnedValue::int((l * 1000.0).round() as i64));
                 }
-                if let Some(raw) = sh.metrics.raw.get(r) {
-                    body.insert("openhands:metrics", raw.clone());
-                }
                 body.insert("request_hash", s(&h));
-                a.append("response", ts, body)?;
+                // The SDK's own record, canonical from its parse when it
+                // has a canonical form.
+                self.scratch.clear();
+                match usage {
+                    Some(u) if canonical_value(u, &mut self.scratch).is_ok() => {
+                        a.append_canonical(
+                            "response",
+                            ts,
+                            body,
+                            &[("openhands:metrics", &self.scratch)],
+                            None,
+                        )?;
+                    }
+                    _ => {
+                        if let Some(u) = usage {
+                            body.insert("openhands:metrics", OwnedValue::from(u));
+                        }
+                        a.append("response", ts, body)?;
+                    }
+                }
             }
         }
         Ok(())
@@ -528,6 +549,7 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
             response_of: &att.response_of,
             rejected: &att.rejected,
             next: if seg == 0 { sys } else { own.max(sys) },
+            scratch: Vec::new(),
         };
         for (k, &p) in order.iter().enumerate().take(end).skip(start) {
             let ev = &events[p];

@@ -50,12 +50,16 @@ pub(super) struct PathState {
     /// rank among them (the first such entry).
     on_path: HashMap<Rc<[u8]>, usize>,
     rank_of: HashMap<String, usize>,
+    /// The canonical settings checkpoint every compaction carries as its
+    /// `config` (written once; `None` until the first compaction, or when
+    /// the settings have no canonical form and each compaction goes
+    /// through the appender's normalisation).
+    checkpoint: Option<Option<Rc<[u8]>>>,
 }
 
 /// What a compaction needs written before it.
 #[derive(Debug)]
 pub(super) struct Prepared {
-    items: Vec<OwnedValue>,
     canonical: Vec<Rc<[u8]>>,
     /// The entry `first_kept` names and how many items at the end are kept
     /// by it; `None`: the caller's next entry (the condensation's record).
@@ -82,6 +86,7 @@ impl PathState {
             items: Vec::new(),
             on_path: HashMap::new(),
             rank_of: HashMap::new(),
+            checkpoint: None,
         })
     }
 
@@ -158,7 +163,6 @@ impl PathState {
                 .all(|p| self.on_path.get(p).is_some_and(|&r| r < bound));
             if pinned_on_path {
                 return Ok(Some(Prepared {
-                    items,
                     canonical,
                     kept: Some((first, tail)),
                 }));
@@ -170,7 +174,6 @@ impl PathState {
             }
         }
         Ok(Some(Prepared {
-            items,
             canonical,
             kept: None,
         }))
@@ -187,32 +190,62 @@ impl PathState {
         record: &str,
         extra: &Map,
     ) -> Result<String, ConvertError> {
-        let Prepared {
-            mut items,
-            canonical,
-            kept,
-        } = plan;
+        let Prepared { canonical, kept } = plan;
         let (first_kept, tail) = kept.unwrap_or_else(|| (record.to_owned(), 0));
-        let n = items.len();
+        let n = canonical.len();
         let kept_entries: Vec<Option<String>> = self.items[self.items.len() - tail..]
             .iter()
             .map(|h| h.entry.clone())
             .collect();
-        items.truncate(n - tail);
-        let mut copies = items.into_iter();
-        let summary = copies.next().unwrap_or(OwnedValue::Null);
-        let pinned: Vec<OwnedValue> = copies.collect();
+        // `summary` the first item, `pinned` the others before the kept
+        // tail, each from its canonical form.
+        let copies = &canonical[..n - tail];
         let mut body = Map::new();
         body.insert("first_kept", OwnedValue::string(first_kept));
-        body.insert("summary", summary);
-        if !pinned.is_empty() {
-            body.insert("pinned", OwnedValue::Array(pinned));
-        }
-        body.insert("config", self.settings.to_json());
         for (k, v) in extra.iter() {
             body.insert(k, v.clone());
         }
-        let id = a.append("compaction", ts, body)?;
+        let checkpoint = self
+            .checkpoint
+            .get_or_insert_with(|| to_canonical(&self.settings.to_json()).ok().map(Rc::from))
+            .clone();
+        let id = match checkpoint {
+            Some(config) => {
+                let pinned = (copies.len() > 1).then(|| {
+                    let mut out = Vec::with_capacity(
+                        copies[1..].iter().map(|c| c.len() + 1).sum::<usize>() + 1,
+                    );
+                    out.push(b'[');
+                    for (i, c) in copies[1..].iter().enumerate() {
+                        if i > 0 {
+                            out.push(b',');
+                        }
+                        out.extend_from_slice(c);
+                    }
+                    out.push(b']');
+                    out
+                });
+                let summary: &[u8] = copies.first().map_or(b"null", |c| c);
+                let mut members: Vec<(&str, &[u8])> =
+                    vec![("summary", summary), ("config", &config)];
+                if let Some(p) = &pinned {
+                    members.push(("pinned", p));
+                }
+                a.append_canonical("compaction", ts, body, &members, None)?
+            }
+            None => {
+                let parse = |c: &Rc<[u8]>| OwnedValue::parse(c).unwrap_or(OwnedValue::Null);
+                body.insert("summary", copies.first().map_or(OwnedValue::Null, parse));
+                if copies.len() > 1 {
+                    body.insert(
+                        "pinned",
+                        OwnedValue::Array(copies[1..].iter().map(parse).collect()),
+                    );
+                }
+                body.insert("config", self.settings.to_json());
+                a.append("compaction", ts, body)?
+            }
+        };
         self.hasher = self.empty.clone();
         self.items = canonical
             .into_iter()
