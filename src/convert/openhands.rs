@@ -48,7 +48,7 @@
 
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
-use crate::asf::canon::canonical_value;
+use crate::asf::canon::{canonical_value, to_canonical};
 use crate::asf::{Appender, ProblemKind, WriteError, ts::is_canonical_ts};
 use crate::json::{Map, OwnedValue, Parser, Value};
 use crate::openhands::Conversation;
@@ -514,8 +514,36 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
             last_ts = t;
         }
     }
-    let mut st = PathState::new(&config)?;
-    a.append("config", &last_ts, config)?;
+    // Each member canonicalised once, for the entry and the running
+    // request hash (through the appender's normalisation when one has no
+    // canonical form).
+    let canonical: Option<Vec<(String, Vec<u8>)>> = config
+        .iter()
+        .map(|(k, v)| to_canonical(v).map(|c| (k.to_owned(), c)))
+        .collect::<Result<_, _>>()
+        .ok();
+    let config = OwnedValue::Object(config);
+    let tools_added = canonical.as_ref().and_then(|m| {
+        m.iter()
+            .find(|(k, _)| k == "tools_added")
+            .map(|(_, c)| c.as_slice())
+    });
+    let mut st = PathState::new(&config, tools_added)?;
+    match (canonical, config) {
+        (Some(members), _) => {
+            let members: Vec<(&str, &[u8])> = members
+                .iter()
+                .map(|(k, c)| (k.as_str(), c.as_slice()))
+                .collect();
+            a.append_canonical("config", &last_ts, Map::new(), &members, None)?;
+        }
+        (None, config) => {
+            let OwnedValue::Object(config) = config else {
+                return Err(ConvertError::Source("the config is not an object".into()));
+            };
+            a.append("config", &last_ts, config)?;
+        }
+    }
     let mut sh = Shared {
         metrics: &metrics,
         model: model.as_deref(),
