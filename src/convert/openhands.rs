@@ -53,7 +53,7 @@ use crate::asf::{Appender, ProblemKind, WriteError, ts::is_canonical_ts};
 use crate::json::{Map, OwnedValue, Parser, Value};
 use crate::openhands::Conversation;
 use crate::openhands::Kind;
-use crate::openhands::view::{View, ViewOptions};
+use crate::openhands::view::{View, ViewInput, ViewOptions};
 
 mod attribute;
 mod facts;
@@ -371,7 +371,20 @@ fn append_record(
 /// turns the context into that view. Every `response` carries
 /// the `request_hash` of the context its path rebuilds.
 pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted, ConvertError> {
-    let view = View::from_conversation(conv, &ViewOptions::default());
+    // The view at the state's head, and at the last event before each
+    // condensation of its branch (the segments' ends).
+    let segment_ends = |view: &View<'_>| -> Vec<String> {
+        let (events, order) = (view.events(), view.conversation());
+        (1..order.len())
+            .filter(|&k| events[order[k]].kind == Some(Kind::Condensation))
+            .map(|k| events[order[k - 1]].id.to_string())
+            .collect()
+    };
+    let (view, seg_list) = View::build_at_heads(
+        &ViewInput::from_conversation(conv),
+        &ViewOptions::default(),
+        segment_ends,
+    );
     let sid = session_id(conv.name());
     let mut parser = Parser::new();
     let mut state_parser = Parser::new();
@@ -398,20 +411,14 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
         .enumerate()
         .map(|(s, &b)| (b, starts.get(s + 1).copied().unwrap_or(order.len())))
         .collect();
-    let seg_views: Vec<Option<View<'_>>> = bounds
-        .iter()
-        .enumerate()
-        .map(|(s, &(_, end))| {
-            (s + 1 < bounds.len()).then(|| {
-                let head = events[order[end - 1]].id.to_string();
-                View::from_conversation(
-                    conv,
-                    &ViewOptions {
-                        head: Some(head),
-                        ..ViewOptions::default()
-                    },
-                )
-            })
+    let mut seg_list = seg_list.into_iter();
+    let seg_views: Vec<Option<View<'_>>> = (0..bounds.len())
+        .map(|s| {
+            if s + 1 < bounds.len() {
+                seg_list.next()
+            } else {
+                None
+            }
         })
         .collect();
 
