@@ -49,8 +49,12 @@ pub enum WriteError {
 pub struct Appender {
     out: Vec<u8>,
     session_id: String,
-    parent_of: HashMap<String, Option<String>>,
-    function_calls: HashMap<String, String>,
+    /// Every entry written: its id → its position (in `parents`).
+    index: HashMap<String, u32>,
+    /// Per entry, by position: its parent's position (`None` at a root).
+    parents: Vec<Option<u32>>,
+    /// The `function_call` item entries, by position: their call ids.
+    function_calls: HashMap<u32, String>,
     call_ids: HashSet<String>,
     leaf: Option<String>,
     reader: LineReaderPub,
@@ -175,7 +179,8 @@ impl Appender {
         Ok(Appender {
             out,
             session_id: id,
-            parent_of: HashMap::new(),
+            index: HashMap::new(),
+            parents: Vec::new(),
             function_calls: HashMap::new(),
             call_ids: HashSet::new(),
             leaf: None,
@@ -215,7 +220,7 @@ impl Appender {
     /// Moves the leaf to an entry already written (as a `leaf` label does
     /// for a reader; write one too if the file must say so).
     pub fn set_leaf(&mut self, id: &str) -> Result<(), WriteError> {
-        if !self.parent_of.contains_key(id) {
+        if !self.index.contains_key(id) {
             return Err(WriteError::UnknownEntry(id.to_owned()));
         }
         self.leaf = Some(id.to_owned());
@@ -224,7 +229,7 @@ impl Appender {
 
     /// Whether an entry with this id was written.
     pub fn contains(&self, id: &str) -> bool {
-        self.parent_of.contains_key(id)
+        self.index.contains_key(id)
     }
 
     /// The bytes written so far.
@@ -302,7 +307,7 @@ impl Appender {
             return Err(WriteError::Ts(ts.to_owned()));
         }
         if let Some(p) = parent
-            && !self.parent_of.contains_key(p)
+            && !self.index.contains_key(p)
         {
             return Err(WriteError::UnknownEntry(p.to_owned()));
         }
@@ -316,7 +321,7 @@ impl Appender {
         });
         for r in &refs {
             let local = r.session.as_deref().is_none_or(|s| s == self.session_id);
-            if local && !self.parent_of.contains_key(&r.entry) {
+            if local && !self.index.contains_key(&r.entry) {
                 return Err(WriteError::UnknownEntry(r.entry.clone()));
             }
         }
@@ -427,7 +432,7 @@ impl Appender {
         );
         let id = sha256_ref(&env);
         self.envelope = env;
-        if self.parent_of.contains_key(&id) {
+        if self.index.contains_key(&id) {
             self.scratch = scratch;
             return Err(WriteError::Duplicate(id));
         }
@@ -521,11 +526,13 @@ impl Appender {
     /// Records the entry whose line was just written.
     fn commit(&mut self, id: &str, parent: Option<&str>, facts: &Facts) {
         self.lines += 1;
-        self.parent_of
-            .insert(id.to_owned(), parent.map(str::to_owned));
+        let at = self.parents.len() as u32;
+        self.parents
+            .push(parent.and_then(|p| self.index.get(p).copied()));
+        self.index.insert(id.to_owned(), at);
         if let Some(c) = &facts.call {
             self.call_ids.insert(c.clone());
-            self.function_calls.insert(id.to_owned(), c.clone());
+            self.function_calls.insert(at, c.clone());
         }
         if parent == self.leaf.as_deref() {
             self.leaf = Some(id.to_owned());
@@ -533,12 +540,15 @@ impl Appender {
     }
 
     fn on_path(&self, from: Option<&str>, id: &str) -> bool {
-        let mut cur = from.map(str::to_owned);
+        let Some(&target) = self.index.get(id) else {
+            return false;
+        };
+        let mut cur = from.and_then(|f| self.index.get(f).copied());
         while let Some(c) = cur {
-            if c == id {
+            if c == target {
                 return true;
             }
-            cur = self.parent_of.get(&c).cloned().flatten();
+            cur = self.parents.get(c as usize).copied().flatten();
         }
         false
     }
@@ -585,7 +595,8 @@ impl Appender {
                 if !self.on_path(parent, t) {
                     return rule(format!("target {t} is not on the path"));
                 }
-                if self.function_calls.get(t) != e.call_id.as_ref() {
+                if self.index.get(t).and_then(|i| self.function_calls.get(i)) != e.call_id.as_ref()
+                {
                     return rule(format!(
                         "target {t} is not the function_call of this call_id"
                     ));
@@ -593,7 +604,7 @@ impl Appender {
             }
             "outcome" => {
                 let t = e.target.as_deref().unwrap_or("");
-                if !self.parent_of.contains_key(t) {
+                if !self.index.contains_key(t) {
                     return rule(format!("target {t} names no entry"));
                 }
             }
