@@ -98,6 +98,7 @@
 
 mod build;
 mod event;
+mod heads;
 mod message;
 mod render;
 mod text;
@@ -418,59 +419,6 @@ impl<'a> View<'a> {
             d.issues,
             options.head.as_deref(),
         )
-    }
-
-    /// The view of a conversation (at `options.head`) and its views at each
-    /// of the heads `heads` picks from it (as [`ViewOptions::head`] gives
-    /// them), the event files parsed and decoded once for all of them when
-    /// the conversation holds a condensation (without one, each view at a
-    /// head is built on its own).
-    pub(crate) fn build_at_heads(
-        input: &ViewInput<'a>,
-        options: &ViewOptions,
-        heads: impl FnOnce(&View<'a>) -> Vec<String>,
-    ) -> (View<'a>, Vec<View<'a>>) {
-        let d = View::decode(input, options);
-        let head = options.head.as_deref();
-        if !d.events.iter().any(|e| e.kind == Some(Kind::Condensation)) {
-            let main = View::assemble(d.events, &d.state, d.detected, d.issues, head);
-            let at = heads(&main)
-                .into_iter()
-                .map(|h| {
-                    let o = ViewOptions {
-                        head: Some(h),
-                        ..options.clone()
-                    };
-                    View::build(input, &o)
-                })
-                .collect();
-            return (main, at);
-        }
-        let main = View::assemble(
-            d.events.clone(),
-            &d.state,
-            d.detected.clone(),
-            d.issues.clone(),
-            head,
-        );
-        let hs = heads(&main);
-        let mut at = Vec::with_capacity(hs.len());
-        let mut events = Some(d.events);
-        for (i, h) in hs.iter().enumerate() {
-            let evs = if i + 1 == hs.len() {
-                events.take().unwrap_or_default()
-            } else {
-                events.clone().unwrap_or_default()
-            };
-            at.push(View::assemble(
-                evs,
-                &d.state,
-                d.detected.clone(),
-                d.issues.clone(),
-                Some(h),
-            ));
-        }
-        (main, at)
     }
 
     /// Parses and decodes every event, reads the state and finds the
