@@ -744,7 +744,10 @@ fn normalise(
             for (i, e) in a.iter_mut().enumerate() {
                 let len = at.len();
                 at.push('/');
-                at.push_str(&i.to_string());
+                {
+                    use std::fmt::Write as _;
+                    let _ = write!(at, "{i}");
+                }
                 normalise(e, at, out)?;
                 at.truncate(len);
             }
@@ -753,7 +756,11 @@ fn normalise(
             for (k, e) in m.entries_mut().iter_mut() {
                 let len = at.len();
                 at.push('/');
-                at.push_str(&k.replace('~', "~0").replace('/', "~1"));
+                if k.contains(['~', '/']) {
+                    at.push_str(&k.replace('~', "~0").replace('/', "~1"));
+                } else {
+                    at.push_str(k);
+                }
                 normalise(e, at, out)?;
                 at.truncate(len);
             }
