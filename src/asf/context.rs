@@ -443,6 +443,12 @@ impl Context {
 
 /// The canonical request of these settings and items ([`Context::request`]).
 pub(crate) fn request_of(s: &Settings, items: &[OwnedValue]) -> OwnedValue {
+    request_with(s, items, true)
+}
+
+/// [`request_of`], without the `tools` member when `with_tools` is false
+/// (for a caller that has their canonical form already).
+pub(crate) fn request_with(s: &Settings, items: &[OwnedValue], with_tools: bool) -> OwnedValue {
     let mut m = Map::new();
     if let Some(v) = s.model.as_deref().filter(|v| !v.is_empty()) {
         m.insert("model", OwnedValue::string(v));
@@ -450,7 +456,7 @@ pub(crate) fn request_of(s: &Settings, items: &[OwnedValue]) -> OwnedValue {
     if !items.is_empty() {
         m.insert("input", OwnedValue::Array(items.to_vec()));
     }
-    if !s.tools.is_empty() {
+    if with_tools && !s.tools.is_empty() {
         m.insert("tools", OwnedValue::Array(s.tools.clone()));
     }
     if let Some(v) = s.text.as_ref().filter(|v| !is_empty_object(v)) {

@@ -18,7 +18,7 @@ use crate::json::{Map, OwnedValue};
 use crate::json::Parser;
 
 use super::canon::{CanonError, canonical_owned, canonical_value, cmp_utf16};
-use super::context::{Context, Settings, request_of};
+use super::context::{Context, Settings, request_with};
 use super::hash::hex_ref;
 use super::read::Session;
 
@@ -47,11 +47,31 @@ impl std::fmt::Debug for RequestHasher {
 impl RequestHasher {
     /// A hasher for requests with these settings and no item yet.
     pub fn new(settings: &Settings) -> Result<Self, CanonError> {
-        let members = match request_of(settings, &[]) {
+        RequestHasher::of_settings(settings, None)
+    }
+
+    /// [`RequestHasher::new`] given the canonical form of the settings'
+    /// tool definitions (the array), which the caller has already.
+    pub(crate) fn with_canonical_tools(
+        settings: &Settings,
+        tools: &[u8],
+    ) -> Result<Self, CanonError> {
+        RequestHasher::of_settings(settings, Some(tools))
+    }
+
+    fn of_settings(settings: &Settings, tools: Option<&[u8]>) -> Result<Self, CanonError> {
+        let members = match request_with(settings, &[], tools.is_none()) {
             OwnedValue::Object(m) => m,
             _ => Map::new(),
         };
-        let mut sorted: Vec<(&str, &OwnedValue)> = members.iter().collect();
+        // A member's value: owned, or canonical already (the tools).
+        let mut sorted: Vec<(&str, Result<&OwnedValue, &[u8]>)> =
+            members.iter().map(|(k, v)| (k, Ok(v))).collect();
+        if let Some(t) = tools
+            && !settings.tools.is_empty()
+        {
+            sorted.push(("tools", Err(t)));
+        }
         sorted.sort_by(|a, b| cmp_utf16(a.0, b.0));
         let mut head = vec![b'{'];
         let mut tail = vec![b']'];
@@ -60,7 +80,10 @@ impl RequestHasher {
             let mut member = Vec::new();
             crate::json::write::write_str(&mut member, k, false);
             member.push(b':');
-            canonical_owned(v, &mut member)?;
+            match v {
+                Ok(v) => canonical_owned(v, &mut member)?,
+                Err(c) => member.extend_from_slice(c),
+            }
             if i > 0 {
                 empty.push(b',');
             }

@@ -2,7 +2,7 @@
 //! each entry so that whatever it writes verifies, and
 //! [`Session::write_canonical`], which writes a read file back.
 
-use std::collections::{HashMap, HashSet};
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
 use crate::json::{Map, Number, OwnedValue};
 
@@ -49,8 +49,12 @@ pub enum WriteError {
 pub struct Appender {
     out: Vec<u8>,
     session_id: String,
-    parent_of: HashMap<String, Option<String>>,
-    function_calls: HashMap<String, String>,
+    /// Every entry written: its id → its position (in `parents`).
+    index: HashMap<String, u32>,
+    /// Per entry, by position: its parent's position (`None` at a root).
+    parents: Vec<Option<u32>>,
+    /// The `function_call` item entries, by position: their call ids.
+    function_calls: HashMap<u32, String>,
     call_ids: HashSet<String>,
     leaf: Option<String>,
     reader: LineReaderPub,
@@ -60,6 +64,11 @@ pub struct Appender {
     /// Whether lines are written without being read back (see
     /// [`Appender::trusted`]).
     trusted: bool,
+    /// The members of the entry being written, canonical (kept from one
+    /// entry to the next).
+    scratch: Vec<u8>,
+    /// The envelope object of the entry being written.
+    envelope: Vec<u8>,
 }
 
 /// What the rules across lines need of an entry: from the line read back
@@ -170,7 +179,8 @@ impl Appender {
         Ok(Appender {
             out,
             session_id: id,
-            parent_of: HashMap::new(),
+            index: HashMap::new(),
+            parents: Vec::new(),
             function_calls: HashMap::new(),
             call_ids: HashSet::new(),
             leaf: None,
@@ -178,6 +188,8 @@ impl Appender {
             lines: 1,
             chain: HashMap::new(),
             trusted: false,
+            scratch: Vec::new(),
+            envelope: Vec::new(),
         })
     }
 
@@ -208,7 +220,7 @@ impl Appender {
     /// Moves the leaf to an entry already written (as a `leaf` label does
     /// for a reader; write one too if the file must say so).
     pub fn set_leaf(&mut self, id: &str) -> Result<(), WriteError> {
-        if !self.parent_of.contains_key(id) {
+        if !self.index.contains_key(id) {
             return Err(WriteError::UnknownEntry(id.to_owned()));
         }
         self.leaf = Some(id.to_owned());
@@ -217,7 +229,7 @@ impl Appender {
 
     /// Whether an entry with this id was written.
     pub fn contains(&self, id: &str) -> bool {
-        self.parent_of.contains_key(id)
+        self.index.contains_key(id)
     }
 
     /// The bytes written so far.
@@ -295,7 +307,7 @@ impl Appender {
             return Err(WriteError::Ts(ts.to_owned()));
         }
         if let Some(p) = parent
-            && !self.parent_of.contains_key(p)
+            && !self.index.contains_key(p)
         {
             return Err(WriteError::UnknownEntry(p.to_owned()));
         }
@@ -309,7 +321,7 @@ impl Appender {
         });
         for r in &refs {
             let local = r.session.as_deref().is_none_or(|s| s == self.session_id);
-            if local && !self.parent_of.contains_key(&r.entry) {
+            if local && !self.index.contains_key(&r.entry) {
                 return Err(WriteError::UnknownEntry(r.entry.clone()));
             }
         }
@@ -336,33 +348,119 @@ impl Appender {
                 .collect();
             body.insert("normalised", OwnedValue::Array(list));
         }
-        // Hash: content, then envelope. Each member is canonicalised once;
-        // the content and the line are the same members in UTF-16 order,
-        // the line with the envelope's among them.
-        // A member: its name, then `"name":` and (for one canonicalised
-        // here) its value, then the value the caller canonicalised.
-        let mut members: Vec<(String, Vec<u8>, &[u8])> = Vec::with_capacity(body.len() + 5);
+        // Hash: content, then envelope. Each member is canonicalised once,
+        // into the appender's scratch buffer (kept from one entry to the
+        // next); the content and the line are the same members in UTF-16
+        // order, the line with the envelope's among them.
+        // A member: its name, the range of the scratch buffer holding
+        // `"name":` and (for one canonicalised here) its value, then the
+        // value the caller canonicalised.
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        let mut members: Vec<(&str, std::ops::Range<usize>, &[u8])> =
+            Vec::with_capacity(body.len() + canonical.len() + 5);
         for (k, v) in body.iter() {
-            let mut m = Vec::new();
-            crate::json::write::write_str(&mut m, k, false);
-            m.push(b':');
-            canon::canonical_owned(v, &mut m).map_err(WriteError::NotIJson)?;
-            members.push((k.to_owned(), m, &[]));
+            let start = scratch.len();
+            crate::json::write::write_str(&mut scratch, k, false);
+            scratch.push(b':');
+            if let Err(e) = canon::canonical_owned(v, &mut scratch) {
+                self.scratch = scratch;
+                return Err(WriteError::NotIJson(e));
+            }
+            members.push((k, start..scratch.len(), &[]));
         }
         for (k, v) in canonical {
-            let mut m = Vec::with_capacity(k.len() + 3);
-            crate::json::write::write_str(&mut m, k, false);
-            m.push(b':');
-            members.push(((*k).to_owned(), m, v));
+            let start = scratch.len();
+            crate::json::write::write_str(&mut scratch, k, false);
+            scratch.push(b':');
+            members.push((*k, start..scratch.len(), *v));
         }
-        members.sort_by(|a, b| cmp_utf16(&a.0, &b.0));
+        members.sort_by(|a, b| cmp_utf16(a.0, b.0));
         if let Some(w) = members.windows(2).find(|w| w[0].0 == w[1].0) {
+            self.scratch = scratch;
             return Err(WriteError::NotIJson(CanonError::DuplicateName(
-                w[0].0.clone(),
+                w[0].0.to_owned(),
             )));
         }
+        // The content hash, streamed over the pieces.
+        let content_hash = {
+            use sha2::Digest;
+            let mut h = sha2::Sha256::new();
+            h.update(b"{");
+            for (i, (_, m, v)) in members.iter().enumerate() {
+                if i > 0 {
+                    h.update(b",");
+                }
+                h.update(&scratch[m.clone()]);
+                h.update(v);
+            }
+            h.update(b"}");
+            hex_ref(&h.finalize())
+        };
+        let parents_canon = if refs.is_empty() {
+            None
+        } else {
+            let v = OwnedValue::Array(
+                refs.iter()
+                    .map(|r| {
+                        let mut m = Map::new();
+                        m.insert("entry", OwnedValue::string(r.entry.clone()));
+                        if let Some(s) = &r.session {
+                            m.insert("session", OwnedValue::string(s.clone()));
+                        }
+                        OwnedValue::Object(m)
+                    })
+                    .collect(),
+            );
+            match canon::to_canonical(&v) {
+                Ok(c) => Some(c),
+                Err(e) => {
+                    self.scratch = scratch;
+                    return Err(WriteError::NotIJson(e));
+                }
+            }
+        };
+        let mut env = std::mem::take(&mut self.envelope);
+        env.clear();
+        envelope_bytes(
+            &mut env,
+            entry_type,
+            parent,
+            parents_canon.as_deref(),
+            ts,
+            &content_hash,
+        );
+        let id = sha256_ref(&env);
+        self.envelope = env;
+        if self.index.contains_key(&id) {
+            self.scratch = scratch;
+            return Err(WriteError::Duplicate(id));
+        }
+        // The envelope's members, each a JSON string but `parent` (null at
+        // a root) and `parents` (canonical already).
+        let mut string_member = |scratch: &mut Vec<u8>, k: &'static str, v: Option<&str>| {
+            let start = scratch.len();
+            scratch.push(b'"');
+            scratch.extend_from_slice(k.as_bytes());
+            scratch.extend_from_slice(b"\":");
+            match v {
+                Some(v) => crate::json::write::write_str(scratch, v, false),
+                None => scratch.extend_from_slice(b"null"),
+            }
+            members.push((k, start..scratch.len(), &[]));
+        };
+        string_member(&mut scratch, "type", Some(entry_type));
+        string_member(&mut scratch, "id", Some(&id));
+        string_member(&mut scratch, "parent", parent);
+        string_member(&mut scratch, "ts", Some(ts));
+        if let Some(p) = &parents_canon {
+            let start = scratch.len();
+            scratch.extend_from_slice(b"\"parents\":");
+            members.push(("parents", start..scratch.len(), p));
+        }
+        members.sort_by(|a, b| cmp_utf16(a.0, b.0));
         // The members joined as one object, written to `out`.
-        let join = |members: &[(String, Vec<u8>, &[u8])], out: &mut Vec<u8>| {
+        let join = |out: &mut Vec<u8>| {
             out.reserve(
                 members
                     .iter()
@@ -375,85 +473,28 @@ impl Appender {
                 if i > 0 {
                     out.push(b',');
                 }
-                out.extend_from_slice(m);
+                out.extend_from_slice(&scratch[m.clone()]);
                 out.extend_from_slice(v);
             }
             out.push(b'}');
         };
-        // The content hash, streamed over the same pieces.
-        let content_hash = {
-            use sha2::Digest;
-            let mut h = sha2::Sha256::new();
-            h.update(b"{");
-            for (i, (_, m, v)) in members.iter().enumerate() {
-                if i > 0 {
-                    h.update(b",");
-                }
-                h.update(m);
-                h.update(v);
-            }
-            h.update(b"}");
-            hex_ref(&h.finalize())
-        };
-        let parents_value = (!refs.is_empty()).then(|| {
-            OwnedValue::Array(
-                refs.iter()
-                    .map(|r| {
-                        let mut m = Map::new();
-                        m.insert("entry", OwnedValue::string(r.entry.clone()));
-                        if let Some(s) = &r.session {
-                            m.insert("session", OwnedValue::string(s.clone()));
-                        }
-                        OwnedValue::Object(m)
-                    })
-                    .collect(),
-            )
-        });
-        let parents_canon = match &parents_value {
-            Some(v) => Some(canon::to_canonical(v).map_err(WriteError::NotIJson)?),
-            None => None,
-        };
-        let mut env = Vec::new();
-        envelope_bytes(
-            &mut env,
-            entry_type,
-            parent,
-            parents_canon.as_deref(),
-            ts,
-            &content_hash,
-        );
-        let id = sha256_ref(&env);
-        if self.parent_of.contains_key(&id) {
-            return Err(WriteError::Duplicate(id));
-        }
-        let member = |k: &str, v: &OwnedValue| -> Result<(String, Vec<u8>, &[u8]), WriteError> {
-            let mut m = Vec::new();
-            crate::json::write::write_str(&mut m, k, false);
-            m.push(b':');
-            canon::canonical_owned(v, &mut m).map_err(WriteError::NotIJson)?;
-            Ok((k.to_owned(), m, &[]))
-        };
-        members.push(member("type", &OwnedValue::string(entry_type))?);
-        members.push(member("id", &OwnedValue::string(id.clone()))?);
-        members.push(member(
-            "parent",
-            &parent.map_or(OwnedValue::Null, OwnedValue::string),
-        )?);
-        if let Some(p) = &parents_value {
-            members.push(member("parents", p)?);
-        }
-        members.push(member("ts", &OwnedValue::string(ts))?);
-        members.sort_by(|a, b| cmp_utf16(&a.0, &b.0));
         if self.trusted {
             let facts = Facts::of_body(entry_type, &body, item_call);
-            self.check_links(entry_type, &facts, parent)?;
-            join(&members, &mut self.out);
+            if let Err(e) = self.check_links(entry_type, &facts, parent) {
+                self.scratch = scratch;
+                return Err(e);
+            }
+            join(&mut self.out);
             self.out.push(b'\n');
+            drop(members);
+            self.scratch = scratch;
             self.commit(&id, parent, &facts);
             return Ok(id);
         }
         let mut bytes = Vec::new();
-        join(&members, &mut bytes);
+        join(&mut bytes);
+        drop(members);
+        self.scratch = scratch;
         // The item an `item` or `branch_summary` entry contributes to the
         // context, for the incremental request hash.
         let contributed = match entry_type {
@@ -485,11 +526,13 @@ impl Appender {
     /// Records the entry whose line was just written.
     fn commit(&mut self, id: &str, parent: Option<&str>, facts: &Facts) {
         self.lines += 1;
-        self.parent_of
-            .insert(id.to_owned(), parent.map(str::to_owned));
+        let at = self.parents.len() as u32;
+        self.parents
+            .push(parent.and_then(|p| self.index.get(p).copied()));
+        self.index.insert(id.to_owned(), at);
         if let Some(c) = &facts.call {
             self.call_ids.insert(c.clone());
-            self.function_calls.insert(id.to_owned(), c.clone());
+            self.function_calls.insert(at, c.clone());
         }
         if parent == self.leaf.as_deref() {
             self.leaf = Some(id.to_owned());
@@ -497,12 +540,15 @@ impl Appender {
     }
 
     fn on_path(&self, from: Option<&str>, id: &str) -> bool {
-        let mut cur = from.map(str::to_owned);
+        let Some(&target) = self.index.get(id) else {
+            return false;
+        };
+        let mut cur = from.and_then(|f| self.index.get(f).copied());
         while let Some(c) = cur {
-            if c == id {
+            if c == target {
                 return true;
             }
-            cur = self.parent_of.get(&c).cloned().flatten();
+            cur = self.parents.get(c as usize).copied().flatten();
         }
         false
     }
@@ -549,7 +595,8 @@ impl Appender {
                 if !self.on_path(parent, t) {
                     return rule(format!("target {t} is not on the path"));
                 }
-                if self.function_calls.get(t) != e.call_id.as_ref() {
+                if self.index.get(t).and_then(|i| self.function_calls.get(i)) != e.call_id.as_ref()
+                {
                     return rule(format!(
                         "target {t} is not the function_call of this call_id"
                     ));
@@ -557,7 +604,7 @@ impl Appender {
             }
             "outcome" => {
                 let t = e.target.as_deref().unwrap_or("");
-                if !self.parent_of.contains_key(t) {
+                if !self.index.contains_key(t) {
                     return rule(format!("target {t} names no entry"));
                 }
             }
@@ -697,7 +744,10 @@ fn normalise(
             for (i, e) in a.iter_mut().enumerate() {
                 let len = at.len();
                 at.push('/');
-                at.push_str(&i.to_string());
+                {
+                    use std::fmt::Write as _;
+                    let _ = write!(at, "{i}");
+                }
                 normalise(e, at, out)?;
                 at.truncate(len);
             }
@@ -706,7 +756,11 @@ fn normalise(
             for (k, e) in m.entries_mut().iter_mut() {
                 let len = at.len();
                 at.push('/');
-                at.push_str(&k.replace('~', "~0").replace('/', "~1"));
+                if k.contains(['~', '/']) {
+                    at.push_str(&k.replace('~', "~0").replace('/', "~1"));
+                } else {
+                    at.push_str(k);
+                }
                 normalise(e, at, out)?;
                 at.truncate(len);
             }
@@ -741,125 +795,4 @@ impl Session<'_> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn map(json: &str) -> Map {
-        match OwnedValue::parse(json.as_bytes()).unwrap() {
-            OwnedValue::Object(m) => m,
-            _ => panic!("not an object"),
-        }
-    }
-
-    fn header() -> Map {
-        map(r#"{"id":"s1","created_at":"2026-01-01T00:00:00Z"}"#)
-    }
-
-    const TS: &str = "2026-01-01T00:00:01Z";
-
-    #[test]
-    fn trusted_appends_write_the_bytes_checked_ones_do() {
-        let call = r#"{"type":"function_call","call_id":"c1","name":"t","arguments":"{}"}"#;
-        let mut checked = Appender::new(header()).unwrap();
-        let mut trusted = Appender::trusted(header()).unwrap();
-        for a in [&mut checked, &mut trusted] {
-            a.append("config", TS, map(r#"{"model":"m"}"#)).unwrap();
-            a.append(
-                "item",
-                TS,
-                map(r#"{"item":{"type":"message","role":"user","content":[{"type":"input_text","text":"hi\n"}]}}"#),
-            )
-            .unwrap();
-        }
-        // The call: whole for the checked appender, canonical for the
-        // trusted one.
-        let call_value = OwnedValue::parse(call.as_bytes()).unwrap();
-        let c = checked
-            .append(
-                "item",
-                TS,
-                obj_with("item", call_value.clone(), Some(("response", "r1"))),
-            )
-            .unwrap();
-        let canonical = canon::to_canonical(&call_value).unwrap();
-        let t = trusted
-            .append_canonical(
-                "item",
-                TS,
-                map(r#"{"response":"r1"}"#),
-                &[("item", &canonical)],
-                Some("c1"),
-            )
-            .unwrap();
-        assert_eq!(c, t);
-        for a in [&mut checked, &mut trusted] {
-            let decision = format!(
-                r#"{{"call_id":"c1","target":"{c}","verdict":"reject","by":"human","reason":"no"}}"#
-            );
-            a.append("decision", TS, map(&decision)).unwrap();
-            // Normalised as a checked append normalises.
-            a.append("x:record", TS, map(r#"{"n":9007199254740993}"#))
-                .unwrap();
-        }
-        assert_eq!(checked.bytes(), trusted.bytes());
-        let s = Session::read(trusted.bytes()).unwrap();
-        assert_eq!(s.verify(), Vec::new());
-    }
-
-    #[test]
-    fn trusted_appends_keep_the_rules_across_lines() {
-        let mut a = Appender::trusted(header()).unwrap();
-        let call = br#"{"arguments":"{}","call_id":"c1","name":"t","type":"function_call"}"#;
-        let first = a
-            .append_canonical("item", TS, Map::new(), &[("item", call)], Some("c1"))
-            .unwrap();
-        // The same call id again.
-        let again = a.append_canonical(
-            "item",
-            "2026-01-01T00:00:02Z",
-            Map::new(),
-            &[("item", call)],
-            Some("c1"),
-        );
-        assert!(matches!(again, Err(WriteError::Rule(_))), "{again:?}");
-        // A function_call without a call id.
-        let empty = a.append(
-            "item",
-            TS,
-            map(r#"{"item":{"type":"function_call","name":"t","arguments":"{}"}}"#),
-        );
-        assert!(matches!(empty, Err(WriteError::Rule(_))), "{empty:?}");
-        // A compaction keeping an entry off the path; a decision on a call
-        // id its target does not carry.
-        let off = a.append(
-            "compaction",
-            TS,
-            map(r#"{"first_kept":"sha256:0000000000000000000000000000000000000000000000000000000000000000","summary":{"type":"message","role":"user","content":[]}}"#),
-        );
-        assert!(matches!(off, Err(WriteError::Rule(_))), "{off:?}");
-        let wrong = format!(
-            r#"{{"call_id":"c2","target":"{first}","verdict":"reject","by":"human","reason":"no"}}"#
-        );
-        let wrong = a.append("decision", TS, map(&wrong));
-        assert!(matches!(wrong, Err(WriteError::Rule(_))), "{wrong:?}");
-        // A reserved member.
-        let reserved = a.append_canonical("x:y", TS, Map::new(), &[("ts", b"1")], None);
-        assert!(
-            matches!(reserved, Err(WriteError::Reserved(_))),
-            "{reserved:?}"
-        );
-        // Nothing refused was written.
-        let s = Session::read(a.bytes()).unwrap();
-        assert_eq!(s.entries().len(), 1);
-        assert_eq!(s.verify(), Vec::new());
-    }
-
-    fn obj_with(k: &str, v: OwnedValue, extra: Option<(&str, &str)>) -> Map {
-        let mut m = Map::new();
-        m.insert(k, v);
-        if let Some((k, v)) = extra {
-            m.insert(k, OwnedValue::string(v));
-        }
-        m
-    }
-}
+mod tests;

@@ -46,19 +46,21 @@
 //! The context at the leaf, rendered as chat-completions messages
 //! ([`crate::asf::Context::chat_messages`]), is the SDK's next request.
 
-use std::collections::{HashMap, HashSet};
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
-use crate::asf::canon::canonical_value;
+use crate::asf::canon::{canonical_value, to_canonical};
 use crate::asf::{Appender, ProblemKind, WriteError, ts::is_canonical_ts};
 use crate::json::{Map, OwnedValue, Parser, Value};
 use crate::openhands::Conversation;
 use crate::openhands::Kind;
-use crate::openhands::view::{View, ViewOptions};
+use crate::openhands::view::{View, ViewInput, ViewOptions};
 
 mod attribute;
+mod facts;
 mod fold;
 
 use attribute::{attribute, raw_of};
+use facts::EventFacts;
 use fold::PathState;
 
 use super::chat::items_of;
@@ -133,18 +135,17 @@ fn tool_of(t: &OwnedValue) -> OwnedValue {
     OwnedValue::Object(m)
 }
 
-/// The Responses-shaped usage and the SDK's metrics for one response id.
-struct ResponseMetrics {
-    usage: HashMap<String, OwnedValue>,
-    latency: HashMap<String, f64>,
-    raw: HashMap<String, OwnedValue>,
+/// The SDK's metrics of each response id, in the state file's parse: its
+/// token usage record and its latency.
+struct ResponseMetrics<'d> {
+    usage: HashMap<&'d str, Value<'d>>,
+    latency: HashMap<&'d str, f64>,
 }
 
-fn metrics(state: Option<Value<'_>>) -> ResponseMetrics {
+fn metrics<'d>(state: Option<Value<'d>>) -> ResponseMetrics<'d> {
     let mut m = ResponseMetrics {
         usage: HashMap::new(),
         latency: HashMap::new(),
-        raw: HashMap::new(),
     };
     let Some(all) = state.and_then(|s| s.get("stats")?.get("usage_to_metrics")?.as_object()) else {
         return m;
@@ -156,32 +157,9 @@ fn metrics(state: Option<Value<'_>>) -> ResponseMetrics {
             .into_iter()
             .flat_map(|a| a.iter())
         {
-            let Some(id) = u.get("response_id").and_then(|v| v.as_str()) else {
-                continue;
-            };
-            let n = |k: &str| u.get(k).and_then(|v| v.as_i64()).unwrap_or(0);
-            let (input, output) = (n("prompt_tokens"), n("completion_tokens"));
-            let usage = obj(vec![
-                ("input_tokens", OwnedValue::int(input)),
-                (
-                    "input_tokens_details",
-                    OwnedValue::Object(obj(vec![(
-                        "cached_tokens",
-                        OwnedValue::int(n("cache_read_tokens")),
-                    )])),
-                ),
-                ("output_tokens", OwnedValue::int(output)),
-                (
-                    "output_tokens_details",
-                    OwnedValue::Object(obj(vec![(
-                        "reasoning_tokens",
-                        OwnedValue::int(n("reasoning_tokens")),
-                    )])),
-                ),
-                ("total_tokens", OwnedValue::int(input + output)),
-            ]);
-            m.usage.insert(id.to_owned(), OwnedValue::Object(usage));
-            m.raw.insert(id.to_owned(), OwnedValue::from(u));
+            if let Some(id) = u.get("response_id").and_then(|v| v.as_str()) {
+                m.usage.insert(id, u);
+            }
         }
         for l in usage
             .get("response_latencies")
@@ -193,11 +171,36 @@ fn metrics(state: Option<Value<'_>>) -> ResponseMetrics {
                 l.get("response_id").and_then(|v| v.as_str()),
                 l.get("latency").and_then(|v| v.as_f64()),
             ) {
-                m.latency.insert(id.to_owned(), lat);
+                m.latency.insert(id, lat);
             }
         }
     }
     m
+}
+
+/// A token usage record of the SDK in the Responses shape.
+fn usage_of(u: Value<'_>) -> OwnedValue {
+    let n = |k: &str| u.get(k).and_then(|v| v.as_i64()).unwrap_or(0);
+    let (input, output) = (n("prompt_tokens"), n("completion_tokens"));
+    OwnedValue::Object(obj(vec![
+        ("input_tokens", OwnedValue::int(input)),
+        (
+            "input_tokens_details",
+            OwnedValue::Object(obj(vec![(
+                "cached_tokens",
+                OwnedValue::int(n("cache_read_tokens")),
+            )])),
+        ),
+        ("output_tokens", OwnedValue::int(output)),
+        (
+            "output_tokens_details",
+            OwnedValue::Object(obj(vec![(
+                "reasoning_tokens",
+                OwnedValue::int(n("reasoning_tokens")),
+            )])),
+        ),
+        ("total_tokens", OwnedValue::int(input + output)),
+    ]))
 }
 
 /// Converts one conversation (its sub-agents are conversations of their
@@ -230,11 +233,13 @@ struct Emitter<'w> {
     response_of: &'w HashMap<usize, String>,
     rejected: &'w HashMap<String, String>,
     next: usize,
+    /// A canonical member being written.
+    scratch: Vec<u8>,
 }
 
 /// What the emitter needs of the conversation beyond one view.
 struct Shared<'m> {
-    metrics: &'m ResponseMetrics,
+    metrics: &'m ResponseMetrics<'m>,
     model: Option<&'m str>,
     call_items: HashMap<String, String>,
 }
@@ -284,17 +289,34 @@ impl Emitter<'_> {
                 if let Some(m) = sh.model {
                     body.insert("model", s(m));
                 }
-                if let Some(u) = sh.metrics.usage.get(r) {
-                    body.insert("usage", u.clone());
+                let usage = sh.metrics.usage.get(r.as_str()).copied();
+                if let Some(u) = usage {
+                    body.insert("usage", usage_of(u));
                 }
-                if let Some(l) = sh.metrics.latency.get(r) {
+                if let Some(l) = sh.metrics.latency.get(r.as_str()) {
                     body.insert("latency_ms", OwnedValue::int((l * 1000.0).round() as i64));
                 }
-                if let Some(raw) = sh.metrics.raw.get(r) {
-                    body.insert("openhands:metrics", raw.clone());
-                }
                 body.insert("request_hash", s(&h));
-                a.append("response", ts, body)?;
+                // The SDK's own record, canonical from its parse when it
+                // has a canonical form.
+                self.scratch.clear();
+                match usage {
+                    Some(u) if canonical_value(u, &mut self.scratch).is_ok() => {
+                        a.append_canonical(
+                            "response",
+                            ts,
+                            body,
+                            &[("openhands:metrics", &self.scratch)],
+                            None,
+                        )?;
+                    }
+                    _ => {
+                        if let Some(u) = usage {
+                            body.insert("openhands:metrics", OwnedValue::from(u));
+                        }
+                        a.append("response", ts, body)?;
+                    }
+                }
             }
         }
         Ok(())
@@ -303,31 +325,22 @@ impl Emitter<'_> {
 
 /// Appends an event kept whole as an `openhands:event` record (`event`: its
 /// JSON, or `raw`: its text when it is not I-JSON), with `key`/`key_value`
-/// saying which event it is; returns the record's id. `doc` is the event
-/// parsed (`None`: not JSON); a canonical event is written from its parse
-/// as it stands, anything else through the appender's normalisation.
+/// saying which event it is; returns the record's id. `facts` is the event
+/// parsed (`None`: not JSON); a canonical event is written from its
+/// canonical form as it stands, anything else through the appender's
+/// normalisation.
 fn append_record(
     a: &mut Appender,
     ts: &str,
     raw: &[u8],
-    doc: Option<Value<'_>>,
+    facts: Option<&EventFacts>,
     key: (&str, OwnedValue),
-    scratch: &mut Vec<u8>,
 ) -> Result<String, ConvertError> {
-    if let Some(v) = doc {
-        scratch.clear();
-        if canonical_value(v, scratch).is_ok() {
-            let body = obj(vec![key.clone()]);
-            return Ok(a.append_canonical(
-                "openhands:event",
-                ts,
-                body,
-                &[("event", scratch)],
-                None,
-            )?);
-        }
+    if let Some(c) = facts.and_then(|f| f.canonical.as_deref()) {
+        let body = obj(vec![key.clone()]);
+        return Ok(a.append_canonical("openhands:event", ts, body, &[("event", c)], None)?);
     }
-    let value = doc.map(OwnedValue::from);
+    let value = facts.and_then(|_| OwnedValue::parse(raw).ok());
     let text = || s(&String::from_utf8_lossy(raw));
     let mut body = match value {
         Some(v) => obj(vec![("event", v)]),
@@ -358,7 +371,20 @@ fn append_record(
 /// turns the context into that view. Every `response` carries
 /// the `request_hash` of the context its path rebuilds.
 pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted, ConvertError> {
-    let view = View::from_conversation(conv, &ViewOptions::default());
+    // The view at the state's head, and at the last event before each
+    // condensation of its branch (the segments' ends).
+    let segment_ends = |view: &View<'_>| -> Vec<String> {
+        let (events, order) = (view.events(), view.conversation());
+        (1..order.len())
+            .filter(|&k| events[order[k]].kind == Some(Kind::Condensation))
+            .map(|k| events[order[k - 1]].id.to_string())
+            .collect()
+    };
+    let (view, seg_list) = View::build_at_heads(
+        &ViewInput::from_conversation(conv),
+        &ViewOptions::default(),
+        segment_ends,
+    );
     let sid = session_id(conv.name());
     let mut parser = Parser::new();
     let mut state_parser = Parser::new();
@@ -385,47 +411,38 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
         .enumerate()
         .map(|(s, &b)| (b, starts.get(s + 1).copied().unwrap_or(order.len())))
         .collect();
-    let seg_views: Vec<Option<View<'_>>> = bounds
-        .iter()
-        .enumerate()
-        .map(|(s, &(_, end))| {
-            (s + 1 < bounds.len()).then(|| {
-                let head = events[order[end - 1]].id.to_string();
-                View::from_conversation(
-                    conv,
-                    &ViewOptions {
-                        head: Some(head),
-                        ..ViewOptions::default()
-                    },
-                )
-            })
+    let mut seg_list = seg_list.into_iter();
+    let seg_views: Vec<Option<View<'_>>> = (0..bounds.len())
+        .map(|s| {
+            if s + 1 < bounds.len() {
+                seg_list.next()
+            } else {
+                None
+            }
         })
         .collect();
 
-    let forgotten: HashSet<String> = order
+    // Each event of the branch parsed once, for the attribution, its
+    // timestamp and its record.
+    let mut facts: Vec<Option<EventFacts>> = Vec::new();
+    facts.resize_with(events.len(), || None);
+    for &p in &order {
+        let condensation = events[p].kind == Some(Kind::Condensation);
+        facts[p] = EventFacts::of(raw(p), condensation, &mut parser);
+    }
+    let fact = |p: usize| facts.get(p).and_then(Option::as_ref);
+
+    let forgotten: HashSet<&str> = order
         .iter()
         .filter(|&&p| events[p].kind == Some(Kind::Condensation))
-        .flat_map(|&p| {
-            let mut ids = Vec::new();
-            if let Ok(doc) = parser.parse(raw(p))
-                && let Some(a) = doc
-                    .root()
-                    .get("forgotten_event_ids")
-                    .and_then(|v| v.as_array())
-            {
-                ids.extend(a.iter().filter_map(|v| v.as_str()).map(str::to_owned));
-            }
-            ids
-        })
+        .filter_map(|&p| fact(p))
+        .flat_map(|f| f.forgotten.iter().map(String::as_str))
         .collect();
 
     // The header.
     let first_ts = order
         .iter()
-        .find_map(|&p| {
-            let doc = parser.parse(raw(p)).ok()?;
-            ts_of(doc.root().get("timestamp")?.as_str()?)
-        })
+        .find_map(|&p| fact(p)?.ts.clone())
         .unwrap_or_else(|| "1970-01-01T00:00:00Z".to_owned());
     let mut header = obj(vec![
         ("id", s(&sid)),
@@ -445,7 +462,6 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
     let mut a = Appender::trusted(header)?;
     let mut report = Vec::new();
     let mut record_parser = Parser::new();
-    let mut scratch = Vec::new();
     let mut last_ts = first_ts.clone();
 
     // The config: instructions (as parts) and tools, with the first event.
@@ -505,8 +521,36 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
             last_ts = t;
         }
     }
-    let mut st = PathState::new(&config)?;
-    a.append("config", &last_ts, config)?;
+    // Each member canonicalised once, for the entry and the running
+    // request hash (through the appender's normalisation when one has no
+    // canonical form).
+    let canonical: Option<Vec<(String, Vec<u8>)>> = config
+        .iter()
+        .map(|(k, v)| to_canonical(v).map(|c| (k.to_owned(), c)))
+        .collect::<Result<_, _>>()
+        .ok();
+    let config = OwnedValue::Object(config);
+    let tools_added = canonical.as_ref().and_then(|m| {
+        m.iter()
+            .find(|(k, _)| k == "tools_added")
+            .map(|(_, c)| c.as_slice())
+    });
+    let mut st = PathState::new(&config, tools_added)?;
+    match (canonical, config) {
+        (Some(members), _) => {
+            let members: Vec<(&str, &[u8])> = members
+                .iter()
+                .map(|(k, c)| (k.as_str(), c.as_slice()))
+                .collect();
+            a.append_canonical("config", &last_ts, Map::new(), &members, None)?;
+        }
+        (None, config) => {
+            let OwnedValue::Object(config) = config else {
+                return Err(ConvertError::Source("the config is not an object".into()));
+            };
+            a.append("config", &last_ts, config)?;
+        }
+    }
     let mut sh = Shared {
         metrics: &metrics,
         model: model.as_deref(),
@@ -523,7 +567,7 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
         } else {
             &final_wire
         };
-        let att = attribute(conv, sv, wire, &mut parser);
+        let att = attribute(sv, wire, &facts);
         let sys = usize::from(is_system(wire));
         // The first wire message of the segment's own events: what comes
         // before it is the context the condensation that opens the
@@ -540,19 +584,15 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
             response_of: &att.response_of,
             rejected: &att.rejected,
             next: if seg == 0 { sys } else { own.max(sys) },
+            scratch: Vec::new(),
         };
         for (k, &p) in order.iter().enumerate().take(end).skip(start) {
             let ev = &events[p];
             written.insert(ev.index);
             let raw = raw(p);
-            let doc = record_parser.parse(raw).ok();
-            if let Some(t) = doc
-                .as_ref()
-                .and_then(|d| d.root().get("timestamp"))
-                .and_then(|v| v.as_str())
-                .and_then(ts_of)
-            {
-                last_ts = t;
+            let f = fact(p);
+            if let Some(t) = f.and_then(|f| f.ts.as_ref()) {
+                last_ts.clone_from(t);
             }
             let mut mapped: Vec<&'static str> = Vec::new();
             if ev.kind == Some(Kind::SystemPrompt) {
@@ -579,14 +619,7 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
                 }
             }
             // The event itself, whole.
-            let rec = append_record(
-                &mut a,
-                &last_ts,
-                raw,
-                doc.as_ref().map(|d| d.root()),
-                ("file", s(ev.file_id)),
-                &mut scratch,
-            )?;
+            let rec = append_record(&mut a, &last_ts, raw, f, ("file", s(ev.file_id)))?;
             if let Some(plan) = plan {
                 let extra = obj(vec![("openhands:condensation", s(&ev.id))]);
                 st.compact(&mut a, &last_ts, plan, &rec, &extra)?;
@@ -595,7 +628,7 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
             let outcome = if mapped.is_empty() {
                 let why = if ev.kind == Some(Kind::Condensation) {
                     CONDENSATION_UNCHANGED.to_owned()
-                } else if forgotten.contains(ev.id.as_ref()) {
+                } else if forgotten.contains(&ev.id.as_ref()) {
                     "forgotten by a condensation: not in the model's next request; kept as an openhands:event record".to_owned()
                 } else {
                     format!(
@@ -620,11 +653,15 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
     // view could not read), kept whole as well.
     for i in (0..conv.len()).filter(|i| !written.contains(i)) {
         let raw = conv.event(i).map(|e| e.raw()).unwrap_or_default();
-        let doc = record_parser.parse(raw).ok();
-        let root = doc.as_ref().map(|d| d.root());
-        let field = |k: &str| root.and_then(|v| Some(v.get(k)?.as_str()?.to_owned()));
-        let (id, kind) = (field("id"), field("kind"));
-        let why = if root.is_some() {
+        let (id, kind) = match record_parser.parse(raw) {
+            Ok(doc) => {
+                let field = |k: &str| Some(doc.root().get(k)?.as_str()?.to_owned());
+                (field("id"), field("kind"))
+            }
+            Err(_) => (None, None),
+        };
+        let f = EventFacts::of(raw, false, &mut record_parser);
+        let why = if f.is_some() {
             "not on the conversation's active branch; kept as an openhands:event record"
         } else {
             "not JSON; its text kept as an openhands:event record"
@@ -633,9 +670,8 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
             &mut a,
             &last_ts,
             raw,
-            root,
+            f.as_ref(),
             ("index", OwnedValue::int(i as i64)),
-            &mut scratch,
         )?;
         report.push(ReportRow {
             event: id.unwrap_or_else(|| format!("index {i}")),

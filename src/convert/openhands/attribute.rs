@@ -3,12 +3,14 @@
 //! into the user message before it, and puts a condensation's summary at its
 //! offset, so events and messages are not one to one.
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 
-use crate::json::{OwnedValue, Parser};
+use crate::json::OwnedValue;
 use crate::openhands::Conversation;
 use crate::openhands::Kind;
 use crate::openhands::view::{View, ViewEntry};
+
+use super::facts::EventFacts;
 
 /// The attribution of one view's wire messages to its events.
 #[derive(Debug, Default)]
@@ -30,12 +32,12 @@ pub(super) fn raw_of<'c>(conv: &'c Conversation, view: &View<'_>, p: usize) -> &
 }
 
 /// Attributes the wire messages `wire` of `view` (its `wire_messages`) to
-/// the events of its context.
+/// the events of its context; `facts` holds each event's facts by its
+/// position in [`View::events`] (`None`: not JSON, or not read).
 pub(super) fn attribute(
-    conv: &Conversation,
     view: &View<'_>,
     wire: &[OwnedValue],
-    parser: &mut Parser,
+    facts: &[Option<EventFacts>],
 ) -> Attribution {
     let events = view.events();
     let mut out = Attribution::default();
@@ -73,38 +75,28 @@ pub(super) fn attribute(
             }
             ViewEntry::Event(p) => p,
         };
-        let Ok(doc) = parser.parse(raw_of(conv, view, p)) else {
+        let Some(f) = facts.get(p).and_then(Option::as_ref) else {
             continue;
         };
-        let root = doc.root();
-        let str_of = |k: &str| root.get(k).and_then(|v| v.as_str());
         let k = match &events[p].kind {
             Some(Kind::SystemPrompt) => Some(0),
-            Some(Kind::Action) => {
-                str_of("tool_call_id").and_then(|c| assistant_by_call.get(c).copied())
-            }
+            Some(Kind::Action) => f
+                .tool_call_id
+                .as_deref()
+                .and_then(|c| assistant_by_call.get(c).copied()),
             Some(Kind::Observation | Kind::UserReject | Kind::AgentError) => {
-                let c = str_of("tool_call_id");
+                let c = f.tool_call_id.as_deref();
                 if events[p].kind == Some(Kind::UserReject)
                     && let Some(c) = c
                 {
-                    out.rejected.insert(
-                        c.to_owned(),
-                        str_of("rejection_reason").unwrap_or_default().to_owned(),
-                    );
+                    out.rejected
+                        .insert(c.to_owned(), f.rejection_reason.clone().unwrap_or_default());
                 }
                 c.and_then(|c| tool_by_call.get(c).copied())
             }
             Some(Kind::Message) => {
-                let message = root.get("llm_message");
-                let sender = message.and_then(|m| m.get("role")).and_then(|v| v.as_str());
-                let first_text = message
-                    .and_then(|m| m.get("content"))
-                    .and_then(|c| c.as_array())
-                    .and_then(|a| a.get(0))
-                    .and_then(|p| p.get("text"))
-                    .and_then(|t| t.as_str())
-                    .unwrap_or("");
+                let sender = f.sender.as_deref();
+                let first_text = f.first_text.as_deref().unwrap_or("");
                 let contains = |k: usize| {
                     wire[k]
                         .get("content")
@@ -133,10 +125,10 @@ pub(super) fn attribute(
             w = w.max(k + 1);
         }
         last_user = (role(k) == Some("user")).then_some(k);
-        if let Some(r) = str_of("llm_response_id")
+        if let Some(r) = &f.llm_response_id
             && role(k) == Some("assistant")
         {
-            out.response_of.insert(k, r.to_owned());
+            out.response_of.insert(k, r.clone());
         }
     }
     out

@@ -18,7 +18,7 @@
 //! (it names the condensation's own record) and pins every item after the
 //! first.
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 use std::rc::Rc;
 
 use crate::asf::canon::to_canonical;
@@ -46,16 +46,20 @@ pub(super) struct PathState {
     /// after the first `config`): where a compaction starts again.
     empty: RequestHasher,
     items: Vec<Held>,
-    /// Every `item` entry on the path: its item's canonical bytes → its
-    /// rank among them (the first such entry).
-    on_path: HashMap<Rc<[u8]>, usize>,
+    /// Every `item` entry's item on the path, in order (its rank among
+    /// them is its index): looked up only when a compaction is planned.
+    on_path: Vec<Rc<[u8]>>,
     rank_of: HashMap<String, usize>,
+    /// The canonical settings checkpoint every compaction carries as its
+    /// `config` (written once; `None` until the first compaction, or when
+    /// the settings have no canonical form and each compaction goes
+    /// through the appender's normalisation).
+    checkpoint: Option<Option<Rc<[u8]>>>,
 }
 
 /// What a compaction needs written before it.
 #[derive(Debug)]
 pub(super) struct Prepared {
-    items: Vec<OwnedValue>,
     canonical: Vec<Rc<[u8]>>,
     /// The entry `first_kept` names and how many items at the end are kept
     /// by it; `None`: the caller's next entry (the condensation's record).
@@ -69,19 +73,35 @@ fn canonical(v: &OwnedValue) -> Result<Rc<[u8]>, ConvertError> {
 }
 
 impl PathState {
-    /// The state after the session's first `config` (`config` its body).
-    pub(super) fn new(config: &Map) -> Result<Self, ConvertError> {
+    /// The state after the session's first `config` (`config` its body;
+    /// `tools_added` the canonical form of its `tools_added`, when had).
+    pub(super) fn new(
+        config: &OwnedValue,
+        tools_added: Option<&[u8]>,
+    ) -> Result<Self, ConvertError> {
         let mut settings = Settings::default();
-        settings.apply(&OwnedValue::Object(config.clone()));
-        let hasher = RequestHasher::new(&settings)
-            .map_err(|e| ConvertError::Write(crate::asf::WriteError::NotIJson(e)))?;
+        settings.apply(config);
+        // The settings' tools are the ones added when no name repeats
+        // (a repeated name replaces the earlier tool).
+        let added = config
+            .get("tools_added")
+            .and_then(OwnedValue::as_array)
+            .map_or(0, Vec::len);
+        let hasher = match tools_added {
+            Some(t) if added == settings.tools.len() => {
+                RequestHasher::with_canonical_tools(&settings, t)
+            }
+            _ => RequestHasher::new(&settings),
+        }
+        .map_err(|e| ConvertError::Write(crate::asf::WriteError::NotIJson(e)))?;
         Ok(PathState {
             settings,
             empty: hasher.clone(),
             hasher,
             items: Vec::new(),
-            on_path: HashMap::new(),
+            on_path: Vec::new(),
             rank_of: HashMap::new(),
+            checkpoint: None,
         })
     }
 
@@ -114,12 +134,39 @@ impl PathState {
         self.hasher.push_canonical(&c);
         let rank = self.rank_of.len();
         self.rank_of.insert(id.clone(), rank);
-        self.on_path.entry(c.clone()).or_insert(rank);
+        self.on_path.push(c.clone());
         self.items.push(Held {
             canonical: c,
             entry: Some(id.clone()),
         });
         Ok(id)
+    }
+
+    /// The rank of the first `item` entry on the path carrying each of
+    /// `wanted` (canonical bytes), if any: one pass over the path, comparing
+    /// bytes only where the lengths are equal.
+    fn first_ranks(&self, wanted: &[Rc<[u8]>]) -> Vec<Option<usize>> {
+        let mut ranks = vec![None; wanted.len()];
+        let mut by_len: HashMap<usize, Vec<usize>> = HashMap::new();
+        for (i, w) in wanted.iter().enumerate() {
+            by_len.entry(w.len()).or_default().push(i);
+        }
+        let mut left = wanted.len();
+        for (rank, p) in self.on_path.iter().enumerate() {
+            if left == 0 {
+                break;
+            }
+            let Some(candidates) = by_len.get(&p.len()) else {
+                continue;
+            };
+            for &i in candidates {
+                if ranks[i].is_none() && wanted[i] == *p {
+                    ranks[i] = Some(rank);
+                    left -= 1;
+                }
+            }
+        }
+        ranks
     }
 
     /// Plans the compaction whose context is `items`, writing first, as
@@ -153,24 +200,30 @@ impl PathState {
         if tail > 0 {
             let first = self.items[c - tail].entry.clone().unwrap_or_default();
             let bound = self.rank_of.get(&first).copied().unwrap_or(0);
-            let pinned_on_path = canonical[1..n - tail]
+            let pinned_on_path = self
+                .first_ranks(&canonical[1..n - tail])
                 .iter()
-                .all(|p| self.on_path.get(p).is_some_and(|&r| r < bound));
+                .all(|r| r.is_some_and(|r| r < bound));
             if pinned_on_path {
                 return Ok(Some(Prepared {
-                    items,
                     canonical,
                     kept: Some((first, tail)),
                 }));
             }
         }
+        let mut ranks = self.first_ranks(&canonical);
         for k in 1..n {
-            if !self.on_path.contains_key(&canonical[k]) {
+            if ranks[k].is_none() {
                 self.append_item(a, ts, items[k].clone(), None)?;
+                let rank = self.on_path.len() - 1;
+                for j in k + 1..n {
+                    if ranks[j].is_none() && canonical[j] == canonical[k] {
+                        ranks[j] = Some(rank);
+                    }
+                }
             }
         }
         Ok(Some(Prepared {
-            items,
             canonical,
             kept: None,
         }))
@@ -187,32 +240,62 @@ impl PathState {
         record: &str,
         extra: &Map,
     ) -> Result<String, ConvertError> {
-        let Prepared {
-            mut items,
-            canonical,
-            kept,
-        } = plan;
+        let Prepared { canonical, kept } = plan;
         let (first_kept, tail) = kept.unwrap_or_else(|| (record.to_owned(), 0));
-        let n = items.len();
+        let n = canonical.len();
         let kept_entries: Vec<Option<String>> = self.items[self.items.len() - tail..]
             .iter()
             .map(|h| h.entry.clone())
             .collect();
-        items.truncate(n - tail);
-        let mut copies = items.into_iter();
-        let summary = copies.next().unwrap_or(OwnedValue::Null);
-        let pinned: Vec<OwnedValue> = copies.collect();
+        // `summary` the first item, `pinned` the others before the kept
+        // tail, each from its canonical form.
+        let copies = &canonical[..n - tail];
         let mut body = Map::new();
         body.insert("first_kept", OwnedValue::string(first_kept));
-        body.insert("summary", summary);
-        if !pinned.is_empty() {
-            body.insert("pinned", OwnedValue::Array(pinned));
-        }
-        body.insert("config", self.settings.to_json());
         for (k, v) in extra.iter() {
             body.insert(k, v.clone());
         }
-        let id = a.append("compaction", ts, body)?;
+        let checkpoint = self
+            .checkpoint
+            .get_or_insert_with(|| to_canonical(&self.settings.to_json()).ok().map(Rc::from))
+            .clone();
+        let id = match checkpoint {
+            Some(config) => {
+                let pinned = (copies.len() > 1).then(|| {
+                    let mut out = Vec::with_capacity(
+                        copies[1..].iter().map(|c| c.len() + 1).sum::<usize>() + 1,
+                    );
+                    out.push(b'[');
+                    for (i, c) in copies[1..].iter().enumerate() {
+                        if i > 0 {
+                            out.push(b',');
+                        }
+                        out.extend_from_slice(c);
+                    }
+                    out.push(b']');
+                    out
+                });
+                let summary: &[u8] = copies.first().map_or(b"null", |c| c);
+                let mut members: Vec<(&str, &[u8])> =
+                    vec![("summary", summary), ("config", &config)];
+                if let Some(p) = &pinned {
+                    members.push(("pinned", p));
+                }
+                a.append_canonical("compaction", ts, body, &members, None)?
+            }
+            None => {
+                let parse = |c: &Rc<[u8]>| OwnedValue::parse(c).unwrap_or(OwnedValue::Null);
+                body.insert("summary", copies.first().map_or(OwnedValue::Null, parse));
+                if copies.len() > 1 {
+                    body.insert(
+                        "pinned",
+                        OwnedValue::Array(copies[1..].iter().map(parse).collect()),
+                    );
+                }
+                body.insert("config", self.settings.to_json());
+                a.append("compaction", ts, body)?
+            }
+        };
         self.hasher = self.empty.clone();
         self.items = canonical
             .into_iter()

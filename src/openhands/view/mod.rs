@@ -98,6 +98,7 @@
 
 mod build;
 mod event;
+mod heads;
 mod message;
 mod render;
 mod text;
@@ -223,7 +224,7 @@ pub enum ViewIssue {
 }
 
 /// What the view takes from `base_state.json`.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct StateInfo<'a> {
     leaf: Option<Cow<'a, str>>,
     head_is_empty: bool,
@@ -398,13 +399,35 @@ pub struct View<'a> {
     issues: Vec<ViewIssue>,
 }
 
+/// A conversation's events decoded, its state read and its writer's version
+/// found: what every view of it at any head starts from.
+struct Decoded<'a> {
+    events: Vec<ViewEvent<'a>>,
+    state: StateInfo<'a>,
+    detected: Detected,
+    issues: Vec<ViewIssue>,
+}
+
 impl<'a> View<'a> {
     /// Builds the view of a conversation.
     pub fn build(input: &ViewInput<'a>, options: &ViewOptions) -> View<'a> {
+        let d = View::decode(input, options);
+        View::assemble(
+            d.events,
+            &d.state,
+            d.detected,
+            d.issues,
+            options.head.as_deref(),
+        )
+    }
+
+    /// Parses and decodes every event, reads the state and finds the
+    /// writer's version.
+    fn decode(input: &ViewInput<'a>, options: &ViewOptions) -> Decoded<'a> {
         let mut det = Detector::default();
         let mut issues = Vec::new();
         let mut parser = Parser::new();
-        let mut events: Vec<ViewEvent<'a>> = input
+        let events: Vec<ViewEvent<'a>> = input
             .events
             .iter()
             .map(|e| event::decode(&mut parser, e.index, e.file_id, e.raw, &mut det))
@@ -433,7 +456,6 @@ impl<'a> View<'a> {
         if detected.conflicting {
             issues.push(ViewIssue::ConflictingEvidence);
         }
-        let version = detected.version;
         for e in &events {
             if let Some(p) = &e.problem {
                 issues.push(ViewIssue::Event {
@@ -442,9 +464,26 @@ impl<'a> View<'a> {
                 });
             }
         }
+        Decoded {
+            events,
+            state,
+            detected,
+            issues,
+        }
+    }
+
+    /// The view at `head` (the state's head when `None`) of decoded events.
+    fn assemble(
+        mut events: Vec<ViewEvent<'a>>,
+        state: &StateInfo<'a>,
+        detected: Detected,
+        mut issues: Vec<ViewIssue>,
+        head: Option<&str>,
+    ) -> View<'a> {
+        let version = detected.version;
         let head_state = HeadState {
-            leaf_event_id: options.head.as_deref().or(state.leaf.as_deref()),
-            head_is_empty: options.head.is_none() && state.head_is_empty,
+            leaf_event_id: head.or(state.leaf.as_deref()),
+            head_is_empty: head.is_none() && state.head_is_empty,
         };
         let tree = EventTree::build(&events, &head_state, version);
         for cycle in tree.cycles() {
@@ -467,7 +506,7 @@ impl<'a> View<'a> {
         if let Some(f) = &tree.active_branch().fault {
             issues.push(ViewIssue::BrokenBranch(f.clone()));
         }
-        let conversation: Vec<usize> = if version >= SdkVersion::V1_31_0 || options.head.is_some() {
+        let conversation: Vec<usize> = if version >= SdkVersion::V1_31_0 || head.is_some() {
             tree.active_branch().events.clone()
         } else {
             (0..events.len()).collect()

@@ -1,0 +1,124 @@
+//! Views of one conversation at several heads (the state's, and the ends
+//! of some branch prefixes), the event files parsed and decoded once.
+
+use super::{View, ViewInput, ViewOptions};
+use crate::openhands::Kind;
+
+impl<'a> View<'a> {
+    /// The view of a conversation (at `options.head`) and its views at each
+    /// of the heads `heads` picks from it (as [`ViewOptions::head`] gives
+    /// them), the event files parsed and decoded once for all of them when
+    /// the conversation holds a condensation (without one, each view at a
+    /// head is built on its own).
+    pub(crate) fn build_at_heads(
+        input: &ViewInput<'a>,
+        options: &ViewOptions,
+        heads: impl FnOnce(&View<'a>) -> Vec<String>,
+    ) -> (View<'a>, Vec<View<'a>>) {
+        let d = View::decode(input, options);
+        let head = options.head.as_deref();
+        if !d.events.iter().any(|e| e.kind == Some(Kind::Condensation)) {
+            let main = View::assemble(d.events, &d.state, d.detected, d.issues, head);
+            let at = heads(&main)
+                .into_iter()
+                .map(|h| {
+                    let o = ViewOptions {
+                        head: Some(h),
+                        ..options.clone()
+                    };
+                    View::build(input, &o)
+                })
+                .collect();
+            return (main, at);
+        }
+        let main = View::assemble(
+            d.events.clone(),
+            &d.state,
+            d.detected.clone(),
+            d.issues.clone(),
+            head,
+        );
+        let hs = heads(&main);
+        let mut at = Vec::with_capacity(hs.len());
+        let mut events = Some(d.events);
+        for (i, h) in hs.iter().enumerate() {
+            let evs = if i + 1 == hs.len() {
+                events.take().unwrap_or_default()
+            } else {
+                events.clone().unwrap_or_default()
+            };
+            at.push(View::assemble(
+                evs,
+                &d.state,
+                d.detected.clone(),
+                d.issues.clone(),
+                Some(h),
+            ));
+        }
+        (main, at)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::openhands::read_conversation;
+
+    /// The ids of the events before each condensation of the branch; in a
+    /// conversation without one, its first and last events' (views at
+    /// those heads are built on their own).
+    fn picked(view: &View<'_>) -> Vec<String> {
+        let (events, order) = (view.events(), view.conversation());
+        let before: Vec<String> = (1..order.len())
+            .filter(|&k| events[order[k]].kind == Some(Kind::Condensation))
+            .map(|k| events[order[k - 1]].id.to_string())
+            .collect();
+        if !before.is_empty() {
+            return before;
+        }
+        order
+            .iter()
+            .take(1)
+            .chain(order.last())
+            .map(|&p| events[p].id.to_string())
+            .collect()
+    }
+
+    #[test]
+    fn views_at_heads_equal_views_built_alone() {
+        let mut seen_condensed = false;
+        let mut seen_plain = false;
+        let root = std::path::Path::new("../shared/corpus/openhands");
+        for dir in crate::openhands::find_sessions(root).expect("corpus") {
+            let Ok(conv) = read_conversation(&dir) else {
+                continue;
+            };
+            let input = ViewInput::from_conversation(&conv);
+            let options = ViewOptions::default();
+            let (main, at) = View::build_at_heads(&input, &options, picked);
+            let alone = View::build(&input, &options);
+            assert_eq!(main.wire_messages(), alone.wire_messages(), "{dir:?}");
+            assert_eq!(main.context(), alone.context(), "{dir:?}");
+            let condensed = alone
+                .events()
+                .iter()
+                .any(|e| e.kind == Some(Kind::Condensation));
+            seen_condensed |= condensed;
+            seen_plain |= !condensed;
+            let heads = picked(&alone);
+            assert_eq!(heads.len(), at.len(), "{dir:?}");
+            for (h, v) in heads.iter().zip(&at) {
+                let o = ViewOptions {
+                    head: Some(h.clone()),
+                    ..ViewOptions::default()
+                };
+                let one = View::build(&input, &o);
+                assert_eq!(v.wire_messages(), one.wire_messages(), "{dir:?} at {h}");
+                assert_eq!(v.context(), one.context(), "{dir:?} at {h}");
+                assert_eq!(v.conversation(), one.conversation(), "{dir:?} at {h}");
+                assert_eq!(v.issues(), one.issues(), "{dir:?} at {h}");
+            }
+        }
+        assert!(seen_condensed && seen_plain);
+    }
+}
