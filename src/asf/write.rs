@@ -355,29 +355,24 @@ impl Appender {
         // A member: its name, the range of the scratch buffer holding
         // `"name":` and (for one canonicalised here) its value, then the
         // value the caller canonicalised.
-        let mut scratch = std::mem::take(&mut self.scratch);
-        scratch.clear();
+        self.scratch.clear();
         let mut members: Vec<(&str, std::ops::Range<usize>, &[u8])> =
             Vec::with_capacity(body.len() + canonical.len() + 5);
         for (k, v) in body.iter() {
-            let start = scratch.len();
-            crate::json::write::write_str(&mut scratch, k, false);
-            scratch.push(b':');
-            if let Err(e) = canon::canonical_owned(v, &mut scratch) {
-                self.scratch = scratch;
-                return Err(WriteError::NotIJson(e));
-            }
-            members.push((k, start..scratch.len(), &[]));
+            let start = self.scratch.len();
+            crate::json::write::write_str(&mut self.scratch, k, false);
+            self.scratch.push(b':');
+            canon::canonical_owned(v, &mut self.scratch).map_err(WriteError::NotIJson)?;
+            members.push((k, start..self.scratch.len(), &[]));
         }
         for (k, v) in canonical {
-            let start = scratch.len();
-            crate::json::write::write_str(&mut scratch, k, false);
-            scratch.push(b':');
-            members.push((*k, start..scratch.len(), *v));
+            let start = self.scratch.len();
+            crate::json::write::write_str(&mut self.scratch, k, false);
+            self.scratch.push(b':');
+            members.push((*k, start..self.scratch.len(), *v));
         }
         members.sort_by(|a, b| cmp_utf16(a.0, b.0));
         if let Some(w) = members.windows(2).find(|w| w[0].0 == w[1].0) {
-            self.scratch = scratch;
             return Err(WriteError::NotIJson(CanonError::DuplicateName(
                 w[0].0.to_owned(),
             )));
@@ -391,7 +386,7 @@ impl Appender {
                 if i > 0 {
                     h.update(b",");
                 }
-                h.update(&scratch[m.clone()]);
+                h.update(&self.scratch[m.clone()]);
                 h.update(v);
             }
             h.update(b"}");
@@ -412,28 +407,19 @@ impl Appender {
                     })
                     .collect(),
             );
-            match canon::to_canonical(&v) {
-                Ok(c) => Some(c),
-                Err(e) => {
-                    self.scratch = scratch;
-                    return Err(WriteError::NotIJson(e));
-                }
-            }
+            Some(canon::to_canonical(&v).map_err(WriteError::NotIJson)?)
         };
-        let mut env = std::mem::take(&mut self.envelope);
-        env.clear();
+        self.envelope.clear();
         envelope_bytes(
-            &mut env,
+            &mut self.envelope,
             entry_type,
             parent,
             parents_canon.as_deref(),
             ts,
             &content_hash,
         );
-        let id = sha256_ref(&env);
-        self.envelope = env;
+        let id = sha256_ref(&self.envelope);
         if self.index.contains_key(&id) {
-            self.scratch = scratch;
             return Err(WriteError::Duplicate(id));
         }
         // The envelope's members, each a JSON string but `parent` (null at
@@ -449,14 +435,14 @@ impl Appender {
             }
             members.push((k, start..scratch.len(), &[]));
         };
-        string_member(&mut scratch, "type", Some(entry_type));
-        string_member(&mut scratch, "id", Some(&id));
-        string_member(&mut scratch, "parent", parent);
-        string_member(&mut scratch, "ts", Some(ts));
+        string_member(&mut self.scratch, "type", Some(entry_type));
+        string_member(&mut self.scratch, "id", Some(&id));
+        string_member(&mut self.scratch, "parent", parent);
+        string_member(&mut self.scratch, "ts", Some(ts));
         if let Some(p) = &parents_canon {
-            let start = scratch.len();
-            scratch.extend_from_slice(b"\"parents\":");
-            members.push(("parents", start..scratch.len(), p));
+            let start = self.scratch.len();
+            self.scratch.extend_from_slice(b"\"parents\":");
+            members.push(("parents", start..self.scratch.len(), p));
         }
         members.sort_by(|a, b| cmp_utf16(a.0, b.0));
         // The members joined as one object, written to `out`.
@@ -473,28 +459,21 @@ impl Appender {
                 if i > 0 {
                     out.push(b',');
                 }
-                out.extend_from_slice(&scratch[m.clone()]);
+                out.extend_from_slice(&self.scratch[m.clone()]);
                 out.extend_from_slice(v);
             }
             out.push(b'}');
         };
         if self.trusted {
             let facts = Facts::of_body(entry_type, &body, item_call);
-            if let Err(e) = self.check_links(entry_type, &facts, parent) {
-                self.scratch = scratch;
-                return Err(e);
-            }
+            self.check_links(entry_type, &facts, parent)?;
             join(&mut self.out);
             self.out.push(b'\n');
-            drop(members);
-            self.scratch = scratch;
             self.commit(&id, parent, &facts);
             return Ok(id);
         }
         let mut bytes = Vec::new();
         join(&mut bytes);
-        drop(members);
-        self.scratch = scratch;
         // The item an `item` or `branch_summary` entry contributes to the
         // context, for the incremental request hash.
         let contributed = match entry_type {
