@@ -546,35 +546,70 @@ impl OwnedValue {
                 }
                 out.push(b']');
             }
-            OwnedValue::Object(map) => {
-                out.push(b'{');
-                if map.is_empty() {
-                    out.push(b'}');
-                    return;
-                }
-                for (i, (k, v)) in map.entries.iter().enumerate() {
-                    if i > 0 {
-                        out.push(b',');
-                        if style.indent.is_none() && style.spaced {
-                            out.push(b' ');
-                        }
-                    }
-                    if let Some(ind) = style.indent {
-                        Self::newline(out, ind, level + 1);
-                    }
-                    write_str(out, k, style.ensure_ascii);
-                    out.push(b':');
-                    if style.spaced || style.indent.is_some() {
-                        out.push(b' ');
-                    }
-                    v.write_level(out, style, level + 1);
-                }
-                if let Some(ind) = style.indent {
-                    Self::newline(out, ind, level);
-                }
-                out.push(b'}');
-            }
+            OwnedValue::Object(map) => Self::write_object(map, out, style, level, |_, _| {}),
         }
+    }
+
+    /// [`write_to`](Self::write_to), giving also where the value of this
+    /// object's member `key` is in `out` (the last of that name, the one
+    /// [`get`](Self::get) finds); `None` when this is not an object or has
+    /// no such member.
+    pub(crate) fn write_to_finding(
+        &self,
+        out: &mut Vec<u8>,
+        style: Style,
+        key: &str,
+    ) -> Option<std::ops::Range<usize>> {
+        let OwnedValue::Object(map) = self else {
+            self.write_to(out, style);
+            return None;
+        };
+        let mut found = None;
+        Self::write_object(map, out, style, 0, |k, at| {
+            if k == key {
+                found = Some(at);
+            }
+        });
+        found
+    }
+
+    /// Writes the object `map` at `level`, telling `member` each member's
+    /// name and where its value was written.
+    fn write_object(
+        map: &Map,
+        out: &mut Vec<u8>,
+        style: Style,
+        level: usize,
+        mut member: impl FnMut(&str, std::ops::Range<usize>),
+    ) {
+        out.push(b'{');
+        if map.is_empty() {
+            out.push(b'}');
+            return;
+        }
+        for (i, (k, v)) in map.entries.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+                if style.indent.is_none() && style.spaced {
+                    out.push(b' ');
+                }
+            }
+            if let Some(ind) = style.indent {
+                Self::newline(out, ind, level + 1);
+            }
+            write_str(out, k, style.ensure_ascii);
+            out.push(b':');
+            if style.spaced || style.indent.is_some() {
+                out.push(b' ');
+            }
+            let start = out.len();
+            v.write_level(out, style, level + 1);
+            member(k, start..out.len());
+        }
+        if let Some(ind) = style.indent {
+            Self::newline(out, ind, level);
+        }
+        out.push(b'}');
     }
 }
 
@@ -617,5 +652,49 @@ impl From<Map> for OwnedValue {
 impl From<Vec<OwnedValue>> for OwnedValue {
     fn from(v: Vec<OwnedValue>) -> Self {
         OwnedValue::Array(v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `write_to_finding` writes what `write_to` writes, in every style,
+    /// and the range it gives is the text `write_to` gives for the member
+    /// `get` finds.
+    #[test]
+    fn write_to_finding_is_write_to_with_the_member_span() {
+        let cases: &[&str] = &[
+            r#"{"role":"assistant","content":"a\n\"b\"\u0001é","tool_calls":[{"id":"c1","type":"function","function":{"name":"t","arguments":"{\"x\": 1}"}}]}"#,
+            r#"{"tool_calls":null,"role":"tool","tool_calls":[1,2.50,{"a":[]}],"name":"x"}"#,
+            r#"{"role":"user","content":[{"type":"text","text":"hi"}]}"#,
+            r#"{}"#,
+            r#"[{"tool_calls":1}]"#,
+            r#""text""#,
+        ];
+        for style in [
+            Style::COMPACT,
+            Style::PYTHON_DEFAULT,
+            Style::INDENT2_UNICODE,
+        ] {
+            for case in cases {
+                let v = OwnedValue::parse(case.as_bytes()).expect("test JSON parses");
+                let mut want = Vec::new();
+                v.write_to(&mut want, style);
+                let mut line = Vec::new();
+                let span = v.write_to_finding(&mut line, style, "tool_calls");
+                assert_eq!(
+                    String::from_utf8_lossy(&line),
+                    String::from_utf8_lossy(&want)
+                );
+                // At level 1 when indented, as the member's value is.
+                let calls = v.get("tool_calls").map(|c| {
+                    let mut out = Vec::new();
+                    c.write_level(&mut out, style, 1);
+                    out
+                });
+                assert_eq!(span.map(|r| line[r].to_vec()), calls, "{case}");
+            }
+        }
     }
 }

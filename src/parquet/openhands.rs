@@ -6,7 +6,6 @@
 
 use std::collections::HashMap;
 
-use crate::json::write::write_str;
 use crate::json::{Item, OwnedValue, Parser, Style};
 use crate::openhands::model_of;
 use crate::openhands::view::{View, ViewEntry, ViewOptions};
@@ -336,7 +335,7 @@ fn add_rows(
         let role = m.get("role").and_then(OwnedValue::as_str);
         let text = super::occhat::content_text(m.get("content"));
         line.clear();
-        let calls_at = write_message(m, &mut line);
+        let calls_at = m.write_to_finding(&mut line, Style::COMPACT, "tool_calls");
         let whole = utf8(&line);
         let calls = calls_at.and_then(|r| line.get(r)).map(utf8);
         ds.push(Table::Messages, &partition, |r| {
@@ -573,35 +572,6 @@ fn llm_rows(
     })
 }
 
-/// Writes the wire message `m` into `line` as compact JSON, byte for byte
-/// what `m.write_to(line, Style::COMPACT)` writes, and returns where the
-/// value of its `tool_calls` member is in `line` (the member
-/// [`OwnedValue::get`] finds: the last of that name), so that the
-/// `tool_calls` column is a slice of the `message` column's text rather
-/// than a second rendering of it.
-fn write_message(m: &OwnedValue, line: &mut Vec<u8>) -> Option<std::ops::Range<usize>> {
-    let OwnedValue::Object(map) = m else {
-        m.write_to(line, Style::COMPACT);
-        return None;
-    };
-    let mut calls = None;
-    line.push(b'{');
-    for (i, (k, v)) in map.entries().iter().enumerate() {
-        if i > 0 {
-            line.push(b',');
-        }
-        write_str(line, k, Style::COMPACT.ensure_ascii);
-        line.push(b':');
-        let start = line.len();
-        v.write_to(line, Style::COMPACT);
-        if k == "tool_calls" {
-            calls = Some(start..line.len());
-        }
-    }
-    line.push(b'}');
-    calls
-}
-
 /// Bytes as text: borrowed when they are UTF-8 (checked by `simdutf8`'s
 /// vectorised validator), else with U+FFFD for what is not, as
 /// `String::from_utf8_lossy`.
@@ -619,41 +589,4 @@ fn read_capped(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
     let mut buf = Vec::new();
     f.take(crate::MAX_SIZE).read_to_end(&mut buf)?;
     Ok(buf)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// `write_message` writes what `write_to` writes, and the range it
-    /// gives is the text `write_to` gives for `get("tool_calls")`.
-    #[test]
-    fn write_message_is_write_to_with_the_tool_calls_span() {
-        let cases: &[&str] = &[
-            r#"{"role":"assistant","content":"a\n\"b\"\u0001é","tool_calls":[{"id":"c1","type":"function","function":{"name":"t","arguments":"{\"x\": 1}"}}]}"#,
-            r#"{"tool_calls":null,"role":"tool","tool_calls":[1,2.50,{"a":[]}],"name":"x"}"#,
-            r#"{"role":"user","content":[{"type":"text","text":"hi"}]}"#,
-            r#"{}"#,
-            r#"[{"tool_calls":1}]"#,
-            r#""text""#,
-        ];
-        for case in cases {
-            let v = OwnedValue::parse(case.as_bytes()).expect("test JSON parses");
-            let mut want = Vec::new();
-            v.write_to(&mut want, Style::COMPACT);
-            let mut line = b"left over".to_vec();
-            line.clear();
-            let span = write_message(&v, &mut line);
-            assert_eq!(
-                String::from_utf8_lossy(&line),
-                String::from_utf8_lossy(&want)
-            );
-            let calls = v.get("tool_calls").map(|c| {
-                let mut out = Vec::new();
-                c.write_to(&mut out, Style::COMPACT);
-                out
-            });
-            assert_eq!(span.map(|r| line[r].to_vec()), calls, "{case}");
-        }
-    }
 }
