@@ -407,7 +407,7 @@ pub struct EventFiles {
     by_index: Vec<(u64, u32)>,
     /// Scratch for `finish`: the files' keys and positions, sorted (a sort
     /// moves these, not the records), then the records in that order.
-    order: Vec<(u128, u32)>,
+    order: Vec<(u128, usize)>,
     sorted: Vec<FileRec>,
 }
 
@@ -592,31 +592,13 @@ impl EventFiles {
         let files = &self.files;
         let mut order = std::mem::take(&mut self.order);
         order.clear();
-        order.extend(
-            files
-                .iter()
-                .enumerate()
-                .filter_map(|(pos, f)| Some((f.key, u32::try_from(pos).ok()?))),
-        );
-        let name_at = |pos: u32| files.get(pos as usize).map_or("", |f| slice(names, f.name));
+        order.extend(files.iter().enumerate().map(|(pos, f)| (f.key, pos)));
+        let name_at = |pos: usize| files.get(pos).map_or("", |f| slice(names, f.name));
         order.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| name_at(a.1).cmp(name_at(b.1))));
-        if order.len() == files.len() {
-            let mut sorted = std::mem::take(&mut self.sorted);
-            sorted.clear();
-            sorted.extend(
-                order
-                    .iter()
-                    .filter_map(|&(_, pos)| files.get(pos as usize).copied()),
-            );
-            self.sorted = std::mem::replace(&mut self.files, sorted);
-        } else {
-            // More files than a `u32` counts: sorted in place.
-            self.files.sort_unstable_by(|a, b| {
-                a.key
-                    .cmp(&b.key)
-                    .then_with(|| slice(names, a.name).cmp(slice(names, b.name)))
-            });
-        }
+        let mut sorted = std::mem::take(&mut self.sorted);
+        sorted.clear();
+        sorted.extend(order.iter().filter_map(|&(_, pos)| files.get(pos).copied()));
+        self.sorted = std::mem::replace(&mut self.files, sorted);
         self.order = order;
     }
 

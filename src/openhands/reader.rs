@@ -538,11 +538,12 @@ impl Reader {
     /// What the `fstat` of the event file of index `index` told when the
     /// last read read it whole; `None` when it did not.
     pub(crate) fn read_stat(&self, index: u64) -> Option<EntryStat> {
-        self.read_stats
-            .iter()
-            .rev()
-            .find(|(i, _)| *i == index)
-            .map(|&(_, s)| s)
+        // Pushed in the sequence's order, so sorted by index.
+        let at = self
+            .read_stats
+            .binary_search_by_key(&index, |&(i, _)| i)
+            .ok()?;
+        self.read_stats.get(at).map(|&(_, s)| s)
     }
 
     /// `events/` of the last [`read_events_into`](Self::read_events_into),
