@@ -554,7 +554,7 @@ impl OwnedValue {
     /// object's member `key` is in `out` (the last of that name, the one
     /// [`get`](Self::get) finds); `None` when this is not an object or has
     /// no such member.
-    pub(crate) fn write_to_finding(
+    pub fn write_to_finding(
         &self,
         out: &mut Vec<u8>,
         style: Style,

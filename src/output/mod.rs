@@ -14,7 +14,9 @@
 //!   and, where the process may set them, its owner and group are kept.
 //!   Readers see the old file or the new one, never a part; an output
 //!   dropped without a commit removes its temporary file and leaves the old
-//!   file as it was.
+//!   file as it was. A command writing many files into one directory can
+//!   flush that directory once, after the last rename
+//!   ([`Output::commit_into`], [`DirSync`]).
 //! - **A symbolic link** is followed to the end of its chain: the file it
 //!   leads to is what gets replaced (written beside that final target, in
 //!   its directory), and the link stays the link it was. A link that leads
@@ -38,9 +40,13 @@
 //! inode, links followed) or a file under a directory it must not write
 //! into by name ([`OutputPath::under`]).
 
+mod dirsync;
 mod open;
 
+pub use dirsync::DirSync;
 pub use open::Output;
+
+use dirsync::sync_dir;
 
 use std::ffi::OsString;
 use std::fs::{self, File, Metadata, OpenOptions};

@@ -203,13 +203,37 @@ impl Output {
     /// other than a regular file has appeared there meanwhile) and syncs
     /// the directory; an in-place regular file is synced, a socket shut
     /// down for writing.
-    pub fn commit(mut self) -> Result<(), OutputError> {
+    pub fn commit(self) -> Result<(), OutputError> {
+        match self.complete()? {
+            Some(dir) => sync_dir(&dir),
+            None => Ok(()),
+        }
+    }
+
+    /// [`commit`](Self::commit), except that a replacement's directory is
+    /// not flushed here but recorded in `dirs`, to be flushed once for all
+    /// the files renamed into it ([`DirSync::finish`]). The replacement's
+    /// bytes are flushed before its rename all the same.
+    pub fn commit_into(self, dirs: &mut DirSync) -> Result<(), OutputError> {
+        if let Some(dir) = self.complete()? {
+            dirs.add(dir);
+        }
+        Ok(())
+    }
+
+    /// Everything a commit does but the directory's flush; the directory
+    /// of a replacement made.
+    fn complete(mut self) -> Result<Option<PathBuf>, OutputError> {
         let given = self.given.clone();
         match &mut self.sink {
-            OutputSink::Stdout(s) => s.flush().map_err(|e| io_err("write", &given, e)),
+            OutputSink::Stdout(s) => s
+                .flush()
+                .map(|()| None)
+                .map_err(|e| io_err("write", &given, e)),
             OutputSink::Socket(s) => {
                 s.flush().map_err(|e| io_err("write", &given, e))?;
                 s.shutdown(std::net::Shutdown::Write)
+                    .map(|()| None)
                     .map_err(|e| io_err("shut down", &given, e))
             }
             OutputSink::InPlace {
@@ -221,7 +245,7 @@ impl Output {
                 if *regular {
                     file.sync_all().map_err(|e| io_err("fsync", path, e))?;
                 }
-                Ok(())
+                Ok(None)
             }
             OutputSink::Replace {
                 file,
@@ -242,18 +266,7 @@ impl Output {
                 }
                 fs::rename(&*tmp, &*dest).map_err(|e| io_err("rename", dest, e))?;
                 *done = true;
-                let dir = parent_of(dest);
-                match File::open(&dir).and_then(|d| d.sync_all()) {
-                    Ok(()) => Ok(()),
-                    // Some file systems cannot sync a directory; the rename
-                    // is atomic there all the same.
-                    Err(e)
-                        if matches!(e.kind(), ErrorKind::InvalidInput | ErrorKind::Unsupported) =>
-                    {
-                        Ok(())
-                    }
-                    Err(e) => Err(io_err("fsync directory", &dir, e)),
-                }
+                Ok(Some(parent_of(dest)))
             }
         }
     }

@@ -1,5 +1,6 @@
 //! Output paths are written as what they are, by every writer of one: the
-//! library's `agentlog::output::Output`, `occhat::SessionStore::export_markdown`
+//! library's `agentlog::output::Output` (committed alone, or into a
+//! `DirSync` that flushes the directories after), `occhat::SessionStore::export_markdown`
 //! and `export_html` with a given path, and (with the `cli` feature) the
 //! command's `export --jsonl -o` and `occhat export-md -o`.
 //!
@@ -25,7 +26,7 @@ use std::path::{Path, PathBuf};
 use std::thread::JoinHandle;
 
 use agentlog::occhat::{ChatSession, SaveError, SessionStore};
-use agentlog::output::{Output, OutputError, OutputKind, OutputPath};
+use agentlog::output::{DirSync, Output, OutputError, OutputKind, OutputPath};
 
 // ---------------------------------------------------------------- nodes
 
@@ -198,6 +199,26 @@ impl Writer for LibOutput {
     }
 }
 
+/// `Output::create`, a write, `Output::commit_into` a `DirSync`, then its
+/// `finish`.
+struct LibOutputBatched(Vec<u8>);
+
+impl Writer for LibOutputBatched {
+    fn name(&self) -> String {
+        "agentlog::output::Output::commit_into".into()
+    }
+    fn write(&self, path: &Path) -> Result<(), String> {
+        let mut pending = DirSync::new();
+        let mut o = Output::create(path).map_err(|e| e.to_string())?;
+        io::Write::write_all(&mut o, &self.0).map_err(|e| e.to_string())?;
+        o.commit_into(&mut pending).map_err(|e| e.to_string())?;
+        pending.finish().map_err(|e| e.to_string())
+    }
+    fn expected(&self) -> Vec<u8> {
+        self.0.clone()
+    }
+}
+
 /// The OC Chat exports the library writes to a given path.
 #[derive(Clone, Copy, Debug)]
 enum Export {
@@ -335,7 +356,10 @@ impl Fixture {
             .collect();
         let store = self.store();
         let session = store.load_session("weekly-report").unwrap();
-        let mut v: Vec<Box<dyn Writer>> = vec![Box::new(LibOutput(big))];
+        let mut v: Vec<Box<dyn Writer>> = vec![
+            Box::new(LibOutput(big.clone())),
+            Box::new(LibOutputBatched(big)),
+        ];
         for &kind in EXPORTS {
             v.push(Box::new(LibExport {
                 store: store.clone(),
@@ -539,6 +563,62 @@ fn every_writer_writes_every_kind_of_target_as_what_it_is() {
         sockets(&f, w, i);
         refused_shapes(&f, w, i);
     }
+}
+
+/// A `DirSync` holds each directory a replacement was renamed into once
+/// (the final target's, through links), nothing for a node written in
+/// place; each file is complete at its name as soon as it is committed,
+/// and a directory that is gone by the flush is an error naming it.
+#[test]
+fn dir_sync_flushes_each_replaced_files_directory_once() {
+    let f = Fixture::new();
+    let d = f.work("dir-sync");
+    fs::create_dir_all(d.join("a")).unwrap();
+    fs::create_dir_all(d.join("b")).unwrap();
+    fs::write(d.join("a/old"), b"old").unwrap();
+    symlink("../b/real", d.join("a/link")).unwrap();
+    make_fifo(&d.join("a/pipe"));
+    let reader = FifoReader::start(&d.join("a/pipe"));
+
+    let mut pending = DirSync::new();
+    let write = |name: &str, bytes: &[u8], pending: &mut DirSync| {
+        let mut o = Output::create(&d.join(name)).unwrap();
+        io::Write::write_all(&mut o, bytes).unwrap();
+        o.commit_into(pending).unwrap();
+    };
+    write("a/old", b"new", &mut pending);
+    assert_eq!(fs::read(d.join("a/old")).unwrap(), b"new");
+    write("a/fresh", b"fresh", &mut pending);
+    write("a/pipe", b"through the pipe", &mut pending);
+    write("a/link", b"linked", &mut pending);
+    write("a/fresh", b"fresh again", &mut pending);
+    // The link's directory as the link chain spells it.
+    let flushed: Vec<PathBuf> = pending
+        .pending()
+        .iter()
+        .map(|p| fs::canonicalize(p).unwrap())
+        .collect();
+    let canon = fs::canonicalize(&d).unwrap();
+    assert_eq!(flushed, [canon.join("a"), canon.join("b")]);
+    assert_eq!(reader.finish(), b"through the pipe");
+    assert_eq!(fs::read(d.join("b/real")).unwrap(), b"linked");
+    assert!(fs::symlink_metadata(d.join("a/link")).unwrap().is_symlink());
+    assert_eq!(fs::read(d.join("a/fresh")).unwrap(), b"fresh again");
+    assert_eq!(names(&d.join("a")), ["fresh", "link", "old", "pipe"]);
+    pending.finish().unwrap();
+
+    // The directory removed between the rename and the flush.
+    fs::create_dir_all(d.join("c")).unwrap();
+    let mut pending = DirSync::new();
+    let mut o = Output::create(&d.join("c/x")).unwrap();
+    io::Write::write_all(&mut o, b"x").unwrap();
+    o.commit_into(&mut pending).unwrap();
+    fs::remove_dir_all(d.join("c")).unwrap();
+    let err = pending.finish().unwrap_err();
+    assert!(
+        matches!(&err, OutputError::Io { op: "fsync directory", path, .. } if *path == d.join("c")),
+        "{err}"
+    );
 }
 
 #[test]

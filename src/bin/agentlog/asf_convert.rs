@@ -4,7 +4,10 @@
 //! directory: every session it lists) as ASF session files, one
 //! `<session id>.jsonl` per conversation in OUT_DIR (sub-agents beside
 //! their parent, naming it in `parent_session`), each written to a
-//! temporary file and renamed into place.
+//! temporary file, flushed and renamed into place; OUT_DIR is flushed once,
+//! after the last rename (so the renames are durable once the command has
+//! exited, whatever its status; a name holds its old file or its new one,
+//! never a part, at every moment before).
 //!
 //! Standard output: the path of each file written, one a line; with
 //! `--report`, instead, one JSON object per source event with the keys
@@ -19,6 +22,7 @@ use agentlog::convert::Converted;
 use agentlog::convert::openhands::{Options, convert_with, session_id};
 use agentlog::occhat::SessionStore;
 use agentlog::openhands::Reader;
+use agentlog::output::{DirSync, Output};
 
 use crate::out::{Fail, Obj, Out, Res, Status, error};
 use crate::target::{Target, nothing_found, resolve, walk};
@@ -42,6 +46,7 @@ pub fn run(a: ConvertArgs, out: &mut Out) -> Res<u8> {
     std::fs::create_dir_all(&a.out_dir)
         .map_err(|e| Fail::Fatal(format!("{}: {e}", a.out_dir.display())))?;
     let mut status = Status::OK;
+    let mut pending = DirSync::new();
     let mut reader = Reader::new();
     let mut conv = agentlog::openhands::Conversation::default();
     let mut parser = agentlog::json::Parser::new();
@@ -55,7 +60,7 @@ pub fn run(a: ConvertArgs, out: &mut Out) -> Res<u8> {
         let dirs = match target {
             Target::OpenHands { dirs, .. } => dirs,
             Target::OcChat { root } => {
-                occhat(&root, &a, out, &mut status)?;
+                occhat(&root, &a, out, &mut pending, &mut status)?;
                 continue;
             }
             Target::Asf { .. } => {
@@ -82,7 +87,7 @@ pub fn run(a: ConvertArgs, out: &mut Out) -> Res<u8> {
                     subsessions: c.subagents().iter().map(|n| session_id(n)).collect(),
                 };
                 match convert_with(c, &options) {
-                    Ok(done) => emit(&a.out_dir, a.report, &done, out)?,
+                    Ok(done) => emit(&a.out_dir, a.report, &done, out, &mut pending)?,
                     Err(e) => {
                         error(&format!("{}: {e}", node.dir.display()));
                         status.raise(Status::PROBLEMS);
@@ -92,11 +97,18 @@ pub fn run(a: ConvertArgs, out: &mut Out) -> Res<u8> {
             })?;
         }
     }
+    pending.finish().map_err(|e| Fail::Fatal(e.to_string()))?;
     Ok(status.code())
 }
 
 /// Converts every session of an OC Chat sessions directory.
-fn occhat(root: &Path, a: &ConvertArgs, out: &mut Out, status: &mut Status) -> Res<()> {
+fn occhat(
+    root: &Path,
+    a: &ConvertArgs,
+    out: &mut Out,
+    dirs: &mut DirSync,
+    status: &mut Status,
+) -> Res<()> {
     let store = SessionStore::new(root);
     let list = store.list_sessions();
     for skipped in &list.skipped {
@@ -117,15 +129,21 @@ fn occhat(root: &Path, a: &ConvertArgs, out: &mut Out, status: &mut Status) -> R
                 continue;
             }
         };
-        emit(&a.out_dir, a.report, &done, out)?;
+        emit(&a.out_dir, a.report, &done, out, dirs)?;
     }
     Ok(())
 }
 
 /// Writes one converted session and prints its path (or its report).
-fn emit(out_dir: &Path, report: bool, done: &Converted, out: &mut Out) -> Res<()> {
+fn emit(
+    out_dir: &Path,
+    report: bool,
+    done: &Converted,
+    out: &mut Out,
+    dirs: &mut DirSync,
+) -> Res<()> {
     let file = out_dir.join(format!("{}.jsonl", done.session_id));
-    write(&file, &done.bytes)?;
+    write(&file, &done.bytes, dirs)?;
     if report {
         for row in &done.report {
             out.json_line(
@@ -144,8 +162,13 @@ fn emit(out_dir: &Path, report: bool, done: &Converted, out: &mut Out) -> Res<()
     Ok(())
 }
 
-fn write(path: &Path, bytes: &[u8]) -> Res<()> {
-    let mut f = Out::file(path)?;
-    f.bytes(bytes)?;
-    f.finish()
+/// Writes a session file as [`agentlog::output`] says (the bytes in one
+/// piece, no buffer between), leaving its directory's flush to `dirs`.
+fn write(path: &Path, bytes: &[u8], dirs: &mut DirSync) -> Res<()> {
+    use std::io::Write;
+    let fatal = |e: agentlog::output::OutputError| Fail::Fatal(e.to_string());
+    let mut f = Output::create(path).map_err(fatal)?;
+    f.write_all(bytes)
+        .map_err(|e| Fail::write(e, &path.display().to_string()))?;
+    f.commit_into(dirs).map_err(fatal)
 }
