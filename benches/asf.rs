@@ -7,17 +7,32 @@
 //! lines, what hashing them once costs, and SHA-256 of every `response`'s
 //! request after its items, what comparing the `request_hash`es must hash
 //! beyond them).
+//!
+//! `asf/to_files` is the whole job as `agentlog asf convert` does it, by
+//! process CPU time (user + sys, which is where creating, flushing and
+//! renaming files shows): converting every conversation and writing each
+//! session file as the command does (a temporary file flushed and renamed,
+//! the directory flushed once), against the `stats`-like read, and against
+//! a floor that does only what no converter can leave out — the same read
+//! and parse, SHA-256 of every line it writes and of every request tail,
+//! and the same bytes written as the same files.
 
 use std::hint::black_box;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 
 use agentlog::asf::Session;
 use agentlog::convert::openhands::convert;
 use agentlog::openhands::{self, Conversation, Reader};
+use agentlog::output::{DirSync, Output};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 #[path = "support/corpus.rs"]
 mod corpus;
+#[path = "support/measure.rs"]
+mod measure;
 use corpus::{conversations, corpus};
+use measure::{Run, bench_all, interleaved_cpu};
 
 fn bench(c: &mut Criterion) {
     let dirs = conversations(&corpus());
@@ -33,19 +48,7 @@ fn bench(c: &mut Criterion) {
     g.bench_function("stats_read", |b| {
         let mut reader = Reader::new();
         let mut conv = Conversation::new();
-        let mut parser = agentlog::json::Parser::new();
-        b.iter(|| {
-            let mut n = 0usize;
-            for d in &dirs {
-                reader.read_into(d, &mut conv).expect("read");
-                for e in conv.events() {
-                    if let Ok(doc) = e.open(&mut parser) {
-                        n += usize::from(doc.root().get("kind").is_some());
-                    }
-                }
-            }
-            black_box(n)
-        })
+        b.iter(|| black_box(stats_read(&dirs, &mut reader, &mut conv)))
     });
     g.bench_function("convert", |b| {
         let mut reader = Reader::new();
@@ -103,25 +106,7 @@ fn bench(c: &mut Criterion) {
     // but never these tails. Built outside the timing, once this row runs
     // (a profile of another row, filtered by name, carries no rebuilds).
     let request_tails = std::cell::OnceCell::new();
-    let tails_of = || -> Vec<Vec<u8>> {
-        files
-            .iter()
-            .flat_map(|f| {
-                let s = Session::read(f).expect("reads");
-                s.entries()
-                    .iter()
-                    .filter(|e| e.request_hash.is_some())
-                    .map(|e| {
-                        let mut request = s.request_context(&e.id).expect("context").request();
-                        if let Some(m) = request.as_object_mut() {
-                            m.remove("input");
-                        }
-                        agentlog::asf::canon::to_canonical(&request).expect("canonical")
-                    })
-                    .collect::<Vec<_>>()
-            })
-            .collect()
-    };
+    let tails_of = || -> Vec<Vec<u8>> { files.iter().flat_map(|f| request_tails_of(f)).collect() };
     g.bench_function("floor_sha_request_tails", |b| {
         use sha2::{Digest, Sha256};
         let request_tails = request_tails.get_or_init(tails_of);
@@ -167,5 +152,123 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
+/// Each `response`'s request less its `input`, in canonical form: what
+/// comparing (or writing) its `request_hash` must hash beyond the items.
+fn request_tails_of(file: &[u8]) -> Vec<Vec<u8>> {
+    let s = Session::read(file).expect("reads");
+    s.entries()
+        .iter()
+        .filter(|e| e.request_hash.is_some())
+        .map(|e| {
+            let mut request = s.request_context(&e.id).expect("context").request();
+            if let Some(m) = request.as_object_mut() {
+                m.remove("input");
+            }
+            agentlog::asf::canon::to_canonical(&request).expect("canonical")
+        })
+        .collect()
+}
+
+/// Writes `bytes` to `dir/name` as `agentlog asf convert` writes a session
+/// file.
+fn write_session(dir: &Path, name: &str, bytes: &[u8], pending: &mut DirSync) {
+    let mut o = Output::create(&dir.join(name)).expect("output");
+    o.write_all(bytes).expect("write");
+    o.commit_into(pending).expect("commit");
+}
+
+/// The `stats`-like read: every event parsed and its kind looked at.
+fn stats_read(dirs: &[PathBuf], reader: &mut Reader, conv: &mut Conversation) -> usize {
+    let mut parser = agentlog::json::Parser::new();
+    let mut n = 0usize;
+    for d in dirs {
+        reader.read_into(d, conv).expect("read");
+        for e in conv.events() {
+            if let Ok(doc) = e.open(&mut parser) {
+                n += usize::from(doc.root().get("kind").is_some());
+            }
+        }
+    }
+    n
+}
+
+fn to_files(c: &mut Criterion) {
+    use sha2::{Digest, Sha256};
+    let dirs = conversations(&corpus());
+    let sessions: Vec<(String, Vec<u8>, Vec<Vec<u8>>)> = dirs
+        .iter()
+        .map(|d| {
+            let done = convert(&openhands::read_conversation(d).expect("reads")).expect("converts");
+            let tails = request_tails_of(&done.bytes);
+            (format!("{}.jsonl", done.session_id), done.bytes, tails)
+        })
+        .collect();
+    let out = tempfile::tempdir().expect("temporary directory");
+    let (floor_dir, convert_dir) = (out.path().join("floor"), out.path().join("convert"));
+    std::fs::create_dir_all(&floor_dir).expect("mkdir");
+    std::fs::create_dir_all(&convert_dir).expect("mkdir");
+    let state = std::cell::RefCell::new((Reader::new(), Conversation::new()));
+
+    let variants: Vec<(&'static str, Run<'_>)> = vec![
+        (
+            "stats_read",
+            Box::new(|| {
+                let (reader, conv) = &mut *state.borrow_mut();
+                stats_read(&dirs, reader, conv) as u64
+            }),
+        ),
+        (
+            "floor",
+            Box::new(|| {
+                let (reader, conv) = &mut *state.borrow_mut();
+                let mut n = stats_read(&dirs, reader, conv) as u64;
+                let mut pending = DirSync::new();
+                for (name, bytes, tails) in &sessions {
+                    for line in bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+                        n += u64::from(Sha256::digest(line)[0]);
+                    }
+                    for t in tails {
+                        n += u64::from(Sha256::digest(t)[0]);
+                    }
+                    write_session(&floor_dir, name, bytes, &mut pending);
+                }
+                pending.finish().expect("flush");
+                n
+            }),
+        ),
+        (
+            "convert",
+            Box::new(|| {
+                let (reader, conv) = &mut *state.borrow_mut();
+                let mut pending = DirSync::new();
+                let mut n = 0u64;
+                for d in &dirs {
+                    reader.read_into(d, conv).expect("read");
+                    let done = convert(conv).expect("converts");
+                    let name = format!("{}.jsonl", done.session_id);
+                    write_session(&convert_dir, &name, &done.bytes, &mut pending);
+                    n += done.bytes.len() as u64;
+                }
+                pending.finish().expect("flush");
+                n
+            }),
+        ),
+    ];
+    bench_all(c, "asf/to_files", &variants);
+    // Not under `--test`, nor when a name filter leaves this group out.
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let left_out = args
+        .iter()
+        .any(|a| !a.starts_with('-') && !"asf/to_files".contains(a.as_str()));
+    if !left_out && !args.iter().any(|a| a == "--test") {
+        interleaved_cpu("asf/to_files, process CPU", &variants, 7, &|| {});
+    }
+}
+
 criterion_group!(benches, bench);
-criterion_main!(benches);
+criterion_group! {
+    name = files;
+    config = Criterion::default().sample_size(10);
+    targets = to_files
+}
+criterion_main!(benches, files);

@@ -42,7 +42,7 @@ use agentlog::ReadAhead;
 use agentlog::openhands::Store;
 use agentlog::synth::GenConfig;
 use criterion::{Criterion, SamplingMode};
-use measure::{Run, median};
+use measure::{Run, interleaved_cpu};
 use setup::{env_usize, generate};
 
 /// Drops the page cache (and the dentry and inode caches); `Err` says why
@@ -52,20 +52,6 @@ fn drop_caches() -> Result<(), String> {
     unsafe { libc::sync() };
     std::fs::write("/proc/sys/vm/drop_caches", b"3")
         .map_err(|e| format!("/proc/sys/vm/drop_caches: {e}"))
-}
-
-/// The process's CPU time (user + sys, every thread).
-fn process_cpu() -> Duration {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec.
-    let r = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
-    if r != 0 {
-        return Duration::ZERO;
-    }
-    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 
 /// Every event's envelope of the store, on the current rayon pool.
@@ -110,40 +96,6 @@ fn variants(root: &Path) -> Vec<(&'static str, Run<'_>)> {
         v.push((name, Box::new(move || scan(root, ReadAhead::new(depth)))));
     }
     v
-}
-
-/// Round robin over the variants, `before` each run; medians of wall and
-/// CPU time, and each variant's ratio to the first.
-fn interleaved(title: &str, vs: &[(&'static str, Run<'_>)], rounds: usize, before: &dyn Fn()) {
-    let k = vs.len();
-    let mut wall = vec![Vec::new(); k];
-    let mut cpu = vec![Vec::new(); k];
-    for _ in 0..rounds {
-        for (i, (_, run)) in vs.iter().enumerate() {
-            before();
-            let c0 = process_cpu();
-            let t = Instant::now();
-            black_box(run());
-            wall[i].push(t.elapsed().as_secs_f64() * 1e3);
-            cpu[i].push(process_cpu().saturating_sub(c0).as_secs_f64() * 1e3);
-        }
-    }
-    let med: Vec<(f64, f64)> = (0..k)
-        .map(|i| (median(&mut wall[i]), median(&mut cpu[i])))
-        .collect();
-    println!(
-        "{title} ({rounds} rounds, round robin, medians; ratios to {}):",
-        vs[0].0
-    );
-    for (i, (name, _)) in vs.iter().enumerate() {
-        println!(
-            "    {name:<12} wall {:>9.1} ms  cpu {:>9.1} ms   wall {:.2}x  cpu {:.2}x",
-            med[i].0,
-            med[i].1,
-            med[i].0 / med[0].0,
-            med[i].1 / med[0].1
-        );
-    }
 }
 
 fn main() {
@@ -226,9 +178,9 @@ fn main() {
     if test_mode {
         return;
     }
-    interleaved("warm", &vs, env_usize("AGENTLOG_BENCH_ROUNDS", 11), &|| {});
+    interleaved_cpu("warm", &vs, env_usize("AGENTLOG_BENCH_ROUNDS", 11), &|| {});
     if cold.is_ok() {
-        interleaved(
+        interleaved_cpu(
             "cold",
             &vs,
             env_usize("AGENTLOG_BENCH_COLD_ROUNDS", 5),

@@ -1,11 +1,11 @@
 //! Measuring variants against each other in one run: criterion's samples
 //! of each, then the variants run again round robin, whose medians and
-//! ratios a bench prints. Shared by `benches/incr.rs`, `benches/rescan.rs`
-//! and `benches/cold.rs`.
+//! ratios a bench prints. Shared by `benches/incr.rs`, `benches/rescan.rs`,
+//! `benches/cold.rs` and `benches/asf.rs`.
 #![allow(dead_code)]
 
 use std::hint::black_box;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use criterion::Criterion;
 
@@ -58,4 +58,57 @@ pub fn interleaved(
         println!("  {name:<18} {:>9.2} ms", med[i]);
     }
     (med, rows)
+}
+
+/// The process's CPU time (user + sys, every thread).
+pub fn process_cpu() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec.
+    let r = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    if r != 0 {
+        return Duration::ZERO;
+    }
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+/// Round robin over the variants, `before` each run; medians of wall and
+/// CPU time, and each variant's ratio to the first.
+pub fn interleaved_cpu(
+    title: &str,
+    vs: &[(&'static str, Run<'_>)],
+    rounds: usize,
+    before: &dyn Fn(),
+) {
+    let k = vs.len();
+    let mut wall = vec![Vec::new(); k];
+    let mut cpu = vec![Vec::new(); k];
+    for _ in 0..rounds {
+        for (i, (_, run)) in vs.iter().enumerate() {
+            before();
+            let c0 = process_cpu();
+            let t = Instant::now();
+            black_box(run());
+            wall[i].push(t.elapsed().as_secs_f64() * 1e3);
+            cpu[i].push(process_cpu().saturating_sub(c0).as_secs_f64() * 1e3);
+        }
+    }
+    let med: Vec<(f64, f64)> = (0..k)
+        .map(|i| (median(&mut wall[i]), median(&mut cpu[i])))
+        .collect();
+    println!(
+        "{title} ({rounds} rounds, round robin, medians; ratios to {}):",
+        vs[0].0
+    );
+    for (i, (name, _)) in vs.iter().enumerate() {
+        println!(
+            "    {name:<12} wall {:>9.1} ms  cpu {:>9.1} ms   wall {:.2}x  cpu {:.2}x",
+            med[i].0,
+            med[i].1,
+            med[i].0 / med[0].0,
+            med[i].1 / med[0].1
+        );
+    }
 }
