@@ -9,7 +9,7 @@
 //! same string stands in for it here).
 
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
 use super::event::{Body, ViewEvent};
 use super::version::{SdkVersion, ViewAlgorithm};
@@ -366,7 +366,7 @@ fn tool_loops<'v>(cx: &Ctx<'v, '_>, seq: &[usize]) -> Vec<HashSet<Cow<'v, str>>>
             if let Some(l) = current.take() {
                 loops.push(l);
             }
-            current = Some(HashSet::from([cx.id(e)]));
+            current = Some(HashSet::from_iter([cx.id(e)]));
         } else if cx.is_action(e) || cx.is_obs(e) {
             if let Some(l) = current.as_mut() {
                 l.insert(cx.id(e));
