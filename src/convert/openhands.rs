@@ -380,13 +380,23 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
             .map(|k| events[order[k - 1]].id.to_string())
             .collect()
     };
+    // Each event parsed once, for the view and for the conversion: the
+    // attribution, its timestamp and its record (by position in the view's
+    // events; `None`: not JSON).
+    let mut facts: Vec<Option<EventFacts>> = Vec::new();
     let (view, seg_list) = View::build_at_heads(
         &ViewInput::from_conversation(conv),
         &ViewOptions::default(),
         segment_ends,
+        &mut |p, ev, root| {
+            if facts.len() <= p {
+                facts.resize_with(p + 1, || None);
+            }
+            let condensation = ev.kind == Some(Kind::Condensation);
+            facts[p] = Some(EventFacts::from_root(root, condensation));
+        },
     );
     let sid = session_id(conv.name());
-    let mut parser = Parser::new();
     let mut state_parser = Parser::new();
     let state_doc = conv
         .state()
@@ -422,14 +432,7 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
         })
         .collect();
 
-    // Each event of the branch parsed once, for the attribution, its
-    // timestamp and its record.
-    let mut facts: Vec<Option<EventFacts>> = Vec::new();
     facts.resize_with(events.len(), || None);
-    for &p in &order {
-        let condensation = events[p].kind == Some(Kind::Condensation);
-        facts[p] = EventFacts::of(raw(p), condensation, &mut parser);
-    }
     let fact = |p: usize| facts.get(p).and_then(Option::as_ref);
 
     let forgotten: HashSet<&str> = order
@@ -650,7 +653,14 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
         em.emit(&mut a, &mut st, &mut sh, usize::MAX, &last_ts)?;
     }
     // Events the conversation holds off its active branch (or that the
-    // view could not read), kept whole as well.
+    // view could not read), kept whole as well; `at`: each index's position
+    // in the view's events.
+    let mut at: Vec<Option<usize>> = vec![None; conv.len()];
+    for (p, e) in events.iter().enumerate() {
+        if let Some(slot) = at.get_mut(e.index) {
+            *slot = Some(p);
+        }
+    }
     for i in (0..conv.len()).filter(|i| !written.contains(i)) {
         let raw = conv.event(i).map(|e| e.raw()).unwrap_or_default();
         let (id, kind) = match record_parser.parse(raw) {
@@ -660,7 +670,11 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
             }
             Err(_) => (None, None),
         };
-        let f = EventFacts::of(raw, false, &mut record_parser);
+        // The facts the view's parse gave, where the view read the event.
+        let f = match at.get(i).copied().flatten() {
+            Some(p) => facts.get_mut(p).and_then(Option::take),
+            None => EventFacts::of(raw, false, &mut record_parser),
+        };
         let why = if f.is_some() {
             "not on the conversation's active branch; kept as an openhands:event record"
         } else {

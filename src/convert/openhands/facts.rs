@@ -33,7 +33,11 @@ impl EventFacts {
     /// `condensation`: read `forgotten_event_ids` too.
     pub(super) fn of(raw: &[u8], condensation: bool, parser: &mut Parser) -> Option<EventFacts> {
         let doc = parser.parse(raw).ok()?;
-        let root = doc.root();
+        Some(EventFacts::from_root(doc.root(), condensation))
+    }
+
+    /// The facts of an event from its parsed document's root.
+    pub(super) fn from_root(root: Value<'_>, condensation: bool) -> EventFacts {
         let [
             tool_call_id,
             rejection_reason,
@@ -53,11 +57,11 @@ impl EventFacts {
             None => [None; 6],
         };
         let text = |v: Option<Value<'_>>| v.and_then(|v| v.as_str()).map(str::to_owned);
-        let mut canonical = Vec::with_capacity(raw.len());
+        let mut canonical = Vec::with_capacity(root.raw().len());
         let canonical = canonical_value(root, &mut canonical)
             .is_ok()
             .then_some(canonical);
-        Some(EventFacts {
+        EventFacts {
             tool_call_id: text(tool_call_id),
             rejection_reason: text(rejection_reason),
             llm_response_id: text(llm_response_id),
@@ -82,6 +86,6 @@ impl EventFacts {
                 Vec::new()
             },
             canonical,
-        })
+        }
     }
 }

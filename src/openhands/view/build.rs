@@ -8,8 +8,8 @@
 //! (before 1.10.0 the SDK gives it a fresh random id on every build: the
 //! same string stands in for it here).
 
-use std::borrow::Cow;
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
+use std::borrow::Cow;
 
 use super::event::{Body, ViewEvent};
 use super::version::{SdkVersion, ViewAlgorithm};

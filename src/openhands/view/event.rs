@@ -448,13 +448,16 @@ fn action<'a>(
 }
 
 /// Decodes one event file. `raw` must outlive the result; `parser` is
-/// reused from file to file.
+/// reused from file to file. `visit` is shown each event that parsed, with
+/// its document's root, before the parser moves on (one parse serving
+/// another reader of the same events).
 pub(crate) fn decode<'a>(
     parser: &mut Parser,
     index: usize,
     file_id: &'a str,
     raw: &'a [u8],
     det: &mut Detector,
+    visit: &mut dyn FnMut(&ViewEvent<'a>, Value<'_>),
 ) -> ViewEvent<'a> {
     let mut ev = ViewEvent {
         index,
@@ -476,6 +479,19 @@ pub(crate) fn decode<'a>(
         }
     };
     let root = doc.root();
+    let ev = decode_root(ev, raw, root, det);
+    visit(&ev, root);
+    ev
+}
+
+/// [`decode`] past the parse: the event's members, from its document's
+/// root.
+fn decode_root<'a>(
+    mut ev: ViewEvent<'a>,
+    raw: &'a [u8],
+    root: Value<'_>,
+    det: &mut Detector,
+) -> ViewEvent<'a> {
     if root.as_object().is_none() {
         ev.problem = Some(EventProblem::NotAnObject);
         return ev;

@@ -1,7 +1,8 @@
 //! Views of one conversation at several heads (the state's, and the ends
 //! of some branch prefixes), the event files parsed and decoded once.
 
-use super::{View, ViewInput, ViewOptions};
+use super::{View, ViewEvent, ViewInput, ViewOptions};
+use crate::json::Value;
 use crate::openhands::Kind;
 
 impl<'a> View<'a> {
@@ -9,13 +10,17 @@ impl<'a> View<'a> {
     /// of the heads `heads` picks from it (as [`ViewOptions::head`] gives
     /// them), the event files parsed and decoded once for all of them when
     /// the conversation holds a condensation (without one, each view at a
-    /// head is built on its own).
+    /// head is built on its own). `visit` is shown each event that parsed,
+    /// once, from the parse the views are built from: its position in
+    /// `input.events` (and in [`View::events`]), the decoded event and its
+    /// document's root.
     pub(crate) fn build_at_heads(
         input: &ViewInput<'a>,
         options: &ViewOptions,
         heads: impl FnOnce(&View<'a>) -> Vec<String>,
+        visit: &mut dyn FnMut(usize, &ViewEvent<'a>, Value<'_>),
     ) -> (View<'a>, Vec<View<'a>>) {
-        let d = View::decode(input, options);
+        let d = View::decode(input, options, visit);
         let head = options.head.as_deref();
         if !d.events.iter().any(|e| e.kind == Some(Kind::Condensation)) {
             let main = View::assemble(d.events, &d.state, d.detected, d.issues, head);
@@ -95,7 +100,20 @@ mod tests {
             };
             let input = ViewInput::from_conversation(&conv);
             let options = ViewOptions::default();
-            let (main, at) = View::build_at_heads(&input, &options, picked);
+            let mut visited = Vec::new();
+            let (main, at) = View::build_at_heads(&input, &options, picked, &mut |p, ev, root| {
+                let own = input.events[p].raw.trim_ascii() == root.raw();
+                visited.push((p, ev.index, own));
+            });
+            // Each event that parses shown once, in order, with its own bytes.
+            let parsed: Vec<(usize, usize, bool)> = input
+                .events
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| crate::json::Parser::new().parse(e.raw).is_ok())
+                .map(|(p, e)| (p, e.index, true))
+                .collect();
+            assert_eq!(visited, parsed, "{dir:?}");
             let alone = View::build(&input, &options);
             assert_eq!(main.wire_messages(), alone.wire_messages(), "{dir:?}");
             assert_eq!(main.context(), alone.context(), "{dir:?}");

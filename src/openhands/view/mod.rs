@@ -411,7 +411,7 @@ struct Decoded<'a> {
 impl<'a> View<'a> {
     /// Builds the view of a conversation.
     pub fn build(input: &ViewInput<'a>, options: &ViewOptions) -> View<'a> {
-        let d = View::decode(input, options);
+        let d = View::decode(input, options, &mut |_, _, _| {});
         View::assemble(
             d.events,
             &d.state,
@@ -422,15 +422,30 @@ impl<'a> View<'a> {
     }
 
     /// Parses and decodes every event, reads the state and finds the
-    /// writer's version.
-    fn decode(input: &ViewInput<'a>, options: &ViewOptions) -> Decoded<'a> {
+    /// writer's version. `visit` is shown each event that parsed (its
+    /// position in `input.events`, the decoded event, its document's root).
+    fn decode(
+        input: &ViewInput<'a>,
+        options: &ViewOptions,
+        visit: &mut dyn FnMut(usize, &ViewEvent<'a>, Value<'_>),
+    ) -> Decoded<'a> {
         let mut det = Detector::default();
         let mut issues = Vec::new();
         let mut parser = Parser::new();
         let events: Vec<ViewEvent<'a>> = input
             .events
             .iter()
-            .map(|e| event::decode(&mut parser, e.index, e.file_id, e.raw, &mut det))
+            .enumerate()
+            .map(|(p, e)| {
+                event::decode(
+                    &mut parser,
+                    e.index,
+                    e.file_id,
+                    e.raw,
+                    &mut det,
+                    &mut |ev, root| visit(p, ev, root),
+                )
+            })
             .collect();
         drop(parser);
         if let Some(sc) = input.sidecars {

@@ -193,7 +193,7 @@ mod tests {
             .iter()
             .zip(&ids)
             .enumerate()
-            .map(|(i, (r, id))| decode(&mut parser, i, id, r.as_bytes(), &mut det))
+            .map(|(i, (r, id))| decode(&mut parser, i, id, r.as_bytes(), &mut det, &mut |_, _| {}))
             .collect();
         let cx = Ctx { events: &events };
         let seq: Vec<usize> = (0..events.len()).collect();
@@ -266,7 +266,7 @@ mod tests {
                 .iter()
                 .zip(&ids)
                 .enumerate()
-                .map(|(i, (r, id))| decode(&mut parser, i, id, r.as_bytes(), &mut det))
+                .map(|(i, (r, id))| decode(&mut parser, i, id, r.as_bytes(), &mut det, &mut |_, _| {}))
                 .collect();
             let cx = Ctx { events: &events };
             let seq: Vec<usize> = (0..events.len()).collect();
