@@ -474,6 +474,7 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
         .copied()
         .find(|&p| events[p].kind == Some(Kind::SystemPrompt));
     let mut config = Map::new();
+    let mut tools_left_out: Vec<String> = Vec::new();
     if let Some(m) = &model {
         config.insert("model", s(m));
     }
@@ -511,10 +512,19 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
         && let Ok(v) = OwnedValue::parse(raw(p))
     {
         if let Some(tools) = v.get("tools").and_then(OwnedValue::as_array) {
-            config.insert(
-                "tools_added",
-                OwnedValue::Array(tools.iter().map(tool_of).collect()),
-            );
+            // A tool with no canonical form (a number or a string I-JSON
+            // cannot carry) can be in no request a `request_hash` names: it
+            // is left out of the config, and said so in the event's report
+            // row (the event is kept whole in its record all the same).
+            let mut kept = Vec::with_capacity(tools.len());
+            for (i, t) in tools.iter().enumerate() {
+                let tool = tool_of(t);
+                match to_canonical(&tool) {
+                    Ok(_) => kept.push(tool),
+                    Err(e) => tools_left_out.push(format!("tool {i} ({e})")),
+                }
+            }
+            config.insert("tools_added", OwnedValue::Array(kept));
         }
         if let Some(t) = v
             .get("timestamp")
@@ -640,6 +650,13 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
                     )
                 };
                 Outcome::Extension(why)
+            } else if Some(p) == system_pos && !tools_left_out.is_empty() {
+                Outcome::Extension(format!(
+                    "mapped to {}, but {} left out of the config's tools: not I-JSON; \
+                     kept whole as an openhands:event record",
+                    mapped.join(", "),
+                    tools_left_out.join(", ")
+                ))
             } else {
                 mapped.push("openhands:event");
                 Outcome::Mapped(mapped)

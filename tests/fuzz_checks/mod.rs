@@ -851,6 +851,42 @@ pub fn view(case: &ViewCase) {
     o.force_string_serializer = !o.force_string_serializer;
     o.send_reasoning_content = !o.send_reasoning_content;
     let _ = view.wire_messages_with(&o);
+    convert(case);
+}
+
+/// The same events as a conversation (files read from memory), converted
+/// to ASF: no panic; a failure is the appender refusing an entry, never a
+/// source the converter cannot hold; the file converted verifies under the
+/// reader with no problem at all, its report has a row for every event, and
+/// converting again gives the same bytes.
+fn convert(case: &ViewCase) {
+    use agentlog::convert::ConvertError;
+    let mut files: Vec<(String, &[u8])> = case
+        .events
+        .iter()
+        .enumerate()
+        .map(|(i, (id, raw))| (format!("events/event-{i:05}-{id}.json"), raw.as_slice()))
+        .collect();
+    if let Some(s) = &case.state {
+        files.push(("base_state.json".to_owned(), s.as_slice()));
+    }
+    let conv = Reader::new().parse(
+        "00000000000000000000000000000001",
+        files.iter().map(|(p, b)| (p.as_str(), *b)),
+    );
+    match agentlog::convert::openhands::convert(&conv) {
+        Ok(done) => {
+            let session =
+                agentlog::asf::Session::read(&done.bytes).expect("a converted file reads");
+            let problems = session.verify();
+            assert!(problems.is_empty(), "the converted file: {problems:?}");
+            assert_eq!(done.report.len(), conv.len(), "every event reported");
+            let again = agentlog::convert::openhands::convert(&conv).expect("converts again");
+            assert!(again.bytes == done.bytes, "converting twice differs");
+        }
+        Err(ConvertError::Source(_)) => {}
+        Err(e) => panic!("the conversion failed: {e}"),
+    }
 }
 
 // ---------------------------------------------------------------- tail
