@@ -622,9 +622,9 @@ pub fn view_input(conv: &Conversation) -> ViewInput<'_> {
 
 /// `openhands::parse` over a set of files: the conversation is consistent
 /// with itself (sequence, statuses, envelope against a direct parse, unit
-/// count); the view builds over it; and, whenever the paths can exist on a
-/// file system, reading the same files from a directory gives the same
-/// conversation (what `parse` promises).
+/// count); the view builds over it and it converts ([`converts`]); and,
+/// whenever the paths can exist on a file system, reading the same files
+/// from a directory gives the same conversation (what `parse` promises).
 pub fn parse(case: &ParseCase) {
     let pattern = if case.five_digits {
         NamePattern::FiveDigits
@@ -639,6 +639,7 @@ pub fn parse(case: &ParseCase) {
     check_alone(&conv, &given);
     let view = View::build(&view_input(&conv), &ViewOptions::default());
     let _ = (view.sdk_messages(), view.wire_messages());
+    converts(&conv);
 
     let name = &case.name;
     if !representable(&given)
@@ -855,12 +856,8 @@ pub fn view(case: &ViewCase) {
 }
 
 /// The same events as a conversation (files read from memory), converted
-/// to ASF: no panic; a failure is the appender refusing an entry, never a
-/// source the converter cannot hold; the file converted verifies under the
-/// reader with no problem at all, its report has a row for every event, and
-/// converting again gives the same bytes.
+/// ([`converts`]).
 fn convert(case: &ViewCase) {
-    use agentlog::convert::ConvertError;
     let mut files: Vec<(String, &[u8])> = case
         .events
         .iter()
@@ -874,14 +871,23 @@ fn convert(case: &ViewCase) {
         "00000000000000000000000000000001",
         files.iter().map(|(p, b)| (p.as_str(), *b)),
     );
-    match agentlog::convert::openhands::convert(&conv) {
+    converts(&conv);
+}
+
+/// A conversation converted to ASF: no panic; a failure is the appender
+/// refusing an entry, never a source the converter cannot hold; the file
+/// converted verifies under the reader with no problem at all, its report
+/// has a row for every event, and converting again gives the same bytes.
+fn converts(conv: &Conversation) {
+    use agentlog::convert::ConvertError;
+    match agentlog::convert::openhands::convert(conv) {
         Ok(done) => {
             let session =
                 agentlog::asf::Session::read(&done.bytes).expect("a converted file reads");
             let problems = session.verify();
             assert!(problems.is_empty(), "the converted file: {problems:?}");
             assert_eq!(done.report.len(), conv.len(), "every event reported");
-            let again = agentlog::convert::openhands::convert(&conv).expect("converts again");
+            let again = agentlog::convert::openhands::convert(conv).expect("converts again");
             assert!(again.bytes == done.bytes, "converting twice differs");
         }
         Err(ConvertError::Source(_)) => {}
