@@ -84,3 +84,17 @@ pub enum ConvertError {
     #[error("{0}")]
     Source(String),
 }
+
+/// Whether the appender refused a value I-JSON cannot carry even after its
+/// normalisation (a NaN, an infinity): the converters then keep the value
+/// as its JSON text.
+pub(crate) fn not_ijson(e: &crate::asf::WriteError) -> bool {
+    matches!(
+        e,
+        crate::asf::WriteError::NotIJson(_)
+            | crate::asf::WriteError::Rule(crate::asf::Problem {
+                kind: crate::asf::ProblemKind::NotIJson(_),
+                ..
+            })
+    )
+}

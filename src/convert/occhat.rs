@@ -20,15 +20,21 @@
 //!   `occhat:usage`). A message with no item form (an assistant message
 //!   with neither content nor calls) is kept as an `occhat:message` record.
 //!
+//! A message, or the metadata, holding a value I-JSON cannot carry even
+//! after the appender's normalisation (OC Chat's `json` writes a NaN or an
+//! infinity as `NaN`, `Infinity`) is kept as its JSON text (`raw`) in its
+//! `occhat:message` or `occhat:session` record; such a message is not in
+//! the context, and its report row says so.
+//!
 //! OC Chat stores no time per message: every entry carries the session's
 //! creation time.
 
 use crate::asf::Appender;
-use crate::json::{Map, OwnedValue};
+use crate::json::{Map, OwnedValue, Style};
 use crate::occhat::ChatSession;
 
 use super::chat::items_of;
-use super::{ConvertError, Converted, Outcome, ReportRow};
+use super::{ConvertError, Converted, Outcome, ReportRow, not_ijson};
 
 fn s(v: &str) -> OwnedValue {
     OwnedValue::string(v)
@@ -96,6 +102,36 @@ fn usage_of(u: &OwnedValue) -> OwnedValue {
     OwnedValue::Object(m)
 }
 
+/// A value as compact JSON text (a NaN or an infinity spelled as the
+/// source spelled it).
+fn json_text(v: &OwnedValue) -> String {
+    let mut buf = Vec::new();
+    v.write_to(&mut buf, Style::COMPACT);
+    String::from_utf8_lossy(&buf).into_owned()
+}
+
+/// Appends a record entry; when its body holds a value I-JSON cannot carry,
+/// the record holds the body's JSON text (`text()`) as `raw` instead, so
+/// nothing is lost.
+fn append_or_text(
+    a: &mut Appender,
+    kind: &str,
+    ts: &str,
+    body: Map,
+    text: impl FnOnce() -> String,
+) -> Result<(), ConvertError> {
+    match a.append(kind, ts, body) {
+        Ok(_) => Ok(()),
+        Err(e) if not_ijson(&e) => {
+            let mut record = Map::new();
+            record.insert("raw", s(&text()));
+            a.append(kind, ts, record)?;
+            Ok(())
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
 /// Converts one session.
 pub fn convert(session: &ChatSession) -> Result<Converted, ConvertError> {
     let sid = session_id(session);
@@ -156,7 +192,8 @@ pub fn convert(session: &ChatSession) -> Result<Converted, ConvertError> {
         "chat_log_extra",
         OwnedValue::Object(session.chat_log_extra.clone()),
     );
-    a.append("occhat:session", &ts, meta)?;
+    let text = json_text(&OwnedValue::Object(meta.clone()));
+    append_or_text(&mut a, "occhat:session", &ts, meta, || text)?;
 
     let mut report = Vec::new();
     for (i, m) in session.messages.iter().enumerate() {
@@ -177,7 +214,7 @@ pub fn convert(session: &ChatSession) -> Result<Converted, ConvertError> {
         {
             let mut body = Map::new();
             body.insert("message", m.clone());
-            a.append("occhat:message", &ts, body)?;
+            append_or_text(&mut a, "occhat:message", &ts, body, || json_text(m))?;
             report.push(row(Outcome::Mapped(vec!["config", "occhat:message"])));
             continue;
         }
@@ -185,19 +222,42 @@ pub fn convert(session: &ChatSession) -> Result<Converted, ConvertError> {
         if items.is_empty() {
             let mut body = Map::new();
             body.insert("message", m.clone());
-            a.append("occhat:message", &ts, body)?;
+            append_or_text(&mut a, "occhat:message", &ts, body, || json_text(m))?;
             report.push(row(Outcome::Extension(
                 "a message with no content and no calls; kept as an occhat:message record".into(),
             )));
             continue;
         }
+        let mut in_context = true;
         for (j, item) in items.into_iter().enumerate() {
             let mut body = Map::new();
             body.insert("item", item);
             if j == 0 {
                 body.insert("occhat:message", m.clone());
+                // The first item carries the whole message: when it cannot
+                // be written, no part of the message can be in the context,
+                // and the message is kept as its JSON text instead. (Once
+                // it is written, the items after it, parts of the same
+                // message, can be.)
+                match a.append("item", &ts, body) {
+                    Ok(_) => continue,
+                    Err(e) if not_ijson(&e) => {
+                        let mut record = Map::new();
+                        record.insert("raw", s(&json_text(m)));
+                        a.append("occhat:message", &ts, record)?;
+                        report.push(row(Outcome::Extension(format!(
+                            "not I-JSON ({e}); not in the context, kept as its JSON text in an occhat:message record"
+                        ))));
+                        in_context = false;
+                        break;
+                    }
+                    Err(e) => return Err(e.into()),
+                }
             }
             a.append("item", &ts, body)?;
+        }
+        if !in_context {
+            continue;
         }
         let mut mapped = vec!["item"];
         if let Some(u) = m.get("usage").filter(|u| u.as_object().is_some()) {

@@ -10,7 +10,10 @@
 //! - A `config` first: the system message the SDK sends, one instruction
 //!   part per text part (`instructions` their join), the tools of the
 //!   `SystemPromptEvent` as function tools (the SDK's own definition kept in
-//!   `openhands:tool`), the model of the state's `agent.llm`.
+//!   `openhands:tool`), the model of the state's `agent.llm`. A tool with
+//!   no canonical form (an integer no binary64 holds, a NaN) can be in no
+//!   request a `request_hash` names: it is left out, and the event's report
+//!   row says which and why (the event itself is kept whole, below).
 //! - The messages of the active branch ([`View::wire_messages`]) as Open
 //!   Responses items, in order, segment by segment: the branch is cut at
 //!   each condensation, and a segment's messages are those of the view the
@@ -25,8 +28,11 @@
 //!   `llm_response_id` as `response`, and a `response` entry follows each
 //!   assistant turn with the usage, cost and latency the state's metrics
 //!   hold for that response id (`usage` in the Responses shape, the SDK's
-//!   own record in `openhands:metrics`) and the `request_hash` of the
-//!   context its path rebuilds, which is the request the SDK sent.
+//!   own record in `openhands:metrics`; a record I-JSON cannot carry even
+//!   normalised, such as one holding a NaN, is kept as its text in
+//!   `openhands:metrics_text` and the call has no `usage`) and the
+//!   `request_hash` of the context its path rebuilds, which is the request
+//!   the SDK sent.
 //! - A condensation is a `compaction` whose context is the SDK's condensed
 //!   view (see `fold` for how its summary, which the SDK places after the
 //!   kept head, is expressed).
@@ -49,7 +55,7 @@
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
 use crate::asf::canon::{canonical_value, to_canonical};
-use crate::asf::{Appender, ProblemKind, WriteError, ts::is_canonical_ts};
+use crate::asf::{Appender, ts::is_canonical_ts};
 use crate::json::{Map, OwnedValue, Parser, Value};
 use crate::openhands::Conversation;
 use crate::openhands::Kind;
@@ -64,7 +70,7 @@ use facts::EventFacts;
 use fold::PathState;
 
 use super::chat::items_of;
-use super::{ConvertError, Converted, Outcome, ReportRow};
+use super::{ConvertError, Converted, Outcome, ReportRow, not_ijson};
 
 fn s(v: &str) -> OwnedValue {
     OwnedValue::string(v)
@@ -310,11 +316,26 @@ impl Emitter<'_> {
                             None,
                         )?;
                     }
-                    _ => {
-                        if let Some(u) = usage {
-                            body.insert("openhands:metrics", OwnedValue::from(u));
-                        }
+                    None => {
                         a.append("response", ts, body)?;
+                    }
+                    Some(u) => {
+                        // No canonical form: through the appender's
+                        // normalisation; when even that cannot make it
+                        // I-JSON (a NaN, an infinity), the record is kept
+                        // as its text and the call has no `usage`.
+                        let mut plain = body.clone();
+                        body.insert("openhands:metrics", OwnedValue::from(u));
+                        match a.append("response", ts, body) {
+                            Ok(_) => {}
+                            Err(e) if not_ijson(&e) => {
+                                plain.remove("usage");
+                                let text = String::from_utf8_lossy(u.raw());
+                                plain.insert("openhands:metrics_text", s(&text));
+                                a.append("response", ts, plain)?;
+                            }
+                            Err(e) => return Err(e.into()),
+                        }
                     }
                 }
             }
@@ -349,11 +370,7 @@ fn append_record(
     body.insert(key.0, key.1.clone());
     match a.append("openhands:event", ts, body) {
         Ok(id) => Ok(id),
-        Err(WriteError::NotIJson(_))
-        | Err(WriteError::Rule(crate::asf::Problem {
-            kind: ProblemKind::NotIJson(_),
-            ..
-        })) => Ok(a.append(
+        Err(e) if not_ijson(&e) => Ok(a.append(
             "openhands:event",
             ts,
             obj(vec![("raw", text()), (key.0, key.1)]),

@@ -1109,6 +1109,24 @@ pub fn occhat(case: &OcChatCase) {
             .is_some_and(|l| record_parses(l).is_none())
     );
     let _ = occhat::export_markdown_text(&session, "2025-06-15 15:06");
+    // Converted to ASF: the same property as a conversation's
+    // ([`converts`]), its report a row per message.
+    match agentlog::convert::occhat::convert(&session) {
+        Ok(done) => {
+            let read = agentlog::asf::Session::read(&done.bytes).expect("a converted file reads");
+            let problems = read.verify();
+            assert!(problems.is_empty(), "the converted session: {problems:?}");
+            assert_eq!(
+                done.report.len(),
+                session.messages.len(),
+                "every message reported"
+            );
+            let again = agentlog::convert::occhat::convert(&session).expect("converts again");
+            assert!(again.bytes == done.bytes, "converting twice differs");
+        }
+        Err(agentlog::convert::ConvertError::Source(_)) => {}
+        Err(e) => panic!("the conversion failed: {e}"),
+    }
     // The HTML export exists with agentlog's `html` feature (the fuzz
     // crate has a feature of the same name, on by default, enabling it).
     #[cfg(feature = "html")]

@@ -123,37 +123,22 @@ fn every_occhat_sample_session_converts_and_verifies() {
 /// and the event is kept whole in its record.
 #[test]
 fn a_tool_without_a_canonical_form_is_left_out_of_the_config_only() {
-    let dir =
-        common::shared_dir().join("corpus/openhands/1.0.0/chat/34624de77210456e9b948ac4f2bd80d1");
     let huge = "123456789012345678901234567890";
     let bad_tool = format!(
         r#"{{"type": "function", "function": {{"name": "huge", "parameters": {{"maximum": {huge}}}}}}}, "#
     );
-    let mut files: Vec<(String, Vec<u8>)> = vec![(
-        "base_state.json".to_owned(),
-        std::fs::read(dir.join("base_state.json")).unwrap(),
-    )];
-    let mut names: Vec<_> = std::fs::read_dir(dir.join("events"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .collect();
-    names.sort();
     let mut tools_before = 0;
-    for (i, name) in names.iter().enumerate() {
-        let mut raw = std::fs::read_to_string(dir.join("events").join(name)).unwrap();
-        if i == 0 {
-            let v = OwnedValue::parse(raw.as_bytes()).unwrap();
-            tools_before = v.get("tools").unwrap().as_array().unwrap().len();
-            assert!(tools_before > 0);
-            raw = raw.replacen(r#""tools": ["#, &format!(r#""tools": [{bad_tool}"#), 1);
-            assert!(raw.contains(huge));
+    let conv = corpus_conversation_edited(|name, raw| {
+        if !name.starts_with("events/event-00000-") {
+            return raw;
         }
-        files.push((format!("events/{name}"), raw.into_bytes()));
-    }
-    let conv = agentlog::openhands::Reader::new().parse(
-        "34624de77210456e9b948ac4f2bd80d1",
-        files.iter().map(|(p, b)| (p.as_str(), b.as_slice())),
-    );
+        let v = OwnedValue::parse(raw.as_bytes()).unwrap();
+        tools_before = v.get("tools").unwrap().as_array().unwrap().len();
+        assert!(tools_before > 0);
+        let raw = raw.replacen(r#""tools": ["#, &format!(r#""tools": [{bad_tool}"#), 1);
+        assert!(raw.contains(huge));
+        raw
+    });
 
     let out = convert(&conv).expect("converts");
     let s = Session::read(&out.bytes).unwrap();
@@ -188,4 +173,131 @@ fn a_tool_without_a_canonical_form_is_left_out_of_the_config_only() {
         )),
         "{record}"
     );
+}
+
+/// The 1.0.0 chat conversation of the corpus read from memory, each file
+/// (`base_state.json`, `events/…`) first given to `edit` with its path.
+fn corpus_conversation_edited(
+    mut edit: impl FnMut(&str, String) -> String,
+) -> agentlog::openhands::Conversation {
+    let dir =
+        common::shared_dir().join("corpus/openhands/1.0.0/chat/34624de77210456e9b948ac4f2bd80d1");
+    let mut names: Vec<String> = std::fs::read_dir(dir.join("events"))
+        .unwrap()
+        .map(|e| format!("events/{}", e.unwrap().file_name().into_string().unwrap()))
+        .collect();
+    names.sort();
+    names.insert(0, "base_state.json".to_owned());
+    let files: Vec<(String, Vec<u8>)> = names
+        .into_iter()
+        .map(|n| {
+            let raw = std::fs::read_to_string(dir.join(&n)).unwrap();
+            let raw = edit(&n, raw).into_bytes();
+            (n, raw)
+        })
+        .collect();
+    agentlog::openhands::Reader::new().parse(
+        "34624de77210456e9b948ac4f2bd80d1",
+        files.iter().map(|(p, b)| (p.as_str(), b.as_slice())),
+    )
+}
+
+/// Metrics I-JSON cannot carry even normalised (the SDK writes a NaN as
+/// Python's `json` does): each call's `response` is written without
+/// `usage`, its metrics record kept as its text; the file verifies.
+#[test]
+fn metrics_without_an_i_json_form_are_kept_as_text() {
+    let conv = corpus_conversation_edited(|name, raw| {
+        if name != "base_state.json" {
+            return raw;
+        }
+        let key = r#""prompt_tokens": "#;
+        let mut out = String::new();
+        let mut rest = raw.as_str();
+        while let Some(i) = rest.find(key) {
+            let start = i + key.len();
+            out.push_str(&rest[..start]);
+            out.push_str("NaN");
+            let digits = rest[start..].find(|c: char| !c.is_ascii_digit()).unwrap();
+            rest = &rest[start + digits..];
+        }
+        out.push_str(rest);
+        assert!(out.contains("NaN"));
+        out
+    });
+    let out = convert(&conv).expect("converts");
+    let s = Session::read(&out.bytes).unwrap();
+    assert!(s.verify().is_empty(), "{:?}", s.verify());
+    let text = String::from_utf8(out.bytes.clone()).unwrap();
+    let responses: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains(r#""type":"response""#))
+        .collect();
+    assert!(!responses.is_empty());
+    for r in responses {
+        assert!(r.contains(r#""openhands:metrics_text":"#), "{r}");
+        assert!(r.contains(r#"\"prompt_tokens\": NaN"#), "{r}");
+        assert!(!r.contains(r#""usage":"#), "{r}");
+    }
+}
+
+/// An OC Chat message and metadata holding a NaN (OC Chat's `json` writes
+/// one as `NaN`): the session still converts and verifies; the message is
+/// kept as its JSON text in an `occhat:message` record, outside the
+/// context, and its report row says why; the metadata record holds its
+/// text too.
+#[test]
+fn an_occhat_message_without_an_i_json_form_is_kept_as_text() {
+    use agentlog::convert::occhat;
+    use agentlog::occhat::SessionStore;
+    let case = crate::common::occhat::restore("sample_basic");
+    let dir = case.sessions().join("weekly-report");
+    let edit = |suffix: &str, from: &str, to: &str| {
+        let path = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.to_str().unwrap().ends_with(suffix))
+            .unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains(from), "{}", path.display());
+        std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
+    };
+    let question = r#""content": "Summarise my commits from last week.""#;
+    edit(
+        "_chat_log.json",
+        question,
+        &format!(r#"{question}, "temperature": NaN"#),
+    );
+    edit(
+        "_meta.json",
+        r#""session_name": "weekly-report","#,
+        r#""session_name": "weekly-report", "weight": NaN,"#,
+    );
+    let store = SessionStore::new(case.sessions());
+    let session = store.load_session("weekly-report").unwrap();
+    let out = occhat::convert(&session).expect("converts");
+    let s = Session::read(&out.bytes).unwrap();
+    assert!(s.verify().is_empty(), "{:?}", s.verify());
+    assert_eq!(out.report.len(), session.messages.len());
+    let row = &out.report[2];
+    assert_eq!(row.outcome.code(), "kept-extension");
+    assert!(row.outcome.to_string().contains("not I-JSON"), "{row:?}");
+    let text = String::from_utf8(out.bytes.clone()).unwrap();
+    let kept = |kind: &str, needle: &str| {
+        text.lines().any(|l| {
+            l.contains(&format!(r#""type":"{kind}""#))
+                && l.contains(r#""raw":"#)
+                && l.contains(needle)
+        })
+    };
+    assert!(kept("occhat:message", r#"\"temperature\":NaN"#), "{text}");
+    assert!(kept("occhat:session", r#"\"weight\":NaN"#), "{text}");
+    // Not in the context: the rest of the conversation is.
+    let ctx = s.context(None).unwrap().chat_messages();
+    let has_question = ctx.iter().any(|m| {
+        m.get("content").and_then(OwnedValue::as_str)
+            == Some("Summarise my commits from last week.")
+    });
+    assert!(!has_question);
+    assert!(ctx.len() >= session.messages.len() - 2);
 }
