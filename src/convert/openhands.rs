@@ -492,6 +492,7 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
         .find(|&p| events[p].kind == Some(Kind::SystemPrompt));
     let mut config = Map::new();
     let mut tools_left_out: Vec<String> = Vec::new();
+    let mut tools_canonical: Option<Vec<u8>> = None;
     if let Some(m) = &model {
         config.insert("model", s(m));
     }
@@ -533,14 +534,24 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
             // cannot carry) can be in no request a `request_hash` names: it
             // is left out of the config, and said so in the event's report
             // row (the event is kept whole in its record all the same).
+            // The kept tools' canonical forms, joined, are the member's.
             let mut kept = Vec::with_capacity(tools.len());
+            let mut joined = b"[".to_vec();
             for (i, t) in tools.iter().enumerate() {
                 let tool = tool_of(t);
                 match to_canonical(&tool) {
-                    Ok(_) => kept.push(tool),
+                    Ok(c) => {
+                        if !kept.is_empty() {
+                            joined.push(b',');
+                        }
+                        joined.extend_from_slice(&c);
+                        kept.push(tool);
+                    }
                     Err(e) => tools_left_out.push(format!("tool {i} ({e})")),
                 }
             }
+            joined.push(b']');
+            tools_canonical = Some(joined);
             config.insert("tools_added", OwnedValue::Array(kept));
         }
         if let Some(t) = v
@@ -556,7 +567,10 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
     // canonical form).
     let canonical: Option<Vec<(String, Vec<u8>)>> = config
         .iter()
-        .map(|(k, v)| to_canonical(v).map(|c| (k.to_owned(), c)))
+        .map(|(k, v)| match (k, &mut tools_canonical) {
+            ("tools_added", Some(c)) => Ok((k.to_owned(), std::mem::take(c))),
+            _ => to_canonical(v).map(|c| (k.to_owned(), c)),
+        })
         .collect::<Result<_, _>>()
         .ok();
     let config = OwnedValue::Object(config);
@@ -687,14 +701,9 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
         em.emit(&mut a, &mut st, &mut sh, usize::MAX, &last_ts)?;
     }
     // Events the conversation holds off its active branch (or that the
-    // view could not read), kept whole as well; `at`: each index's position
-    // in the view's events.
-    let mut at: Vec<Option<usize>> = vec![None; conv.len()];
-    for (p, e) in events.iter().enumerate() {
-        if let Some(slot) = at.get_mut(e.index) {
-            *slot = Some(p);
-        }
-    }
+    // view could not read), kept whole as well. The view's events are the
+    // conversation's in index order from 0, so a position is an index.
+    debug_assert!(events.iter().enumerate().all(|(p, e)| e.index == p));
     for i in (0..conv.len()).filter(|i| !written.contains(i)) {
         let raw = conv.event(i).map(|e| e.raw()).unwrap_or_default();
         let (id, kind) = match record_parser.parse(raw) {
@@ -705,8 +714,8 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
             Err(_) => (None, None),
         };
         // The facts the view's parse gave, where the view read the event.
-        let f = match at.get(i).copied().flatten() {
-            Some(p) => facts.get_mut(p).and_then(Option::take),
+        let f = match facts.get_mut(i).and_then(Option::take) {
+            Some(f) => Some(f),
             None => EventFacts::of(raw, false, &mut record_parser),
         };
         let why = if f.is_some() {
