@@ -381,15 +381,7 @@ impl Appender {
         let content_hash = {
             use sha2::Digest;
             let mut h = sha2::Sha256::new();
-            h.update(b"{");
-            for (i, (_, m, v)) in members.iter().enumerate() {
-                if i > 0 {
-                    h.update(b",");
-                }
-                h.update(&self.scratch[m.clone()]);
-                h.update(v);
-            }
-            h.update(b"}");
+            join_members(&members, &self.scratch, |b| h.update(b));
             hex_ref(&h.finalize())
         };
         let parents_canon = if refs.is_empty() {
@@ -454,15 +446,7 @@ impl Appender {
                     .sum::<usize>()
                     + 3,
             );
-            out.push(b'{');
-            for (i, (_, m, v)) in members.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                out.extend_from_slice(&self.scratch[m.clone()]);
-                out.extend_from_slice(v);
-            }
-            out.push(b'}');
+            join_members(&members, &self.scratch, |b| out.extend_from_slice(b));
         };
         if self.trusted {
             let facts = Facts::of_body(entry_type, &body, item_call);
@@ -703,6 +687,25 @@ impl Appender {
 
 /// Rounds whole numbers the I-JSON test rejects to binary64 (recording
 /// each as `{at, was}`); refuses what no rewrite reaches.
+/// The members of an entry (`"name":` and the value's bytes in `scratch`,
+/// then the caller's canonical value) joined as one object, piece by piece
+/// into `put`.
+fn join_members(
+    members: &[(&str, std::ops::Range<usize>, &[u8])],
+    scratch: &[u8],
+    mut put: impl FnMut(&[u8]),
+) {
+    put(b"{");
+    for (i, (_, m, v)) in members.iter().enumerate() {
+        if i > 0 {
+            put(b",");
+        }
+        put(&scratch[m.clone()]);
+        put(v);
+    }
+    put(b"}");
+}
+
 fn normalise(
     v: &mut OwnedValue,
     at: &mut String,

@@ -530,15 +530,7 @@ impl OwnedValue {
                     return;
                 }
                 for (i, item) in items.iter().enumerate() {
-                    if i > 0 {
-                        out.push(b',');
-                        if style.indent.is_none() && style.spaced {
-                            out.push(b' ');
-                        }
-                    }
-                    if let Some(ind) = style.indent {
-                        Self::newline(out, ind, level + 1);
-                    }
+                    Self::before_element(out, style, level, i);
                     item.write_level(out, style, level + 1);
                 }
                 if let Some(ind) = style.indent {
@@ -573,6 +565,21 @@ impl OwnedValue {
         found
     }
 
+    /// What goes before the `i`th element of an array or member of an
+    /// object at `level`: the separator after the one before, and the
+    /// element's line break and indentation.
+    fn before_element(out: &mut Vec<u8>, style: Style, level: usize, i: usize) {
+        if i > 0 {
+            out.push(b',');
+            if style.indent.is_none() && style.spaced {
+                out.push(b' ');
+            }
+        }
+        if let Some(ind) = style.indent {
+            Self::newline(out, ind, level + 1);
+        }
+    }
+
     /// Writes the object `map` at `level`, telling `member` each member's
     /// name and where its value was written.
     fn write_object(
@@ -588,15 +595,7 @@ impl OwnedValue {
             return;
         }
         for (i, (k, v)) in map.entries.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-                if style.indent.is_none() && style.spaced {
-                    out.push(b' ');
-                }
-            }
-            if let Some(ind) = style.indent {
-                Self::newline(out, ind, level + 1);
-            }
+            Self::before_element(out, style, level, i);
             write_str(out, k, style.ensure_ascii);
             out.push(b':');
             if style.spaced || style.indent.is_some() {
