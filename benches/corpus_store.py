@@ -7,7 +7,7 @@ written in the order a writer creates them (state, then events by index),
 one conversation after another, as a real store grows.
 
 Usage: benches/corpus_store.py CORPUS_OPENHANDS OUT [COPIES]
-  e.g. benches/corpus_store.py ../shared/corpus/openhands /tmp/cstore 80
+  e.g. benches/corpus_store.py tests/data/corpus/openhands /tmp/cstore 80
 """
 
 import os

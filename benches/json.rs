@@ -40,13 +40,9 @@ use criterion::measurement::{Measurement, ValueFormatter, WallTime};
 use criterion::{Criterion, Throughput, criterion_group};
 use simd_json::{Buffers, INPUT_PADDING, Tape};
 
+/// The corpus the repository carries (`tests/data/corpus`).
 fn corpus_dir() -> PathBuf {
-    let beside = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus"));
-    if beside.is_dir() {
-        beside
-    } else {
-        PathBuf::from("/work/shared/corpus")
-    }
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/corpus"))
 }
 
 /// Every `events/event-*.json` under `dir`, sorted.

@@ -5,7 +5,7 @@
 # The budget is CPU time, not wall time: a target that shares its core runs
 # in further rounds until it has had its budget. Each target keeps a corpus
 # under corpus/<target>/ (seeded from seeds/ and, for the byte targets, from
-# the shared OpenHands corpus and JSONTestSuite), crashes land in
+# the OpenHands corpus and JSONTestSuite in tests/data), crashes land in
 # artifacts/<target>/, and a log per target in campaign/<target>.log with a
 # summary line per round.
 #
@@ -15,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 CPU_SECONDS="${CPU_SECONDS:-1800}"
 JOBS="${JOBS:-2}"
-SHARED="${SHARED:-../../shared}"
+DATA="${DATA:-../tests/data}"
 
 targets=("$@")
 if [ "${#targets[@]}" -eq 0 ]; then
@@ -30,14 +30,14 @@ seed_corpus() {
   if [ -d "seeds/$t" ]; then cp -r "seeds/$t/." "$dir/"; fi
   case "$t" in
     event)
-      find "$SHARED/corpus/openhands" -path '*/events/event-*.json' -exec cp {} "$dir/" \; 2>/dev/null || true
-      cp "$SHARED"/testsuites/JSONTestSuite/test_parsing/*.json "$dir/" 2>/dev/null || true ;;
+      find "$DATA/corpus/openhands" -path '*/events/event-*.json' -exec cp {} "$dir/" \; 2>/dev/null || true
+      cp "$DATA"/JSONTestSuite/test_parsing/*.json "$dir/" 2>/dev/null || true ;;
     json)
-      cp "$SHARED"/testsuites/JSONTestSuite/test_parsing/*.json "$dir/" 2>/dev/null || true
-      find "$SHARED/corpus/openhands" -name base_state.json -size -64k 2>/dev/null | head -n 50 |
+      cp "$DATA"/JSONTestSuite/test_parsing/*.json "$dir/" 2>/dev/null || true
+      find "$DATA/corpus/openhands" -name base_state.json -size -64k 2>/dev/null | head -n 50 |
         while read -r f; do cp "$f" "$dir/$(printf '%s' "$f" | md5sum | cut -c1-16)"; done ;;
     state)
-      find "$SHARED/corpus/openhands" \( -name base_state.json -o -name meta.json \) 2>/dev/null |
+      find "$DATA/corpus/openhands" \( -name base_state.json -o -name meta.json \) 2>/dev/null |
         while read -r f; do cp "$f" "$dir/$(printf '%s' "$f" | md5sum | cut -c1-16)"; done ;;
   esac
 }
@@ -71,5 +71,5 @@ run_target() {
 }
 
 export -f run_target seed_corpus
-export CPU_SECONDS SHARED
+export CPU_SECONDS DATA
 printf '%s\n' "${targets[@]}" | xargs -P "$JOBS" -I{} bash -c 'run_target "$1"' _ {}

@@ -4,7 +4,7 @@
 //! [`write_store`] writes `conversations` conversation directories into an
 //! empty directory, laid out as the OpenHands SDK lays them out (see
 //! `../shared/spec/openhands-format.md` and the real corpus in
-//! `../shared/corpus/openhands`):
+//! `tests/data/corpus/openhands`):
 //!
 //! ```text
 //! <32 hex>/base_state.json             agent + LLM config, stats.usage_to_metrics

@@ -8,18 +8,13 @@ use std::path::{Path, PathBuf};
 
 use agentlog::openhands;
 
-/// `../shared/corpus/openhands` beside the repository, else the shared
-/// folder's usual place.
+/// The OpenHands corpus the repository carries
+/// (`tests/data/corpus/openhands`).
 pub fn corpus() -> PathBuf {
-    let beside = PathBuf::from(concat!(
+    PathBuf::from(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../shared/corpus/openhands"
-    ));
-    if beside.is_dir() {
-        beside
-    } else {
-        PathBuf::from("/work/shared/corpus/openhands")
-    }
+        "/tests/data/corpus/openhands"
+    ))
 }
 
 /// Every conversation directory under `root` (sub-agents included), sorted.

@@ -8,8 +8,8 @@ use agentlog::json::OwnedValue;
 
 /// The path of the reference fixture session `name`.
 pub fn fixture(name: &str) -> PathBuf {
-    super::shared_dir()
-        .join("spec/asf/fixtures/sessions")
+    super::data_dir()
+        .join("asf/sessions")
         .join(format!("{name}.jsonl"))
 }
 

@@ -11,18 +11,13 @@ pub mod unprivileged;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// The shared data folder, `../shared` beside the repository. The tests
-/// that need it fail, saying so, when it is missing: they never look
-/// anywhere else.
-pub fn shared_dir() -> PathBuf {
-    let beside = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared"));
-    assert!(
-        beside.is_dir(),
-        "{}: the shared data folder (corpus, test suites) is missing; \
-         check it out beside the repository as `../shared`",
-        beside.display()
-    );
-    beside
+/// The test data the repository carries, `tests/data/` (its README says
+/// where each part comes from): the SDK-written corpus with its oracles
+/// (`corpus/`), the ASF reference fixtures (`asf/`), JSONTestSuite
+/// (`JSONTestSuite/`) and the goldens. Found relative to the crate, so a
+/// clone with nothing beside it runs every test.
+pub fn data_dir() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data"))
 }
 
 /// The name the test harness gives the test function `name` of the module
@@ -36,9 +31,10 @@ pub fn test_name(module: &str, name: &str) -> String {
     }
 }
 
-/// `../shared/corpus`.
+/// `tests/data/corpus`: the SDK-written conversations and the OC Chat
+/// stores, with their oracles.
 pub fn corpus_dir() -> PathBuf {
-    shared_dir().join("corpus")
+    data_dir().join("corpus")
 }
 
 /// Copies the directory tree `from` to `to` (created as needed): regular

@@ -1,5 +1,5 @@
 //! The OpenHands corpus with the SDK's own oracles
-//! (`../shared/corpus/openhands/<version>/<scenario>.oracle.json`): what the
+//! (`tests/data/corpus/openhands/<version>/<scenario>.oracle.json`): what the
 //! SDK saw for every conversation, and how to tell two message lists apart.
 
 use std::path::{Path, PathBuf};

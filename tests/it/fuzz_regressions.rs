@@ -168,7 +168,7 @@ fn seeds() {
 /// hundreds of inputs, not only on the seeds).
 #[test]
 fn json_check_over_json_test_suite() {
-    let dir = common::shared_dir().join("testsuites/JSONTestSuite/test_parsing");
+    let dir = common::data_dir().join("JSONTestSuite/test_parsing");
     let (mut cases, mut both) = (0, 0);
     for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
         let bytes = std::fs::read(entry.expect("entry").path()).expect("a case");

@@ -1,5 +1,5 @@
 //! The corpus's OC Chat sample stores against the reference's own outputs
-//! (`../shared/corpus/occhat/*/oracle.json`): listing, crash signal,
+//! (`tests/data/corpus/occhat/*/oracle.json`): listing, crash signal,
 //! resolution, loading, tail detection and recovery, latest artifact,
 //! migration and `fs_safe_name`. No numbered difference applies to any of
 //! these cases (the differences are tested in `tests/it/occhat/differences.rs`).

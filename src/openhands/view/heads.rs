@@ -93,7 +93,10 @@ mod tests {
     fn views_at_heads_equal_views_built_alone() {
         let mut seen_condensed = false;
         let mut seen_plain = false;
-        let root = std::path::Path::new("../shared/corpus/openhands");
+        let root = std::path::Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/corpus/openhands"
+        ));
         for dir in crate::openhands::find_sessions(root).expect("corpus") {
             let Ok(conv) = read_conversation(&dir) else {
                 continue;

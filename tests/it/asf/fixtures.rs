@@ -1,5 +1,5 @@
 //! `agentlog::asf` against the reference implementation's fixtures
-//! (`../shared/spec/asf/fixtures`): every valid session verifies, every
+//! (`tests/data/asf`): every valid session verifies, every
 //! invalid one is flagged for its reason, the context at every tip equals
 //! the fixture's, and read → write gives the same bytes.
 
@@ -11,7 +11,7 @@ use agentlog::asf::{HeaderError, ProblemKind, Session};
 use agentlog::json::OwnedValue;
 
 fn fixtures() -> PathBuf {
-    common::shared_dir().join("spec/asf/fixtures")
+    common::data_dir().join("asf")
 }
 
 fn session_bytes(name: &str) -> Vec<u8> {

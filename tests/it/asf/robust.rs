@@ -9,7 +9,7 @@ use crate::fuzz_checks::asf as fuzz_check;
 use agentlog::asf::Session;
 
 fn fixtures() -> Vec<(String, Vec<u8>)> {
-    let dir = common::shared_dir().join("spec/asf/fixtures/sessions");
+    let dir = common::data_dir().join("asf/sessions");
     let mut out: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| {

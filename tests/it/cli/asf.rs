@@ -10,8 +10,8 @@ use std::process::{Command, Output, Stdio};
 use agentlog::json::OwnedValue;
 
 fn fixture(name: &str) -> String {
-    common::shared_dir()
-        .join("spec/asf/fixtures/sessions")
+    common::data_dir()
+        .join("asf/sessions")
         .join(format!("{name}.jsonl"))
         .display()
         .to_string()

@@ -181,7 +181,7 @@ fn corpus_conversation_edited(
     mut edit: impl FnMut(&str, String) -> String,
 ) -> agentlog::openhands::Conversation {
     let dir =
-        common::shared_dir().join("corpus/openhands/1.0.0/chat/34624de77210456e9b948ac4f2bd80d1");
+        common::data_dir().join("corpus/openhands/1.0.0/chat/34624de77210456e9b948ac4f2bd80d1");
     let mut names: Vec<String> = std::fs::read_dir(dir.join("events"))
         .unwrap()
         .map(|e| format!("events/{}", e.unwrap().file_name().into_string().unwrap()))

@@ -49,9 +49,7 @@ fn repo(rel: &str) -> PathBuf {
 }
 
 fn shared(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared")
-        .join(rel)
+    crate::common::data_dir().join(rel)
 }
 
 /// The store's totals computed from the `base_state.json` files with

@@ -1,4 +1,4 @@
-//! JSONTestSuite (`../shared/testsuites/JSONTestSuite/test_parsing`): every
+//! JSONTestSuite (`tests/data/JSONTestSuite/test_parsing`): every
 //! `y_` case is accepted, every `n_` case is refused with an error except the
 //! three whose only fault is a literal Python's `json` reads (`NaN`,
 //! `Infinity`, `-Infinity`), which are read as Python reads them, and no
@@ -19,7 +19,7 @@ use std::path::PathBuf;
 use agentlog::json::{Dialect, JsonErrorKind, OwnedValue, Parser};
 
 fn cases() -> Vec<(String, Vec<u8>)> {
-    let dir: PathBuf = common::shared_dir().join("testsuites/JSONTestSuite/test_parsing");
+    let dir: PathBuf = common::data_dir().join("JSONTestSuite/test_parsing");
     let mut out = Vec::new();
     for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
         let path = entry.unwrap().path();

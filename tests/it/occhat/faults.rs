@@ -191,8 +191,7 @@ fn every_fault_at_every_step_of_migration() {
     let base = tempfile::tempdir().unwrap();
     let case = base.path().join("legacy-store");
     crate::common::copy_tree_keeping_mtimes(
-        &Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../shared/corpus/occhat/sample_legacy/sessions"),
+        &crate::common::corpus_dir().join("occhat/sample_legacy/sessions"),
         &case,
     );
     // `Chat_logs/.gitkeep` is removed by design once `Chat_logs/` is empty.

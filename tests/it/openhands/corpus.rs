@@ -1,5 +1,5 @@
 //! The OpenHands reader against the real SDK's conversation directories
-//! (../shared/corpus/openhands/<version>/<scenario>/) and what the same SDK
+//! (tests/data/corpus/openhands/<version>/<scenario>/) and what the same SDK
 //! version reads back from them (<scenario>.oracle.json).
 
 use crate::common;
