@@ -2,8 +2,8 @@
 //! bundled sample (feature `gen`).
 //!
 //! [`write_store`] writes `conversations` conversation directories into an
-//! empty directory, laid out as the OpenHands SDK lays them out (see
-//! `../shared/spec/openhands-format.md` and the real corpus in
+//! empty directory, laid out as the OpenHands SDK lays them out (the SDK's
+//! `openhands/sdk/conversation/` persistence code, and the real corpus in
 //! `tests/data/corpus/openhands`):
 //!
 //! ```text
