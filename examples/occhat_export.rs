@@ -1,8 +1,11 @@
 //! Exports an OC Chat session as Markdown, as OC Chat's `persistence.py`
 //! writes it, to a file of your choosing (replaced atomically).
+//! `examples/occhat-sessions/` is a small OC Chat sessions directory to try
+//! it on (two sessions with archived snapshots, written by OC Chat's own
+//! code).
 //!
 //! ```sh
-//! cargo run --example occhat_export -- oc_chat/sessions weekly-report report.md
+//! cargo run --example occhat_export -- examples/occhat-sessions weekly-report /tmp/report.md
 //! ```
 
 use std::error::Error;

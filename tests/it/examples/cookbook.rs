@@ -48,10 +48,6 @@ fn repo(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
 }
 
-fn shared(rel: &str) -> PathBuf {
-    crate::common::data_dir().join(rel)
-}
-
 /// The store's totals computed from the `base_state.json` files with
 /// serde_json: every `usage_to_metrics` entry, except a parent's `task:` /
 /// `delegate:` copies when the conversation has a `subagents/` directory.
@@ -141,7 +137,9 @@ fn what_the_model_saw_prints_the_view() {
 fn occhat_export_writes_the_markdown_export() {
     let tmp = tempfile::tempdir().expect("temp dir");
     let sessions = tmp.path().join("sessions");
-    crate::common::copy_tree(&shared("corpus/occhat/sample_basic/sessions"), &sessions);
+    // The sample store the example's documented command names, copied so
+    // that nothing is written into the repository.
+    crate::common::copy_tree(&repo("examples/occhat-sessions"), &sessions);
     let target = tmp.path().join("weekly.md");
     let out = run(
         "occhat_export",
