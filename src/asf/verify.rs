@@ -214,6 +214,12 @@ impl Session<'_> {
             }
         }
 
+        // A call's life, the `records` promise, the order of a response's
+        // entries, and runs.
+        let tree = super::lifecycle::Tree::of(self);
+        self.check_lifecycle(&tree, &mut out);
+        self.check_runs(&tree, &mut out);
+
         out.sort_by_key(|p| p.line);
         out
     }
