@@ -111,6 +111,13 @@ impl LineReader {
                     for r in a.iter() {
                         let entry = r.get("entry").and_then(|v| v.as_str());
                         let session = r.get("session").map(|v| v.as_str());
+                        if let Some(e) = entry
+                            && !hash::is_hash(e)
+                        {
+                            report(ProblemKind::Parents(format!(
+                                "a `parents` reference names {e:?}, not an entry by hash"
+                            )));
+                        }
                         match (r.as_object(), entry, session) {
                             (Some(_), Some(e), None) => parent_refs.push(ParentRef {
                                 session: None,
@@ -381,12 +388,22 @@ fn type_members(e: &mut Entry<'_>, root: Value<'_>, report: &mut dyn FnMut(Probl
             {
                 report(ProblemKind::Member("`extra` must be an object".into()));
             }
+            super::config::delta_rules(root, report);
         }
         "compaction" => {
             if let Some(f) = need_str("first_kept", report) {
                 e.refs.push(("first_kept", f));
             }
             need_obj("summary", report, &t);
+            if let Some(c) = root.get("config") {
+                if c.json_type() == JsonType::Object {
+                    super::config::checkpoint_rules(c, report);
+                } else {
+                    report(ProblemKind::Member(
+                        "a compaction's `config` must be an object (the settings in force)".into(),
+                    ));
+                }
+            }
         }
         "branch_summary" => {
             if let Some(f) = need_str("from", report) {

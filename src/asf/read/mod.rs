@@ -7,6 +7,7 @@
 //! call ids) are copied out. A line's body is parsed again, on demand, by
 //! whoever needs it ([`Entry::raw`]).
 
+mod config;
 mod header;
 mod line;
 
