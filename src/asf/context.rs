@@ -206,8 +206,11 @@ impl Settings {
     }
 
     /// The settings as the reference fixtures' `settings` object: `model`,
-    /// `instructions`, `reasoning`, `text`, `instructions_parts`,
-    /// `instructions_omitted`, `tools`, `extra`, each only when not empty.
+    /// `instructions`, `reasoning`, `text`, `instructions_parts`, `tools`,
+    /// `extra`, each only when not empty. The omitted parts in force are
+    /// provenance and no part of the request, and the reference leaves
+    /// them out of a context's settings; [`Settings::to_checkpoint`] holds
+    /// them.
     pub fn to_json(&self) -> OwnedValue {
         let mut m = Map::new();
         if let Some(v) = self.model.as_deref().filter(|s| !s.is_empty()) {
@@ -240,12 +243,6 @@ impl Settings {
                 .collect();
             m.insert("instructions_parts", OwnedValue::Array(parts));
         }
-        if !self.omitted.is_empty() {
-            m.insert(
-                "instructions_omitted",
-                OwnedValue::Array(self.omitted.clone()),
-            );
-        }
         if !self.tools.is_empty() {
             m.insert("tools", OwnedValue::Array(self.tools.clone()));
         }
@@ -253,6 +250,25 @@ impl Settings {
             m.insert("extra", OwnedValue::Object(self.extra.clone()));
         }
         OwnedValue::Object(m)
+    }
+}
+
+impl Settings {
+    /// The settings as a compaction's `config` checkpoint: the members of
+    /// [`Settings::to_json`] and `instructions_omitted`, the list of
+    /// omitted parts in force written whole, when it is not empty (a
+    /// checkpoint without it has none in force).
+    pub fn to_checkpoint(&self) -> OwnedValue {
+        let mut v = self.to_json();
+        if !self.omitted.is_empty()
+            && let Some(m) = v.as_object_mut()
+        {
+            m.insert(
+                "instructions_omitted",
+                OwnedValue::Array(self.omitted.clone()),
+            );
+        }
+        v
     }
 }
 

@@ -45,9 +45,11 @@ pub mod canon;
 mod chat;
 mod context;
 pub mod hash;
+mod lifecycle;
 mod problem;
 mod read;
 mod request;
+mod runs;
 pub mod ts;
 mod verify;
 mod write;
@@ -56,7 +58,7 @@ pub use context::{Context, ContextError, Part, Settings};
 pub use problem::{Problem, ProblemKind};
 pub use read::{
     CORE_TYPES, ENVELOPE, Entry, FORMAT, Header, HeaderError, NEWEST_MINOR, OLDEST_MINOR, PAYLOAD,
-    ParentRef, Session,
+    ParentRef, RunFacts, Session,
 };
 pub use request::RequestHasher;
 pub use write::{Appender, WriteError};

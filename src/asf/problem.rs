@@ -61,6 +61,46 @@ pub enum ProblemKind {
     Prefix(String),
     /// A `function_call`'s `call_id` is empty or repeats another's.
     CallId(String),
+    /// A record type the header's `records` promises is missing where its
+    /// event happened (a call with an output and no `dispatch`, a model call
+    /// outside any run), on the session's own entries (never the prefix).
+    Records(String),
+    /// A `dispatch` or `decision` in an order the decision section forbids
+    /// for its call (after a `reject`, an `answer` or the output).
+    CallOrder(String),
+    /// A `run` entry without its pair: an end with no start of its own on
+    /// the path, or a start while another run is open on it.
+    RunPairing(String),
+    /// A run start's `source` is not the shape its segment has.
+    RunSource {
+        /// The recorded `source`.
+        written: String,
+        /// The shape of the segment.
+        computed: String,
+    },
+    /// A run end's computable `reason` is not the one its segment gives.
+    RunReason {
+        /// The recorded `reason`.
+        written: String,
+        /// The reason the segment computes.
+        computed: String,
+    },
+    /// A run end's `pending` is not the list of the run's calls without an
+    /// output.
+    RunPending {
+        /// The recorded list.
+        written: Vec<String>,
+        /// The run's calls with no output on the path.
+        computed: Vec<String>,
+    },
+    /// An `item` of a model call written after that call's `response` on
+    /// its path (the `response` is the last entry written for its call).
+    ResponseOrder(String),
+    /// A `config` (or a compaction's checkpoint) breaks a rule of its
+    /// members: `instructions` not the join of inline parts, a `replace`
+    /// with parts it cannot rebuild, a `keep` with other members or in a
+    /// replace, a checkpoint holding delta members or a null in `extra`.
+    Config(String),
     /// A `response`'s `request_hash` is not the hash of the request its
     /// path rebuilds.
     RequestHash {
@@ -93,6 +133,14 @@ impl ProblemKind {
             ProblemKind::Reference(_) => "reference",
             ProblemKind::Prefix(_) => "prefix",
             ProblemKind::CallId(_) => "call-id",
+            ProblemKind::Records(_) => "records",
+            ProblemKind::CallOrder(_) => "call-order",
+            ProblemKind::RunPairing(_) => "run-pairing",
+            ProblemKind::RunSource { .. } => "run-source",
+            ProblemKind::RunReason { .. } => "run-reason",
+            ProblemKind::RunPending { .. } => "run-pending",
+            ProblemKind::ResponseOrder(_) => "response-order",
+            ProblemKind::Config(_) => "config",
             ProblemKind::RequestHash { .. } => "request-hash",
         }
     }
@@ -113,7 +161,24 @@ impl fmt::Display for ProblemKind {
             | ProblemKind::Reference(m)
             | ProblemKind::Prefix(m)
             | ProblemKind::CallId(m)
-            | ProblemKind::Parents(m) => f.write_str(m),
+            | ProblemKind::Parents(m)
+            | ProblemKind::Records(m)
+            | ProblemKind::CallOrder(m)
+            | ProblemKind::RunPairing(m)
+            | ProblemKind::ResponseOrder(m)
+            | ProblemKind::Config(m) => f.write_str(m),
+            ProblemKind::RunSource { written, computed } => write!(
+                f,
+                "run start says source {written:?} but its segment has the shape {computed:?}"
+            ),
+            ProblemKind::RunReason { written, computed } => write!(
+                f,
+                "run end says reason {written:?} but its segment computes {computed:?}"
+            ),
+            ProblemKind::RunPending { written, computed } => write!(
+                f,
+                "run end says pending {written:?} but the run's calls without an output are {computed:?}"
+            ),
             ProblemKind::TsSpelling(t) => write!(f, "ts {t:?} is not in the one accepted spelling"),
             ProblemKind::NotIJson(e) => write!(f, "not I-JSON: {e}"),
             ProblemKind::ReservedMember(n) => {

@@ -149,13 +149,17 @@ impl Session<'_> {
             }
         }
 
-        // References.
+        // References (on the path: a walk up from the entry, bounded by
+        // how far back the entry named is).
+        let tree = super::lifecycle::Tree::of(self);
         for (i, e) in entries.iter().enumerate() {
             match e.entry_type.as_str() {
                 "compaction" => {
                     if let Some(f) = e.reference("first_kept") {
-                        let path = self.path_indexes(i);
-                        if !path[..path.len() - 1].iter().any(|&k| entries[k].id == f) {
+                        let on_path = self
+                            .index_of(f)
+                            .is_some_and(|k| self.is_ancestor(&tree, k, i));
+                        if !on_path {
                             report(
                                 e.line,
                                 ProblemKind::Reference(format!(
@@ -167,8 +171,8 @@ impl Session<'_> {
                 }
                 "dispatch" | "decision" => {
                     if let Some(t) = e.reference("target") {
-                        let path = self.path_indexes(i);
-                        match path[..path.len() - 1].iter().find(|&&k| entries[k].id == t) {
+                        let on_path = self.index_of(t).filter(|&k| self.is_ancestor(&tree, k, i));
+                        match on_path.as_ref() {
                             None => report(
                                 e.line,
                                 ProblemKind::Reference(format!(
@@ -213,6 +217,11 @@ impl Session<'_> {
                 _ => {}
             }
         }
+
+        // A call's life, the `records` promise, the order of a response's
+        // entries, and runs.
+        self.check_lifecycle(&tree, &mut out);
+        self.check_runs(&tree, &mut out);
 
         out.sort_by_key(|p| p.line);
         out

@@ -111,6 +111,13 @@ impl LineReader {
                     for r in a.iter() {
                         let entry = r.get("entry").and_then(|v| v.as_str());
                         let session = r.get("session").map(|v| v.as_str());
+                        if let Some(e) = entry
+                            && !hash::is_hash(e)
+                        {
+                            report(ProblemKind::Parents(format!(
+                                "a `parents` reference names {e:?}, not an entry by hash"
+                            )));
+                        }
                         match (r.as_object(), entry, session) {
                             (Some(_), Some(e), None) => parent_refs.push(ParentRef {
                                 session: None,
@@ -212,6 +219,11 @@ impl LineReader {
             request_hash: None,
             refs: Vec::new(),
             label: None,
+            output_of: None,
+            verdict: None,
+            run: None,
+            error: false,
+            incomplete: false,
             contributed,
         };
         type_members(&mut e, root, &mut report);
@@ -313,9 +325,25 @@ fn type_members(e: &mut Entry<'_>, root: Value<'_>, report: &mut dyn FnMut(Probl
                         Some(c) => e.call_id = Some(c.to_owned()),
                     }
                 }
+                if it == Some("function_call_output") {
+                    e.output_of = item
+                        .get("call_id")
+                        .and_then(|v| v.as_str())
+                        .map(str::to_owned);
+                }
                 e.item_type = it.map(str::to_owned);
             }
             e.response_id = s("response");
+            match root.get("queued_from") {
+                None => {}
+                Some(v) if v.is_null() => {}
+                Some(v) => match v.as_str() {
+                    Some(q) => e.refs.push(("queued_from", q.to_owned())),
+                    None => report(ProblemKind::Member(
+                        "`queued_from` must be a string naming a `queued` entry".into(),
+                    )),
+                },
+            }
             if let Some(v) = root.get("visible")
                 && v.as_bool().is_none()
             {
@@ -325,6 +353,8 @@ fn type_members(e: &mut Entry<'_>, root: Value<'_>, report: &mut dyn FnMut(Probl
         "response" => {
             e.response_id = s("response_id");
             e.request_hash = s("request_hash");
+            e.error = root.get("error").is_some_and(|v| !v.is_null());
+            e.incomplete = root.get("incomplete").is_some_and(|v| !v.is_null());
             if let Some(h) = &e.request_hash
                 && !hash::is_hash(h)
             {
@@ -358,12 +388,22 @@ fn type_members(e: &mut Entry<'_>, root: Value<'_>, report: &mut dyn FnMut(Probl
             {
                 report(ProblemKind::Member("`extra` must be an object".into()));
             }
+            super::config::delta_rules(root, report);
         }
         "compaction" => {
             if let Some(f) = need_str("first_kept", report) {
                 e.refs.push(("first_kept", f));
             }
             need_obj("summary", report, &t);
+            if let Some(c) = root.get("config") {
+                if c.json_type() == JsonType::Object {
+                    super::config::checkpoint_rules(c, report);
+                } else {
+                    report(ProblemKind::Member(
+                        "a compaction's `config` must be an object (the settings in force)".into(),
+                    ));
+                }
+            }
         }
         "branch_summary" => {
             if let Some(f) = need_str("from", report) {
@@ -372,13 +412,21 @@ fn type_members(e: &mut Entry<'_>, root: Value<'_>, report: &mut dyn FnMut(Probl
             need_obj("summary", report, &t);
         }
         "run" => {
-            need_str("run_id", report);
+            let run_id = need_str("run_id", report);
             let phase = need_str("phase", report);
             closed("phase", &phase, &["start", "end"], report);
+            let mut facts = RunFacts {
+                run_id: run_id.unwrap_or_default(),
+                start: phase.as_deref() == Some("start"),
+                source: None,
+                reason: None,
+                pending: Vec::new(),
+            };
             match phase.as_deref() {
                 Some("start") => {
                     let src = need_str("source", report);
                     closed("source", &src, &["input", "resume"], report);
+                    facts.source = src;
                 }
                 Some("end") => {
                     let reason = need_str("reason", report);
@@ -395,14 +443,24 @@ fn type_members(e: &mut Entry<'_>, root: Value<'_>, report: &mut dyn FnMut(Probl
                         ],
                         report,
                     );
+                    facts.reason = reason;
                     match root.get("pending").and_then(|v| v.as_array()) {
-                        Some(a) if a.iter().all(|v| v.as_str().is_some()) => {}
+                        Some(a) if a.iter().all(|v| v.as_str().is_some()) => {
+                            facts.pending = a
+                                .iter()
+                                .filter_map(|v| v.as_str())
+                                .map(str::to_owned)
+                                .collect();
+                        }
                         _ => report(ProblemKind::Member(
                             "a run end requires `pending`, an array of call ids".into(),
                         )),
                     }
                 }
                 _ => {}
+            }
+            if matches!(phase.as_deref(), Some("start" | "end")) {
+                e.run = Some(Box::new(facts));
             }
         }
         "dispatch" | "decision" => {
@@ -418,6 +476,9 @@ fn type_members(e: &mut Entry<'_>, root: Value<'_>, report: &mut dyn FnMut(Probl
                     &["proceed", "reject", "hold", "answer"],
                     report,
                 );
+                e.verdict = verdict
+                    .clone()
+                    .filter(|v| ["proceed", "reject", "hold", "answer"].contains(&v.as_str()));
                 closed("by", &s("by"), &["human", "policy", "agent"], report);
                 if verdict.as_deref() == Some("reject") && s("reason").is_none() {
                     report(ProblemKind::Member(

@@ -7,6 +7,7 @@
 //! call ids) are copied out. A line's body is parsed again, on demand, by
 //! whoever needs it ([`Entry::raw`]).
 
+mod config;
 mod header;
 mod line;
 
@@ -105,6 +106,21 @@ pub struct ParentRef {
     pub entry: String,
 }
 
+/// What a `run` entry says, as the rules on runs read it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunFacts {
+    /// `run_id`.
+    pub run_id: String,
+    /// `phase`: `true` for `start`, `false` for `end`.
+    pub start: bool,
+    /// `source` on a start (`input` or `resume`).
+    pub source: Option<String>,
+    /// `reason` on an end.
+    pub reason: Option<String>,
+    /// `pending` on an end: the call ids, in the order written.
+    pub pending: Vec<String>,
+}
+
 /// One entry line.
 #[derive(Debug, Clone)]
 pub struct Entry<'a> {
@@ -137,6 +153,17 @@ pub struct Entry<'a> {
     pub refs: Vec<(&'static str, String)>,
     /// For a `label`: the label (`None` for `null`).
     pub label: Option<Option<String>>,
+    /// For an `item` holding a `function_call_output`: the `call_id` it
+    /// answers.
+    pub output_of: Option<String>,
+    /// For a `decision`: its `verdict`.
+    pub verdict: Option<String>,
+    /// For a `run`: the members the rules on runs read.
+    pub run: Option<Box<RunFacts>>,
+    /// For a `response`: whether `error` is present and not null.
+    pub error: bool,
+    /// For a `response`: whether `incomplete` is present and not null.
+    pub incomplete: bool,
     /// For an `item` (a `branch_summary`): the span in the line of its
     /// `item` (`summary`) when the line spells it canonically.
     contributed: Option<std::ops::Range<usize>>,

@@ -5,7 +5,9 @@
 //!   the keys `path`, `line`, `problem`, `detail`. `problem` is the stable
 //!   code of `agentlog::asf::ProblemKind::code`, or `refused` for a file the
 //!   reader does not read (not a session, a format it does not name).
-//!   Exit status 0 clean, 1 problems, 2 a FILE that cannot be read.
+//!   Exit status 0 clean, 1 a rule broken (each on its line), 2 a FILE that
+//!   cannot be read at all (missing, unreadable, or refused). Checking
+//!   never writes: the files are opened for reading only.
 //!   `--no-request-hashes` leaves out comparing each `response`'s
 //!   `request_hash` with the request its path rebuilds (a check RFC 0001
 //!   leaves to the reader, and the costly one).
@@ -104,7 +106,12 @@ fn check(a: CheckArgs, out: &mut Out) -> Res<u8> {
             }
         };
         let rows: Vec<(usize, &str, String)> = match Session::read(&bytes) {
-            Err(e) => vec![(1, "refused", e.to_string())],
+            Err(e) => {
+                // Not a session, or a format this reader does not name: the
+                // file cannot be read at all.
+                status.raise(Status::FATAL);
+                vec![(1, "refused", e.to_string())]
+            }
             Ok(s) => if a.no_request_hashes {
                 s.verify_entries()
             } else {

@@ -257,7 +257,11 @@ impl PathState {
         }
         let checkpoint = self
             .checkpoint
-            .get_or_insert_with(|| to_canonical(&self.settings.to_json()).ok().map(Rc::from))
+            .get_or_insert_with(|| {
+                to_canonical(&self.settings.to_checkpoint())
+                    .ok()
+                    .map(Rc::from)
+            })
             .clone();
         let id = match checkpoint {
             Some(config) => {
@@ -292,7 +296,7 @@ impl PathState {
                         OwnedValue::Array(copies[1..].iter().map(parse).collect()),
                     );
                 }
-                body.insert("config", self.settings.to_json());
+                body.insert("config", self.settings.to_checkpoint());
                 a.append("compaction", ts, body)?
             }
         };

@@ -14,13 +14,25 @@ fn fixtures() -> PathBuf {
     common::data_dir().join("asf")
 }
 
+/// The reference fixtures that verify.
+const VALID: [&str; 8] = [
+    "basic",
+    "branch",
+    "compaction",
+    "fork",
+    "runs",
+    "resume",
+    "replay",
+    "instructions",
+];
+
 fn session_bytes(name: &str) -> Vec<u8> {
     std::fs::read(fixtures().join("sessions").join(format!("{name}.jsonl"))).expect("fixture")
 }
 
 #[test]
 fn valid_sessions_verify_and_write_back_byte_for_byte() {
-    for name in ["basic", "branch", "compaction", "fork"] {
+    for name in VALID {
         let bytes = session_bytes(name);
         let s = Session::read(&bytes).expect("reads");
         let problems = s.verify();
@@ -39,7 +51,7 @@ fn valid_sessions_verify_and_write_back_byte_for_byte() {
 #[test]
 fn every_response_request_hash_is_rebuilt() {
     let mut checked = 0;
-    for name in ["basic", "branch", "compaction", "fork"] {
+    for name in VALID {
         let bytes = session_bytes(name);
         let s = Session::read(&bytes).expect("reads");
         for e in s.entries().iter().filter(|e| e.entry_type == "response") {
@@ -52,7 +64,7 @@ fn every_response_request_hash_is_rebuilt() {
             checked += 1;
         }
     }
-    assert!(checked >= 8, "{checked}");
+    assert!(checked >= 19, "{checked}");
 }
 
 #[test]
@@ -67,6 +79,22 @@ fn bad_parent_is_flagged_on_its_line() {
     assert_eq!(unknown.len(), 1, "{problems:#?}");
     assert_eq!(unknown[0].line, 4);
     assert_eq!(unknown[0].kind.code(), "unknown-parent");
+}
+
+/// The header promises `dispatch` beside a call with an output and no
+/// dispatch: flagged on the output's line, and nothing else is.
+#[test]
+fn bad_records_is_flagged_on_the_output() {
+    let bytes = session_bytes("bad-records");
+    let problems = Session::read(&bytes).unwrap().verify();
+    assert_eq!(problems.len(), 1, "{problems:#?}");
+    assert_eq!(problems[0].line, 6);
+    assert_eq!(problems[0].kind.code(), "records");
+    assert!(
+        problems[0].kind.to_string().contains("call_1"),
+        "{}",
+        problems[0]
+    );
 }
 
 #[test]
@@ -120,12 +148,70 @@ fn contexts_equal_the_fixtures_at_every_tip() {
                 .unwrap_or_else(|| panic!("{name}: tip {}", tip.id));
             assert_eq!(&got, expected, "{name} at {}:\n{}", tip.id, got);
         }
+        // The settings never carry the omitted parts (provenance, no part
+        // of the request).
+        assert!(s.tips().iter().all(|t| {
+            s.context(Some(&t.id))
+                .unwrap()
+                .to_json()
+                .get("settings")
+                .unwrap()
+                .get("instructions_omitted")
+                .is_none()
+        }));
         // The leaf the resume rule gives is the last entry (no leaf label).
         assert_eq!(s.leaf().unwrap().id, s.entries().last().unwrap().id);
         assert_eq!(
             s.context(None).unwrap(),
             s.context(Some(&s.entries().last().unwrap().id)).unwrap()
         );
+    }
+}
+
+/// The reference's context fixture for `instructions`, keyed by the
+/// entries' `legacy_id`: equal at its tip, member for member, though the
+/// path carries omitted parts in force (which the settings leave out).
+#[test]
+fn instructions_context_equals_the_reference_with_omitted_parts_in_force() {
+    let bytes = session_bytes("instructions");
+    let s = Session::read(&bytes).unwrap();
+    let mut parser = agentlog::json::Parser::new();
+    let legacy: std::collections::HashMap<String, String> = s
+        .entries()
+        .iter()
+        .map(|e| {
+            let v = e.to_owned_value(&mut parser).unwrap();
+            (
+                v.get("legacy_id").unwrap().as_str().unwrap().to_owned(),
+                e.id.clone(),
+            )
+        })
+        .collect();
+    let want =
+        OwnedValue::parse(&std::fs::read(fixtures().join("context/instructions.json")).unwrap())
+            .unwrap();
+    let want = want.as_object().unwrap();
+    assert_eq!(want.len(), s.tips().len());
+    for (tip, expected) in want.iter() {
+        let ctx = s.context(Some(&legacy[tip])).unwrap();
+        assert!(
+            !ctx.settings.omitted.is_empty(),
+            "omitted parts are in force"
+        );
+        let got = ctx.to_json();
+        assert_eq!(got.get("settings"), expected.get("settings"), "{tip}");
+        assert_eq!(got.get("items"), expected.get("items"), "{tip}");
+        for key in ["entries", "item_entries"] {
+            let ids: Vec<OwnedValue> = expected
+                .get(key)
+                .unwrap()
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|l| OwnedValue::string(legacy[l.as_str().unwrap()].clone()))
+                .collect();
+            assert_eq!(got.get(key), Some(&OwnedValue::Array(ids)), "{tip} {key}");
+        }
     }
 }
 

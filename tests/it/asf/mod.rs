@@ -3,4 +3,5 @@
 
 mod fixtures;
 mod robust;
+mod rules;
 mod write_props;

@@ -41,9 +41,17 @@ fn every_prefix_reads_without_panic() {
 
 #[test]
 fn changed_bytes_are_problems_not_panics() {
+    for name in ["/compaction.jsonl", "/runs.jsonl"] {
+        changed_bytes_of(name);
+    }
+}
+
+/// Changed bytes all through one fixture (one with runs, dispatches and
+/// decisions among them, so the rules on calls and runs meet them).
+fn changed_bytes_of(name: &str) {
     let (_, bytes) = fixtures()
         .into_iter()
-        .find(|(n, _)| n.ends_with("/compaction.jsonl"))
+        .find(|(n, _)| n.ends_with(name))
         .unwrap();
     let header_end = bytes.iter().position(|&b| b == b'\n').unwrap();
     for i in (header_end + 1..bytes.len()).step_by(13) {

@@ -89,7 +89,8 @@ fn check_reports_problems_with_codes_and_exit_status() {
         .replace("agentsession/0.10", "agentsession/1.0");
     std::fs::write(&refused, text).unwrap();
     let out = run(&["asf", "check", refused.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(1));
+    // A file the reader cannot read at all: exit 2, the refusal reported.
+    assert_eq!(out.status.code(), Some(2));
     let line = String::from_utf8(out.stdout).unwrap();
     assert!(
         line.contains(":1: refused: unsupported format \"agentsession/1.0\""),
@@ -99,6 +100,57 @@ fn check_reports_problems_with_codes_and_exit_status() {
     let missing: PathBuf = dir.path().join("absent.jsonl");
     let out = run(&["asf", "check", missing.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// A file that breaks a rule: exit 1, the line and the rule's code; the
+/// file is left as it was, byte for byte and in its modification time.
+#[test]
+fn check_names_the_line_and_rule_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bad-records.jsonl");
+    std::fs::copy(fixture("bad-records"), &file).unwrap();
+    let before = std::fs::read(&file).unwrap();
+    let mtime = std::fs::metadata(&file).unwrap().modified().unwrap();
+    let out = run(&["asf", "check", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains(
+            ":6: records: records promises dispatch, and call call_1 has an output and no dispatch"
+        ),
+        "{text}"
+    );
+    assert_eq!(std::fs::read(&file).unwrap(), before);
+    assert_eq!(std::fs::metadata(&file).unwrap().modified().unwrap(), mtime);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+
+    let good = run(&[
+        "asf",
+        "check",
+        &fixture("runs"),
+        &fixture("replay"),
+        &fixture("resume"),
+    ]);
+    assert_eq!(
+        good.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&good.stdout)
+    );
+
+    // Refused beside broken: the worse status wins.
+    let not_asf = dir.path().join("not.jsonl");
+    std::fs::write(&not_asf, "{\"type\":\"x\"}\n").unwrap();
+    let out = run(&[
+        "asf",
+        "check",
+        file.to_str().unwrap(),
+        not_asf.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains(":1: refused:"), "{text}");
+    assert!(text.contains(":6: records:"), "{text}");
 }
 
 #[test]
