@@ -111,7 +111,7 @@ fn describe(issue: &ViewIssue, conv: &Conversation) -> String {
                         EventProblem::MissingMember(m) => {
                             format!("the member {m} is missing or of another type")
                         }
-                        other => format!("{other:?}"),
+                        other => other.to_string(),
                     };
                     if file.is_empty() {
                         format!("event {index}: {what}")
@@ -139,7 +139,7 @@ fn describe(issue: &ViewIssue, conv: &Conversation) -> String {
         ViewIssue::ConflictingEvidence => {
             "the files' version evidence contradicts itself".to_owned()
         }
-        other => format!("{other:?}"),
+        other => other.to_string(),
     }
 }
 

@@ -97,6 +97,7 @@
 //!   corpus oracles of 1.58.2 only (the SDK sources read stop at 1.43.1).
 
 mod build;
+mod describe;
 mod event;
 mod heads;
 mod message;
