@@ -53,7 +53,8 @@ is not listed (`export --checkpoint` prints a `removed` record for it). A
 checkpoint file is one consumer's: give each command its own.
 
 Status 1 also when a listed conversation's base_state.json, meta.json or
-events/ could not be read (each reported on standard error).";
+events/ could not be read, or events/ misses an index that later files have
+(each reported on standard error).";
 
 /// List the conversations (OpenHands) or sessions (OC Chat) under each PATH.
 #[derive(clap::Args, Debug)]
@@ -423,6 +424,21 @@ fn openhands_row(parser: &mut Parser, dir: &Path) -> Row {
         }
     };
     let events = files.as_ref().map(|f| f.len() as u64);
+    if let Some(f) = &files
+        && let Some(missing) = f.gap()
+    {
+        let after = f
+            .files()
+            .filter(|f| f.status() == openhands::FileStatus::Gap)
+            .count();
+        problems.push(format!(
+            "{}: no event file has index {missing}: {} after it not read, the {} \
+             counted are those before (`agentlog check` lists the files)",
+            events_dir.display(),
+            crate::out::plural(after as u64, "event file", "event files"),
+            crate::out::plural(missing, "event", "events"),
+        ));
+    }
     let mut ts = |name: &str| {
         with_json(&events_dir.join(name), parser, &mut buf, |root| {
             str_member(root, "timestamp")
