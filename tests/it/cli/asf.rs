@@ -49,7 +49,11 @@ fn check_reports_problems_with_codes_and_exit_status() {
         "{}",
         String::from_utf8_lossy(&ok.stdout)
     );
-    assert!(ok.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8_lossy(&ok.stdout),
+        "checked 3 ASF session files: no problems\n",
+        "what was checked, said on success"
+    );
 
     let bad = run(&[
         "asf",
@@ -366,7 +370,10 @@ fn check_without_request_hashes_leaves_out_only_that_comparison() {
         "{}",
         String::from_utf8_lossy(&entries.stdout)
     );
-    assert!(entries.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8_lossy(&entries.stdout),
+        "checked 1 ASF session file: no problems (request hashes not compared)\n"
+    );
     // Everything else is still checked.
     let broken = run(&[
         "asf",
@@ -447,4 +454,73 @@ fn convert_of_a_damaged_occhat_store_says_so_in_one_line() {
         std::fs::read_dir(&out_dir).unwrap().count() > 0,
         "the others converted"
     );
+}
+
+/// `asf check DIR` checks the directory's own ASF session files; a
+/// directory without one is nothing found (status 1, one line).
+#[test]
+fn check_takes_a_directory_of_session_files() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["basic", "branch"] {
+        std::fs::copy(fixture(name), dir.path().join(format!("{name}.jsonl"))).unwrap();
+    }
+    let out = run(&["asf", "check", dir.path().to_str().unwrap()]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "checked 2 ASF session files: no problems\n"
+    );
+    let empty = tempfile::tempdir().unwrap();
+    let out = run(&["asf", "check", empty.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no ASF session file here"), "{err}");
+    assert_eq!(err.lines().count(), 1);
+}
+
+/// `asf context --leaf` takes the 12-digit prefixes its listing prints.
+#[test]
+fn context_leaf_takes_the_prefixes_it_prints() {
+    let listing = run(&["asf", "context", &fixture("branch")]);
+    assert_eq!(listing.status.code(), Some(0));
+    let text = String::from_utf8(listing.stdout).unwrap();
+    let short = text
+        .lines()
+        .filter(|l| l.starts_with("  "))
+        .map(|l| l.split_whitespace().next().unwrap().to_owned())
+        .next()
+        .expect("an item line");
+    assert_eq!(short.len(), 12, "{short}");
+    for given in [short.clone(), format!("sha256:{short}")] {
+        let out = run(&[
+            "asf",
+            "context",
+            &fixture("branch"),
+            "--leaf",
+            &given,
+            "--json",
+        ]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{given}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v = &json_rows(&out.stdout)[0];
+        let leaf = v.get("leaf").unwrap().as_str().unwrap();
+        assert!(leaf.starts_with(&format!("sha256:{short}")), "{leaf}");
+    }
+    let out = run(&[
+        "asf",
+        "context",
+        &fixture("branch"),
+        "--leaf",
+        "ffffffffffff",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
 }
