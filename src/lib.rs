@@ -9,6 +9,7 @@ pub mod follow;
 mod hash;
 pub mod json;
 pub mod occhat;
+mod open;
 pub mod openhands;
 pub mod output;
 #[cfg(feature = "parallel")]
@@ -20,5 +21,6 @@ pub mod source;
 #[cfg(feature = "gen")]
 pub mod synth;
 
+pub use open::{OpenError, Opened, open};
 pub use readahead::ReadAhead;
 pub use source::MAX_SIZE;

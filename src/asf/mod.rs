@@ -44,6 +44,7 @@
 pub mod canon;
 mod chat;
 mod context;
+mod detect;
 pub mod hash;
 mod lifecycle;
 mod problem;
@@ -55,6 +56,7 @@ mod verify;
 mod write;
 
 pub use context::{Context, ContextError, Part, Settings};
+pub use detect::{is_session_file, session_files};
 pub use problem::{Problem, ProblemKind};
 pub use read::{
     CORE_TYPES, ENVELOPE, Entry, FORMAT, Header, HeaderError, NEWEST_MINOR, OLDEST_MINOR, PAYLOAD,

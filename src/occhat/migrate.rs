@@ -47,18 +47,27 @@ impl MigrationSummary {
     }
 }
 
-/// What [`SessionStore::migrate_legacy_layout`] would move, found without
-/// changing anything ([`SessionStore::plan_legacy_migration`]). The migration
-/// itself may still record errors for files it then cannot read or write.
+/// What [`SessionStore::migrate_legacy_layout`] would do, found without
+/// changing anything ([`SessionStore::plan_legacy_migration`]): the plan
+/// reads every file the migration reads, so a meta or chat log that does
+/// not parse is an error here as it is there. Only what no read can foresee
+/// (a write or a move that then fails) can still differ.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MigrationPlan {
-    /// Each flat `{name}.json` meta and the session directory it would
-    /// move to (its chat log `Chat_logs/{name}_log.json`, when there is
-    /// one, goes with it), in name order.
+    /// Each flat `{name}.json` meta that would migrate and the session
+    /// directory it would move to (its chat log `Chat_logs/{name}_log.json`,
+    /// when there is one that parses, goes with it), in name order: as many
+    /// as [`MigrationSummary::migrated`] would count.
     pub sessions: Vec<(PathBuf, PathBuf)>,
-    /// The other files of `Chat_logs/` (but `.gitkeep`), which would move
-    /// to `legacy/`, in name order.
+    /// The files of `Chat_logs/` that would move to `legacy/` (every file
+    /// but `.gitkeep`, the chat logs that move with their session, and
+    /// those `legacy/` already holds byte for byte), in name order: as many
+    /// as [`MigrationSummary::orphans_moved`] would count.
     pub orphans: Vec<PathBuf>,
+    /// The errors the migration would report
+    /// ([`MigrationSummary::errors`], the same text), for the files it
+    /// would leave in place, in the order of the files' names.
+    pub errors: Vec<String>,
 }
 
 fn lossy(s: &OsStr) -> String {
@@ -67,33 +76,100 @@ fn lossy(s: &OsStr) -> String {
 
 impl SessionStore {
     /// What [`migrate_legacy_layout`](Self::migrate_legacy_layout) would
-    /// move, found by listing the root and `Chat_logs/` only: nothing is
-    /// read, locked or written.
+    /// do: every flat meta and chat log is read as the migration reads it,
+    /// nothing is locked or written.
     pub fn plan_legacy_migration(&self) -> MigrationPlan {
         let base = &self.dir;
         let chat_dir = py::join(base, "Chat_logs");
+        let legacy = py::join(base, LEGACY_DIR_NAME);
         let (mut flat, _) = fsops::scan(base, fsops::ends_with(".json"));
         flat.retain(|f| f.is_file);
         flat.sort_by(|a, b| a.name.cmp(&b.name));
-        let mut logs = std::collections::HashSet::new();
-        let sessions = flat
-            .iter()
-            .map(|f| {
-                let (stem, _) = py::stem_suffix(&f.name);
-                let mut log = stem.to_os_string();
-                log.push("_log.json");
-                logs.insert(log);
-                (f.path.clone(), py::join(base, fs_safe_name(&lossy(stem))))
-            })
-            .collect();
+        let mut plan = MigrationPlan::default();
+        let mut moved_logs = std::collections::HashSet::new();
+        for f in &flat {
+            if let Some((to, log)) = self.plan_one(f, &chat_dir, &mut plan.errors) {
+                plan.sessions.push((f.path.clone(), to));
+                moved_logs.extend(log);
+            }
+        }
         let (mut others, _) = fsops::scan(&chat_dir, |_| true);
         others.sort_by(|a, b| a.name.cmp(&b.name));
-        let orphans = others
+        plan.orphans = others
             .into_iter()
-            .filter(|o| o.is_file && o.name.as_bytes() != b".gitkeep" && !logs.contains(&o.name))
+            .filter(|o| {
+                o.is_file
+                    && o.name.as_bytes() != b".gitkeep"
+                    && !moved_logs.contains(&o.name)
+                    && !fsops::files_equal(&py::join(&legacy, &o.name), &o.path)
+            })
             .map(|o| o.path)
             .collect();
-        MigrationPlan { sessions, orphans }
+        plan
+    }
+
+    /// What [`migrate_one`](Self::migrate_one) would do with `flat_meta`,
+    /// read only: the session directory it would move to and the name of
+    /// the chat log that would go with it, or `None` (the reason in
+    /// `errors`, worded as the migration words it).
+    fn plan_one(
+        &self,
+        flat_meta: &Found,
+        chat_dir: &Path,
+        errors: &mut Vec<String>,
+    ) -> Option<(PathBuf, Option<std::ffi::OsString>)> {
+        let (stem, _) = py::stem_suffix(&flat_meta.name);
+        let data = match read_owned(&flat_meta.path) {
+            Ok(v) => v,
+            Err(e) => {
+                errors.push(format!("{}: {e}", lossy(&flat_meta.name)));
+                return None;
+            }
+        };
+        let name = fs_safe_name(&lossy(stem));
+        let sdir = match self.checked_child(OsStr::new(&name), false) {
+            Ok(d) => d,
+            Err(e) => {
+                errors.push(format!("{}: {e}", lossy(&flat_meta.name)));
+                return None;
+            }
+        };
+        let meta_stamp = self.tz.local_of_file_time(flat_meta.mtime).file_stamp();
+        let new_meta = py::join(
+            &sdir,
+            Self::stamped_name(&name, &meta_stamp, "meta", "json"),
+        );
+        if fs::symlink_metadata(&new_meta).is_ok()
+            && !fs::read(&new_meta).is_ok_and(|b| b == py::dump(&data))
+        {
+            errors.push(format!(
+                "{}: kept: {} already exists with other content",
+                lossy(&flat_meta.name),
+                new_meta.display()
+            ));
+            return None;
+        }
+        let mut log_name = stem.to_os_string();
+        log_name.push("_log.json");
+        let old_log = py::join(chat_dir, &log_name);
+        let mut moved_log = None;
+        if fs::symlink_metadata(chat_dir).is_ok_and(|m| m.is_dir())
+            && let Ok(m) = fs::metadata(&old_log)
+        {
+            let mtime = m.modified().unwrap_or(std::time::SystemTime::UNIX_EPOCH);
+            let log_stamp = self.tz.local_of_file_time(mtime).file_stamp();
+            let new_log = py::join(
+                &sdir,
+                Self::stamped_name(&name, &log_stamp, "chat_log", "json"),
+            );
+            if !new_log.exists() {
+                match read_owned(&old_log) {
+                    Err(e) => errors.push(format!("{}: {e}", lossy(&log_name))),
+                    Ok(_) => moved_log = Some(log_name),
+                }
+            }
+        }
+        Some((sdir, moved_log))
     }
 
     /// Converts a flat-layout store to the per-session-directory layout, as

@@ -1,5 +1,6 @@
 #![doc = include_str!("README.md")]
 
+mod detect;
 mod export;
 mod fsops;
 mod glibc_tz;
@@ -24,6 +25,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+pub use detect::is_sessions_dir;
 pub use export::export_markdown_text;
 #[cfg(feature = "html")]
 pub use export::render_html;

@@ -13,6 +13,21 @@ use super::{DIR_SUBAGENTS, Event};
 /// One conversation directory as read: its state, meta, events in index
 /// order, every file of `events/` with its status, its other files and
 /// directories, and its sub-agents.
+///
+/// # Counting events
+///
+/// [`len`](Self::len) is *the* event count: the events of the sequence
+/// (indexes 0, 1, 2… up to the first missing one), what
+/// [`events`](Self::events) yields and what `agentlog ls` shows. The two
+/// others answer narrower questions:
+///
+/// | count | what | differs from `len` when |
+/// |---|---|---|
+/// | [`len`](Self::len) | events of the sequence, malformed ones included | — |
+/// | [`parsed_event_count`](Self::parsed_event_count) | those that read as JSON objects (what the SDK's iteration yields) | an event file is malformed (fewer) |
+/// | [`event_file_count`](Self::event_file_count) | files named `event-*.json`, in the sequence or not (what the SDK counts before appending) | a file comes after a gap, is a duplicate or is badly named (more) |
+///
+/// A gap (a missing index) is [`event_files`](Self::event_files)`().gap()`.
 #[derive(Debug, Default)]
 pub struct Conversation {
     pub(super) dir: PathBuf,
@@ -100,8 +115,9 @@ impl Conversation {
         self.events.get(index).map(|rec| Event { conv: self, rec })
     }
 
-    /// How many events the sequence has, malformed ones included (what
-    /// [`events`](Self::events) yields;
+    /// How many events the sequence has, malformed ones included: the event
+    /// count (see "Counting events" above; what [`events`](Self::events)
+    /// yields;
     /// [`parsed_event_count`](Self::parsed_event_count) leaves them out).
     pub fn len(&self) -> usize {
         self.events.len()

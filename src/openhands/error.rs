@@ -95,6 +95,18 @@ pub enum ReadError {
         /// The file.
         path: PathBuf,
     },
+    /// The directory is an OC Chat sessions directory, not an OpenHands
+    /// store ([`Store::open`](super::Store::open) refuses it rather than
+    /// find no conversation in it).
+    #[error(
+        "{}: an OC Chat sessions directory, not an OpenHands store (read it with \
+         agentlog::occhat::SessionStore, or agentlog::open)",
+        path.display()
+    )]
+    OcChatStore {
+        /// The directory.
+        path: PathBuf,
+    },
 }
 
 impl ReadError {

@@ -162,7 +162,10 @@ pub use kind::{
 };
 pub use reader::{EVENT_BUDGET, FileEntry, Parsed, Reader, parse, read_conversation};
 pub use state::{AgentInfo, Cost, Latency, Meta, Metrics, MetricsMap, State, Stats, TokenUsage};
-pub use store::{Listed, Listing, Store, StoreError, StoreItem, Stream, list, list_with};
+pub use store::{
+    Conversations, Listed, Listing, Store, StoreConversation, StoreError, StoreItem, Stream, list,
+    list_with,
+};
 pub use stored::{
     Action, ActionEvent, AgentErrorEvent, Condensation, Contents, MessageEvent, Observation,
     ObservationEvent, StoredContent, StoredMessage, StoredReasoningItem, StoredThinkingBlock,

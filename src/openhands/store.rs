@@ -62,6 +62,10 @@ use super::event_files::{EventFiles, NamePattern, parse_event_name};
 use super::reader::{Parsed, Reader};
 use super::{DIR_EVENTS, DIR_SUBAGENTS, find_sessions};
 
+mod owned;
+
+pub use owned::{Conversations, StoreConversation};
+
 /// How deep sub-agents' conversations are followed under `subagents/`.
 pub const MAX_SUBAGENT_DEPTH: usize = 16;
 
@@ -88,6 +92,7 @@ impl StoreError {
             StoreError::Read(ReadError::Io { path, .. })
             | StoreError::Read(ReadError::NoConversation { path })
             | StoreError::Read(ReadError::NotAConversationFile { path })
+            | StoreError::Read(ReadError::OcChatStore { path })
             | StoreError::TooDeep { path } => path,
         }
     }
@@ -106,12 +111,21 @@ pub struct Store {
 impl Store {
     /// Finds the conversation directories under `root` ([`find_sessions`]:
     /// sorted by path; sub-agents come with their parent when read). Fails
-    /// only when `root` cannot be examined or listed.
+    /// when `root` cannot be examined or listed, and when it is an OC Chat
+    /// sessions directory with no OpenHands conversation under it
+    /// ([`ReadError::OcChatStore`]; [`crate::open`] tells the formats apart).
+    /// Another directory with no conversation is an empty store.
     pub fn open(root: impl AsRef<Path>) -> Result<Store, ReadError> {
         let root = root.as_ref();
+        let dirs = find_sessions(root)?;
+        if dirs.is_empty() && root.is_dir() && crate::occhat::is_sessions_dir(root) {
+            return Err(ReadError::OcChatStore {
+                path: root.to_path_buf(),
+            });
+        }
         Ok(Store {
             root: root.to_path_buf(),
-            dirs: find_sessions(root)?,
+            dirs,
             pattern: NamePattern::default(),
             read_ahead: ReadAhead::default(),
         })
@@ -173,7 +187,11 @@ impl Store {
         self.dirs.is_empty()
     }
 
-    /// Reads the conversations one at a time (see the module docs).
+    /// Reads the conversations one at a time (see the module docs): a
+    /// lending iterator (`while let Some(item) = stream.next()`), each
+    /// conversation lent until the next call. For an [`Iterator`] of owned
+    /// conversations (a `for` loop, adapters), see
+    /// [`conversations`](Self::conversations).
     pub fn stream(&self) -> Stream<'_> {
         Stream {
             dirs: &self.dirs,

@@ -89,6 +89,51 @@ impl Usage {
     }
 }
 
+/// `a += &b`: [`Usage::add`] (counts saturate, costs add).
+impl std::ops::AddAssign<&Usage> for Usage {
+    fn add_assign(&mut self, other: &Usage) {
+        Usage::add(self, other);
+    }
+}
+
+/// `a += b`: [`Usage::add`].
+impl std::ops::AddAssign for Usage {
+    fn add_assign(&mut self, other: Usage) {
+        Usage::add(self, &other);
+    }
+}
+
+/// `a + b`: [`Usage::add`].
+impl std::ops::Add for Usage {
+    type Output = Usage;
+    fn add(mut self, other: Usage) -> Usage {
+        Usage::add(&mut self, &other);
+        self
+    }
+}
+
+/// The total of many: `usages.iter().sum::<Usage>()`.
+impl<'a> std::iter::Sum<&'a Usage> for Usage {
+    fn sum<I: Iterator<Item = &'a Usage>>(iter: I) -> Usage {
+        let mut total = Usage::default();
+        for u in iter {
+            Usage::add(&mut total, u);
+        }
+        total
+    }
+}
+
+/// The total of many, owned: `by_model.into_values().sum::<Usage>()`.
+impl std::iter::Sum for Usage {
+    fn sum<I: Iterator<Item = Usage>>(iter: I) -> Usage {
+        let mut total = Usage::default();
+        for u in iter {
+            Usage::add(&mut total, &u);
+        }
+        total
+    }
+}
+
 /// The model a metrics entry is counted under: its `model_name`, or, when
 /// that is absent, empty or the merged `"default"`, its
 /// `accumulated_token_usage.model`; `"unknown"` when neither names one.

@@ -1,7 +1,9 @@
 //! `agentlog asf`: Agent Session Format files (RFC 0001 draft 0.10).
 //!
-//! - `asf check FILE...`: every problem the reader finds, one line each
-//!   (`FILE:LINE: CODE: DETAIL`), or with `--json` one object a line with
+//! - `asf check FILE...`: every problem the reader finds (a FILE may be a
+//!   directory: its own ASF `*.jsonl` files), one line each
+//!   (`FILE:LINE: CODE: DETAIL`) and a last line saying what was checked
+//!   (`checked N ASF session files: no problems`), or with `--json` one object a line with
 //!   the keys `path`, `line`, `problem`, `detail`. `problem` is the stable
 //!   code of `agentlog::asf::ProblemKind::code`, or `refused` for a file the
 //!   reader does not read (not a session, a format it does not name).
@@ -29,6 +31,7 @@ use crate::out::{Fail, Obj, Out, Res, Status, path_str};
 const HELP: &str = "\
 Examples:
   agentlog asf check session.jsonl
+  agentlog asf check sessions/
   agentlog asf context session.jsonl --chat
   agentlog asf context session.jsonl --leaf sha256:... --json
   agentlog asf convert ~/.openhands/conversations -o sessions/ --report";
@@ -53,7 +56,7 @@ enum Cmd {
 
 #[derive(clap::Args, Debug)]
 struct CheckArgs {
-    /// ASF session files.
+    /// ASF session files, or directories of them (their own *.jsonl files).
     #[arg(required = true, value_name = "FILE")]
     files: Vec<PathBuf>,
     /// One JSON object a line (`path`, `line`, `problem`, `detail`).
@@ -70,7 +73,9 @@ struct ContextArgs {
     /// An ASF session file.
     #[arg(value_name = "FILE")]
     file: PathBuf,
-    /// The entry to build the context at (default: the leaf by the resume rule).
+    /// The entry to build the context at (default: the leaf by the resume
+    /// rule): its ID, or a unique prefix of its hex digits (the 12 the
+    /// listing prints will do), `sha256:` optional.
     #[arg(long, value_name = "ID")]
     leaf: Option<String>,
     /// The context as one JSON object.
@@ -94,9 +99,34 @@ fn read(path: &PathBuf) -> Res<Vec<u8>> {
     std::fs::read(path).map_err(|e| Fail::Fatal(format!("{}: {e}", path.display())))
 }
 
+/// The files `asf check` reads: each FILE, and each directory's own ASF
+/// session files (`agentlog::asf::session_files`); a directory without one
+/// is reported (nothing found, status 1).
+fn check_files(given: &[PathBuf], status: &mut Status) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for path in given {
+        if !path.is_dir() {
+            files.push(path.clone());
+            continue;
+        }
+        match agentlog::asf::session_files(path) {
+            Some(found) => files.extend(found),
+            None => {
+                crate::out::error(&format!(
+                    "{}: no ASF session file here (a *.jsonl file whose first line is an ASF header)",
+                    path.display()
+                ));
+                status.raise(Status::PROBLEMS);
+            }
+        }
+    }
+    files
+}
+
 fn check(a: CheckArgs, out: &mut Out) -> Res<u8> {
     let mut status = Status::OK;
-    for path in &a.files {
+    let (mut checked, mut problems) = (0u64, 0u64);
+    for path in &check_files(&a.files, &mut status) {
         let bytes = match std::fs::read(path) {
             Ok(b) => b,
             Err(e) => {
@@ -121,6 +151,8 @@ fn check(a: CheckArgs, out: &mut Out) -> Res<u8> {
             .map(|p| (p.line, p.kind.code(), p.kind.to_string()))
             .collect(),
         };
+        checked += 1;
+        problems += rows.len() as u64;
         if !rows.is_empty() {
             status.raise(Status::PROBLEMS);
         }
@@ -143,6 +175,21 @@ fn check(a: CheckArgs, out: &mut Out) -> Res<u8> {
             }
         }
     }
+    if !a.json && checked > 0 {
+        let verdict = match problems {
+            0 => "no problems".to_owned(),
+            n => crate::out::plural(n, "problem", "problems"),
+        };
+        out.line(&format!(
+            "checked {}: {verdict}{}",
+            crate::out::plural(checked, "ASF session file", "ASF session files"),
+            if a.no_request_hashes {
+                " (request hashes not compared)"
+            } else {
+                ""
+            }
+        ))?;
+    }
     Ok(status.code())
 }
 
@@ -151,7 +198,18 @@ fn context(a: ContextArgs, out: &mut Out) -> Res<u8> {
     let s =
         Session::read(&bytes).map_err(|e| Fail::Problem(format!("{}: {e}", a.file.display())))?;
     let leaf = match &a.leaf {
-        Some(id) => id.clone(),
+        // Whole, or a unique prefix of the hex digits (the listing prints
+        // twelve), with or without `sha256:`.
+        Some(id) => {
+            let ids: Vec<&str> = s.entries().iter().map(|e| e.id.as_str()).collect();
+            let place = a.file.display().to_string();
+            let given = if id.contains(':') {
+                id.clone()
+            } else {
+                format!("sha256:{id}")
+            };
+            crate::ids::by_prefix(&given, ids.iter().copied(), "entry", &place)?.to_owned()
+        }
         None => s
             .leaf()
             .map(|e| e.id.clone())

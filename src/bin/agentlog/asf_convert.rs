@@ -9,11 +9,16 @@
 //! exited, whatever its status; a name holds its old file or its new one,
 //! never a part, at every moment before).
 //!
-//! Standard output: the path of each file written, one a line; with
-//! `--report`, instead, one JSON object per source event with the keys
+//! Standard output: one summary line (`converted N conversations: M session
+//! files in OUT_DIR`, and how many could not be converted); with
+//! `--verbose`, first the path of each file written, one a line; with
+//! `--json`, instead, one JSON object per file written, `{"session",
+//! "path"}`; with `--report`, instead of the files (nothing is written, and
+//! `-o` is not needed), one JSON object per source event with the keys
 //! `session`, `event`, `kind`, `outcome` (`mapped`, `kept-extension`,
-//! `dropped`) and `detail`. Exit status 0 when everything converted, 1 when
-//! a conversation could not be read or converted (the others are), 2 on a
+//! `dropped`) and `detail`. A progress bar on standard error while it works
+//! (a terminal only). Exit status 0 when everything converted, 1 when a
+//! conversation could not be read or converted (the others are), 2 on a
 //! PATH or OUT_DIR that cannot be used.
 
 use std::path::{Path, PathBuf};
@@ -24,7 +29,8 @@ use agentlog::occhat::SessionStore;
 use agentlog::openhands::Reader;
 use agentlog::output::{DirSync, Output};
 
-use crate::out::{Fail, Obj, Out, Res, Status, error};
+use crate::out::{Fail, Obj, Out, Res, Status, error, plural};
+use crate::progress::Progress;
 use crate::target::{Target, nothing_found, resolve, walk};
 
 /// Arguments of `asf convert`.
@@ -34,22 +40,45 @@ pub struct ConvertArgs {
     #[arg(required = true, value_name = "PATH")]
     paths: Vec<PathBuf>,
     /// The directory the session files go to (created if missing).
-    #[arg(short = 'o', long = "out", value_name = "OUT_DIR")]
-    out_dir: PathBuf,
-    /// Print what each source event became (JSON lines) instead of the files.
-    #[arg(long)]
+    #[arg(
+        short = 'o',
+        long = "out",
+        value_name = "OUT_DIR",
+        required_unless_present = "report"
+    )]
+    out_dir: Option<PathBuf>,
+    /// Print what each source event became (JSON lines) instead of writing the files.
+    #[arg(long, conflicts_with_all = ["verbose", "json"])]
     report: bool,
+    /// Print the path of each file written, then the summary.
+    #[arg(short, long, conflicts_with = "json")]
+    verbose: bool,
+    /// One JSON object per file written (`session`, `path`), no summary.
+    #[arg(long)]
+    json: bool,
+}
+
+/// What the conversion did, for the summary line.
+#[derive(Default)]
+struct Tally {
+    /// Conversations and sessions converted (sub-agents included).
+    converted: u64,
+    /// Those that could not be read or converted.
+    failed: u64,
+}
+
+/// Where the converted sessions go: written into a directory, or reported.
+struct Sink<'a> {
+    args: &'a ConvertArgs,
+    out: &'a mut Out,
+    pending: DirSync,
+    tally: Tally,
 }
 
 /// Runs `asf convert`.
 pub fn run(a: ConvertArgs, out: &mut Out) -> Res<u8> {
-    std::fs::create_dir_all(&a.out_dir)
-        .map_err(|e| Fail::Fatal(format!("{}: {e}", a.out_dir.display())))?;
+    let mut targets = Vec::new();
     let mut status = Status::OK;
-    let mut pending = DirSync::new();
-    let mut reader = Reader::new();
-    let mut conv = agentlog::openhands::Conversation::default();
-    let mut parser = agentlog::json::Parser::new();
     for path in &a.paths {
         let target = resolve(path).map_err(Fail::Fatal)?;
         if let Some(msg) = nothing_found(path, &target) {
@@ -57,10 +86,35 @@ pub fn run(a: ConvertArgs, out: &mut Out) -> Res<u8> {
             status.raise(Status::PROBLEMS);
             continue;
         }
+        targets.push((path, target));
+    }
+    if let (Some(dir), false) = (&a.out_dir, a.report) {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            Fail::Fatal(format!("{}: {e} (give another -o OUT_DIR)", dir.display()))
+        })?;
+    }
+    let total: u64 = targets
+        .iter()
+        .map(|(_, t)| match t {
+            Target::OpenHands { dirs, .. } => dirs.len() as u64,
+            _ => 0,
+        })
+        .sum();
+    let progress = Progress::new(total, "conversations");
+    let mut sink = Sink {
+        args: &a,
+        out,
+        pending: DirSync::new(),
+        tally: Tally::default(),
+    };
+    let mut reader = Reader::new();
+    let mut conv = agentlog::openhands::Conversation::default();
+    let mut parser = agentlog::json::Parser::new();
+    for (path, target) in targets {
         let dirs = match target {
             Target::OpenHands { dirs, .. } => dirs,
             Target::OcChat { root } => {
-                occhat(&root, &a, out, &mut pending, &mut status)?;
+                occhat(&root, &mut sink, &mut status)?;
                 continue;
             }
             Target::Asf { .. } => {
@@ -78,6 +132,7 @@ pub fn run(a: ConvertArgs, out: &mut Out) -> Res<u8> {
                     Ok(c) => c,
                     Err(e) => {
                         error(&format!("{}: {e}", node.dir.display()));
+                        sink.tally.failed += 1;
                         status.raise(Status::PROBLEMS);
                         return Ok(());
                     }
@@ -87,32 +142,38 @@ pub fn run(a: ConvertArgs, out: &mut Out) -> Res<u8> {
                     subsessions: c.subagents().iter().map(|n| session_id(n)).collect(),
                 };
                 match convert_with(c, &options) {
-                    Ok(done) => emit(&a.out_dir, a.report, &done, out, &mut pending)?,
+                    Ok(done) => sink.emit(&done)?,
                     Err(e) => {
                         error(&format!("{}: {e}", node.dir.display()));
+                        sink.tally.failed += 1;
                         status.raise(Status::PROBLEMS);
                     }
                 }
                 Ok(())
             })?;
+            progress.inc(1);
         }
     }
-    pending.finish().map_err(|e| Fail::Fatal(e.to_string()))?;
+    progress.finish();
+    std::mem::take(&mut sink.pending)
+        .finish()
+        .map_err(|e| Fail::Fatal(e.to_string()))?;
+    sink.summary()?;
     Ok(status.code())
 }
 
 /// Converts every session of an OC Chat sessions directory.
-fn occhat(
-    root: &Path,
-    a: &ConvertArgs,
-    out: &mut Out,
-    dirs: &mut DirSync,
-    status: &mut Status,
-) -> Res<()> {
+fn occhat(root: &Path, sink: &mut Sink<'_>, status: &mut Status) -> Res<()> {
     let store = SessionStore::new(root);
     let list = store.list_sessions();
     for skipped in &list.skipped {
-        error(&format!("{skipped:?}"));
+        error(&format!(
+            "{} (session not converted; the others are: repair or move the file, \
+             `agentlog check {}` lists every problem)",
+            skipped.error,
+            root.display()
+        ));
+        sink.tally.failed += 1;
         status.raise(Status::PROBLEMS);
     }
     for entry in &list.sessions {
@@ -125,41 +186,72 @@ fn occhat(
             Ok(d) => d,
             Err(e) => {
                 error(&format!("{path}: {e}"));
+                sink.tally.failed += 1;
                 status.raise(Status::PROBLEMS);
                 continue;
             }
         };
-        emit(&a.out_dir, a.report, &done, out, dirs)?;
+        sink.emit(&done)?;
     }
     Ok(())
 }
 
-/// Writes one converted session and prints its path (or its report).
-fn emit(
-    out_dir: &Path,
-    report: bool,
-    done: &Converted,
-    out: &mut Out,
-    dirs: &mut DirSync,
-) -> Res<()> {
-    let file = out_dir.join(format!("{}.jsonl", done.session_id));
-    write(&file, &done.bytes, dirs)?;
-    if report {
-        for row in &done.report {
-            out.json_line(
+impl Sink<'_> {
+    /// Writes one converted session and prints its path (or its report).
+    fn emit(&mut self, done: &Converted) -> Res<()> {
+        self.tally.converted += 1;
+        if self.args.report {
+            for row in &done.report {
+                self.out.json_line(
+                    &Obj::new()
+                        .put("session", done.session_id.as_str())
+                        .put("event", row.event.as_str())
+                        .put("kind", row.kind.as_str())
+                        .put("outcome", row.outcome.code())
+                        .put("detail", row.outcome.to_string())
+                        .done(),
+                )?;
+            }
+            return Ok(());
+        }
+        let Some(out_dir) = &self.args.out_dir else {
+            return Ok(());
+        };
+        let file = out_dir.join(format!("{}.jsonl", done.session_id));
+        write(&file, &done.bytes, &mut self.pending)?;
+        if self.args.json {
+            self.out.json_line(
                 &Obj::new()
                     .put("session", done.session_id.as_str())
-                    .put("event", row.event.as_str())
-                    .put("kind", row.kind.as_str())
-                    .put("outcome", row.outcome.code())
-                    .put("detail", row.outcome.to_string())
+                    .put("path", crate::out::path_str(&file))
                     .done(),
             )?;
+        } else if self.args.verbose {
+            self.out.line(&file.display().to_string())?;
         }
-    } else {
-        out.line(&file.display().to_string())?;
+        Ok(())
     }
-    Ok(())
+
+    /// The summary line (plain output only).
+    fn summary(&mut self) -> Res<()> {
+        if self.args.report || self.args.json {
+            return Ok(());
+        }
+        let Some(out_dir) = &self.args.out_dir else {
+            return Ok(());
+        };
+        let failed = if self.tally.failed > 0 {
+            format!("; {} could not be converted", self.tally.failed)
+        } else {
+            String::new()
+        };
+        self.out.line(&format!(
+            "converted {}: {} in {}{failed}",
+            plural(self.tally.converted, "conversation", "conversations"),
+            plural(self.tally.converted, "session file", "session files"),
+            out_dir.display()
+        ))
+    }
 }
 
 /// Writes a session file as [`agentlog::output`] says (the bytes in one

@@ -6,7 +6,9 @@
 //! | problem | what |
 //! |---|---|
 //! | `malformed` | an event file in the sequence that is empty, too large, not a regular file, not JSON or not an object |
-//! | `gap` | an event file after a missing index (OpenHands does not read it) |
+//! | `gap` | the event files after a missing index (OpenHands does not read them): one problem for them all, named by the first |
+//! | `id-mismatch` | an event whose file name holds another ID than its `id` member (OpenHands indexes it by the name's) |
+//! | `duplicate-id` | an event whose `id` member is an earlier event's too |
 //! | `duplicate` | a second event file for an index |
 //! | `bad-name` | a file of `events/` whose name is not an event file's |
 //! | `bad-state` | `base_state.json` that does not read as a JSON object |
@@ -43,7 +45,8 @@ Examples:
   agentlog check ~/.openhands/conversations
   agentlog check ~/.openhands/conversations oc_chat/sessions --json
 
-Problems: malformed, gap, duplicate, bad-name, bad-state, bad-meta,
+Problems: malformed, gap (one for every file after a missing index),
+duplicate, id-mismatch, duplicate-id, bad-name, bad-state, bad-meta,
 round-trip, unreadable, unlistable, occhat-unreadable, occhat-invalid,
 incomplete-tail. JSON lines have the keys path, problem, detail.
 
@@ -313,6 +316,37 @@ fn round_trip_event(kind: &Kind<'_>, root: Value<'_>, second: &mut Parser) -> Re
     }
 }
 
+/// Events whose file name holds another ID than their `id` member, and
+/// `id` members an earlier event has too.
+fn check_ids(conv: &Conversation, events_dir: &Path, problems: &mut Vec<Problem>) {
+    let mut seen: std::collections::HashMap<&str, (u64, &str)> = std::collections::HashMap::new();
+    for e in conv.events() {
+        let Some(id) = e.id() else { continue };
+        let path = events_dir.join(e.file_name());
+        if id != e.file_id() {
+            problems.push(Problem::new(
+                &path,
+                "id-mismatch",
+                format!(
+                    "the file name holds the ID {} but the id member is {id} \
+                     (OpenHands finds the event by the name's)",
+                    e.file_id()
+                ),
+            ));
+        }
+        match seen.get(id) {
+            Some((index, file)) => problems.push(Problem::new(
+                &path,
+                "duplicate-id",
+                format!("the id {id} is event {index}'s too ({file})"),
+            )),
+            None => {
+                seen.insert(id, (e.index(), e.file_name()));
+            }
+        }
+    }
+}
+
 fn check_conversation(
     conv: &Conversation,
     (first, second): &mut (Parser, Parser),
@@ -326,14 +360,44 @@ fn check_conversation(
         problems.push(Problem::new(dir, "unlistable", e.to_string()));
     }
     let events_dir = dir.join(openhands::DIR_EVENTS);
+    // The files after a gap are one problem, named by the first of them.
+    let mut gap: Option<(String, String, usize)> = None;
     for f in conv.files() {
         let problem = match f.status() {
             FileStatus::Event => continue,
+            FileStatus::Gap => {
+                match &mut gap {
+                    None => gap = Some((f.name().to_owned(), f.name().to_owned(), 1)),
+                    Some((_, last, n)) => {
+                        f.name().clone_into(last);
+                        *n += 1;
+                    }
+                }
+                continue;
+            }
             s => s.as_str(),
         };
         let reason = f.reason().map(|r| r.to_string()).unwrap_or_default();
         problems.push(Problem::new(&events_dir.join(f.name()), problem, reason));
     }
+    if let Some((first, last, n)) = gap {
+        let missing = conv.event_files().gap().unwrap_or(0);
+        let detail = match n {
+            1 => format!(
+                "no event file has index {missing}, so OpenHands does not read this one \
+                 (it reads events 0 to {})",
+                missing.saturating_sub(1)
+            ),
+            n => format!(
+                "no event file has index {missing}, so OpenHands does not read this one and \
+                 the {} after it, to {last} (it reads events 0 to {})",
+                n - 1,
+                missing.saturating_sub(1)
+            ),
+        };
+        problems.push(Problem::new(&events_dir.join(first), "gap", detail));
+    }
+    check_ids(conv, &events_dir, problems);
     if let Some(e) = conv.state().and_then(|f| f.error()) {
         problems.push(Problem::new(
             &dir.join(openhands::FILE_BASE_STATE),

@@ -88,12 +88,27 @@ pub struct Args {
     #[cfg(feature = "parquet")]
     #[command(flatten)]
     parquet: crate::export_parquet::ParquetArgs,
+    /// `--parquet` in a build without the feature: taken, so that the
+    /// command can say how to get a build that has it.
+    #[cfg(not(feature = "parquet"))]
+    #[arg(long, value_name = "OUT_DIR", hide = true, num_args = 0..=1)]
+    parquet: Option<Option<PathBuf>>,
 }
+
+/// What `export --parquet` says in a build without the Parquet writer.
+#[cfg(not(feature = "parquet"))]
+const NO_PARQUET: &str = "this agentlog was built without Parquet export: build it with \
+    `cargo install agentlog --features cli,parquet` (or `cargo build --features cli,parquet`), \
+    or export JSON lines (drop --parquet)";
 
 /// Runs the command.
 pub fn run(args: Args, stdout: &mut Out) -> Res<u8> {
     // JSON lines unless --parquet, whether or not --jsonl is given.
     let _jsonl_is_the_default = args.jsonl;
+    #[cfg(not(feature = "parquet"))]
+    if args.parquet.is_some() {
+        return Err(crate::out::Fail::Fatal(NO_PARQUET.to_owned()));
+    }
     #[cfg(feature = "parquet")]
     if let Some(dir) = &args.parquet.parquet {
         let cp = args.checkpoint.as_deref();

@@ -10,7 +10,7 @@
 //!   `--sessions-dir`): OC Chat's HTML export
 //!   ([`agentlog::occhat::render_html`], written by `SessionStore::export_html`).
 //!
-//! The page goes to `-o FILE` as every output path is written
+//! The page goes to standard output, or to `-o FILE` as every output path is written
 //! ([`agentlog::output`]: a regular file replaced atomically when complete,
 //! a device or FIFO in place, through a symbolic link to its target, `-`
 //! standard output). An OpenHands transcript is never written into the
@@ -34,15 +34,15 @@ const HELP: &str = "\
 Examples:
   agentlog html ~/.openhands/conversations/<id> -o transcript.html
   agentlog html oc_chat/sessions/weekly-report -o report.html
-  agentlog html --sessions-dir oc_chat/sessions weekly-report -o - > report.html
+  agentlog html --sessions-dir oc_chat/sessions weekly-report > report.html
 
 The page loads nothing from the network: inline CSS, no script, images
-embedded as data: URLs. -o FILE: a regular file is replaced when complete,
-a device or FIFO written in place, - is standard output.
+embedded as data: URLs. It goes to standard output without -o; -o FILE: a
+regular file is replaced when complete, a device or FIFO written in place,
+- is standard output.
 
-Exit status: 0 written; 1 the session or --branch event is not there, a
-chat log or sub-agent could not be read (the page says which); 2 usage
-error, or a path that cannot be read or written.";
+Status 1 also when a chat log or sub-agent could not be read (the page says
+which).";
 
 /// Write a self-contained HTML transcript of a conversation or OC Chat session.
 #[derive(clap::Args, Debug)]
@@ -53,8 +53,8 @@ pub struct Args {
     /// session's name.
     #[arg(value_name = "PATH")]
     path: PathBuf,
-    /// Where to write the page (`-`: standard output).
-    #[arg(short, long, value_name = "FILE")]
+    /// Where to write the page (default and `-`: standard output).
+    #[arg(short, long, value_name = "FILE", default_value = "-")]
     output: PathBuf,
     /// PATH names a session of this OC Chat sessions directory.
     #[arg(long, value_name = "DIR")]

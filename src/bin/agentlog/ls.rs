@@ -33,6 +33,7 @@ use rayon::prelude::*;
 
 use crate::ids::Shortener;
 use crate::out::{Obj, Out, Res, Status, one_line, path_str, warn};
+use crate::table::Col;
 use crate::target::{MAX_SUBAGENT_DEPTH, Paths, Target, for_each_target, par_ordered};
 use crate::when::minute;
 
@@ -53,7 +54,8 @@ is not listed (`export --checkpoint` prints a `removed` record for it). A
 checkpoint file is one consumer's: give each command its own.
 
 Status 1 also when a listed conversation's base_state.json, meta.json or
-events/ could not be read (each reported on standard error).";
+events/ could not be read, or events/ misses an index that later files have
+(each reported on standard error).";
 
 /// List the conversations (OpenHands) or sessions (OC Chat) under each PATH.
 #[derive(clap::Args, Debug)]
@@ -180,10 +182,12 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
     Ok(status.code())
 }
 
-/// The human listing: aligned columns, IDs shortened to a unique prefix
-/// (OpenHands and ASF IDs; OC Chat names whole), times in one format
-/// ([`crate::when`]), the path relative to the directory all rows share
-/// (a directory named by the ID shown by the ID's prefix), the title last.
+/// The human listing: aligned columns ([`crate::table`]: display widths,
+/// the widest column cut in the middle until the table fits the terminal,
+/// every column kept), IDs shortened to a unique prefix (OpenHands and ASF
+/// IDs; OC Chat names whole), times in one format ([`crate::when`]), the
+/// path relative to the directory all rows share (a directory named by the
+/// ID shown by the ID's prefix), a TITLE column last when a row has one.
 /// `created` is in `--json` only.
 fn table(rows: &[Row], out: &mut Out) -> Res<()> {
     if rows.is_empty() {
@@ -199,7 +203,8 @@ fn table(rows: &[Row], out: &mut Out) -> Res<()> {
     let text = |s: &Option<String>| s.as_deref().map_or_else(|| "-".into(), one_line);
     let count = |v: Option<u64>| v.map_or_else(|| "-".into(), group);
     let time = |t: &Option<String>| t.as_deref().map_or_else(|| "-".into(), |t| minute(t, &tz));
-    const HEAD: [&str; 7] = [
+    let any_title = rows.iter().any(|r| r.title.is_some());
+    let mut head = vec![
         "FORMAT",
         "ID",
         "EVENTS",
@@ -208,7 +213,20 @@ fn table(rows: &[Row], out: &mut Out) -> Res<()> {
         "MODEL",
         "PATH",
     ];
-    let cells: Vec<([String; 7], Option<String>)> = rows
+    let mut kinds = vec![
+        Col::Fixed,
+        Col::Text,
+        Col::Number,
+        Col::Number,
+        Col::Fixed,
+        Col::Text,
+        Col::Text,
+    ];
+    if any_title {
+        head.push("TITLE");
+        kinds.push(Col::Text);
+    }
+    let cells: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
             let id = match (&r.id, r.format) {
@@ -229,72 +247,26 @@ fn table(rows: &[Row], out: &mut Out) -> Res<()> {
                 _ => rel.to_path_buf(),
             };
             let rel = rel.to_string_lossy().into_owned();
-            (
-                [
-                    r.format.to_owned(),
-                    id,
-                    count(r.events),
-                    count(r.subagents),
-                    time(&r.updated),
-                    text(&r.model),
-                    one_line(&rel),
-                ],
-                r.title.as_deref().map(one_line),
-            )
+            let mut row = vec![
+                r.format.to_owned(),
+                id,
+                count(r.events),
+                count(r.subagents),
+                time(&r.updated),
+                text(&r.model),
+                one_line(&rel),
+            ];
+            if any_title {
+                row.push(text(&r.title));
+            }
+            row
         })
         .collect();
-    let mut width = HEAD.map(|h| h.chars().count());
-    for (c, _) in &cells {
-        for (w, cell) in width.iter_mut().zip(c) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    // Long model names are cut, so that the path keeps its room.
-    width[5] = width[5].min(MODEL_WIDTH);
-    let cells: Vec<([String; 7], Option<String>)> = cells
-        .into_iter()
-        .map(|(mut c, t)| {
-            c[5] = crate::brief::fit(&c[5], MODEL_WIDTH);
-            (c, t)
-        })
-        .collect();
-    let columns = crate::brief::columns();
-    let line = |c: &[String; 7], title: Option<&str>| {
-        let mut l = String::new();
-        for (i, (cell, w)) in c.iter().zip(width).enumerate() {
-            if i > 0 {
-                l.push_str("  ");
-            }
-            // Numbers right-aligned, the last column not padded.
-            match i {
-                2 | 3 => l.push_str(&format!("{cell:>w$}")),
-                // A path too long for the line keeps its end.
-                6 => {
-                    let room = columns.saturating_sub(l.chars().count()).max(12);
-                    l.push_str(&crate::brief::fit_end(cell, room));
-                }
-                _ => l.push_str(&format!("{cell:<w$}")),
-            }
-        }
-        // The title in what room is left.
-        let room = columns.saturating_sub(l.chars().count() + 2);
-        if let Some(t) = title
-            && room >= 10
-        {
-            l.push_str("  ");
-            l.push_str(&crate::brief::fit(t, room));
-        }
-        crate::brief::fit(&l, columns)
-    };
-    out.line(&line(&HEAD.map(str::to_owned), None))?;
-    for (c, title) in &cells {
-        out.line(&line(c, title.as_deref()))?;
+    for l in crate::table::lines(&head, &kinds, &cells, crate::brief::columns()) {
+        out.line(&l)?;
     }
     Ok(())
 }
-
-/// The most characters of a model name `ls` shows.
-const MODEL_WIDTH: usize = 28;
 
 /// The deepest directory every path is under (the parent of a lone path).
 fn common_dir<'a>(paths: impl Iterator<Item = &'a Path>) -> std::path::PathBuf {
@@ -423,6 +395,21 @@ fn openhands_row(parser: &mut Parser, dir: &Path) -> Row {
         }
     };
     let events = files.as_ref().map(|f| f.len() as u64);
+    if let Some(f) = &files
+        && let Some(missing) = f.gap()
+    {
+        let after = f
+            .files()
+            .filter(|f| f.status() == openhands::FileStatus::Gap)
+            .count();
+        problems.push(format!(
+            "{}: no event file has index {missing}: {} after it not read, the {} \
+             counted are those before (`agentlog check` lists the files)",
+            events_dir.display(),
+            crate::out::plural(after as u64, "event file", "event files"),
+            crate::out::plural(missing, "event", "events"),
+        ));
+    }
     let mut ts = |name: &str| {
         with_json(&events_dir.join(name), parser, &mut buf, |root| {
             str_member(root, "timestamp")

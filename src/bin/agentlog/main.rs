@@ -26,6 +26,7 @@ mod out;
 mod progress;
 mod since;
 mod stats;
+mod table;
 mod target;
 mod tree;
 mod view;
@@ -98,7 +99,10 @@ fn with_exit_status(cmd: Command) -> Command {
         Some(h) => format!("{h}\n\n{EXIT_STATUS}"),
         None => EXIT_STATUS.to_owned(),
     };
-    cmd.after_help(help).mut_subcommands(with_exit_status)
+    // Help wrapped to the terminal, never wider than 100 columns.
+    cmd.after_help(help)
+        .max_term_width(100)
+        .mut_subcommands(with_exit_status)
 }
 
 fn main() -> ExitCode {

@@ -12,7 +12,10 @@
 //! - `show NAME --json`: `{"filepath": META FILE, "validated": BOOL,
 //!   "metadata": META, "messages": [MESSAGE…], "chat_log_load_failed": BOOL}`;
 //! - `migrate --json`: the migration summary (`migrated`, `recovered`,
-//!   `orphans_moved`, `errors`).
+//!   `orphans_moved`, `errors`);
+//! - `migrate --dry-run --json`: the plan, `{"sessions": [{"from", "to"}],
+//!   "orphans": [PATH], "errors": [TEXT]}`: what the migration would
+//!   migrate, move to `legacy/` and report (the files read as it reads them).
 
 use std::path::{Path, PathBuf};
 
@@ -138,7 +141,9 @@ enum Cmd {
     #[command(
         after_help = "Example:\n  agentlog occhat --sessions-dir old_sessions migrate --dry-run\n\n\
         JSON: {\"migrated\", \"recovered\", \"orphans_moved\", \"errors\"}; with\n\
-        --dry-run {\"sessions\": [{\"from\", \"to\"}], \"orphans\": [PATH]}."
+        --dry-run {\"sessions\": [{\"from\", \"to\"}], \"orphans\": [PATH], \"errors\": [TEXT]}:\n\
+        the dry run reads every file the migration reads, so it predicts the same\n\
+        sessions, orphans and errors (status 1 when there would be errors)."
     )]
     Migrate {
         #[command(flatten)]
@@ -464,6 +469,12 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
                                     plan.orphans.iter().map(|p| path_str(p).into()).collect(),
                                 ),
                             )
+                            .put(
+                                "errors",
+                                OwnedValue::Array(
+                                    plan.errors.iter().map(|e| e.as_str().into()).collect(),
+                                ),
+                            )
                             .done(),
                     )?;
                 } else {
@@ -473,8 +484,13 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
                     for o in &plan.orphans {
                         out.line(&format!("{} -> legacy/", o.display()))?;
                     }
+                    let errors = if plan.errors.is_empty() {
+                        String::new()
+                    } else {
+                        format!(", {}", plural(plan.errors.len() as u64, "error", "errors"))
+                    };
                     out.line(&format!(
-                        "would migrate {} and move {} to legacy/ (dry run: nothing written)",
+                        "would migrate {} and move {} to legacy/{errors} (dry run: nothing written)",
                         plural(plan.sessions.len() as u64, "session", "sessions"),
                         plural(
                             plan.orphans.len() as u64,
@@ -482,6 +498,12 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
                             "orphan chat logs"
                         )
                     ))?;
+                    for e in &plan.errors {
+                        out.line(&format!("  error: {e}"))?;
+                    }
+                }
+                if !plan.errors.is_empty() {
+                    return Ok(Status::PROBLEMS.code());
                 }
                 return Ok(Status::OK.code());
             }

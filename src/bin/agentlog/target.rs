@@ -21,10 +21,9 @@ use std::path::{Path, PathBuf};
 
 use agentlog::ReadAhead;
 use agentlog::json::{Document, Parser};
-use agentlog::occhat::{ARCHIVE_DIR_NAME, CLEAN_EXIT_MARKER_NAME, LEGACY_DIR_NAME};
+use agentlog::occhat::{ARCHIVE_DIR_NAME, LEGACY_DIR_NAME};
 use agentlog::openhands::{
-    self, Conversation, DIR_EVENTS, FILE_BASE_STATE, Parsed, ReadError, Reader, discover_with,
-    is_conversation_dir,
+    self, Conversation, Parsed, ReadError, Reader, discover_with, is_conversation_dir,
 };
 
 use crate::out::{Fail, Res, Status, warn};
@@ -52,38 +51,10 @@ pub enum Target {
     },
 }
 
-/// Whether `dir` looks like an OC Chat sessions root (see the module docs).
+/// Whether `dir` looks like an OC Chat sessions root (see the module docs):
+/// [`agentlog::occhat::is_sessions_dir`].
 pub fn is_occhat_root(dir: &Path) -> bool {
-    if dir.join(CLEAN_EXIT_MARKER_NAME).is_file()
-        || dir.join(ARCHIVE_DIR_NAME).is_dir()
-        || dir.join(LEGACY_DIR_NAME).is_dir()
-        || dir.join("Chat_logs").is_dir()
-    {
-        return true;
-    }
-    let Ok(rd) = fs::read_dir(dir) else {
-        return false;
-    };
-    let mut subdirs: Vec<PathBuf> = rd
-        .flatten()
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .map(|e| e.path())
-        .collect();
-    subdirs.sort();
-    for sub in subdirs {
-        let Ok(rd) = fs::read_dir(&sub) else { continue };
-        for e in rd.flatten() {
-            let name = e.file_name();
-            let name = name.to_string_lossy();
-            if name.ends_with("_meta.json") {
-                return true;
-            }
-            if name == FILE_BASE_STATE || name == DIR_EVENTS {
-                return false;
-            }
-        }
-    }
-    false
+    agentlog::occhat::is_sessions_dir(dir)
 }
 
 /// The PATH arguments of the commands that take any number of stores.

@@ -34,7 +34,11 @@ Examples:
 The SDK version that wrote the conversation is inferred from its files;
 --sdk-version forces one (a release the crate knows; an unknown one is a
 usage error). --branch takes an event ID or a unique prefix of one (see
-`agentlog tree PATH`); status 1 when it names no event or several.";
+`agentlog tree PATH`); status 1 when it names no event or several.
+
+A missing event file: OpenHands reads the events before it only, and so
+does the view (up to the last of them when the state's head is after the
+gap), with a warning naming the gap and status 1.";
 
 /// Print the messages the model would be sent next (the conversation's view).
 #[derive(clap::Args, Debug)]
@@ -111,7 +115,7 @@ fn describe(issue: &ViewIssue, conv: &Conversation) -> String {
                         EventProblem::MissingMember(m) => {
                             format!("the member {m} is missing or of another type")
                         }
-                        other => format!("{other:?}"),
+                        other => other.to_string(),
                     };
                     if file.is_empty() {
                         format!("event {index}: {what}")
@@ -139,7 +143,7 @@ fn describe(issue: &ViewIssue, conv: &Conversation) -> String {
         ViewIssue::ConflictingEvidence => {
             "the files' version evidence contradicts itself".to_owned()
         }
-        other => format!("{other:?}"),
+        other => other.to_string(),
     }
 }
 
@@ -163,11 +167,41 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
             Some(crate::ids::by_prefix(given, ids.iter().copied(), "event", &place)?.to_owned())
         }
     };
-    let options = ViewOptions {
+    let mut options = ViewOptions {
         version: args.sdk_version,
         head,
     };
-    let view = View::from_conversation(&conv, &options);
+    let mut view = View::from_conversation(&conv, &options);
+    // A missing event file: OpenHands reads the events before it only. A
+    // head among the events after it names none of those read; the view is
+    // then the branch ending at the last event read, said so.
+    let mut status = Status::OK;
+    if let Some(missing) = conv.event_files().gap() {
+        let after = conv
+            .files()
+            .filter(|f| f.status() == agentlog::openhands::FileStatus::Gap)
+            .count();
+        let mut said = format!(
+            "{}: no event file has index {missing}: {} after it not read; the view \
+             is of events 0 to {}",
+            conv.dir().display(),
+            crate::out::plural(after as u64, "event file", "event files"),
+            missing.saturating_sub(1)
+        );
+        if args.branch.is_none()
+            && matches!(view.tree().head(), Head::Dangling(_))
+            && let Some(last) = conv.events().last()
+        {
+            said.push_str(&format!(
+                ", up to event {} (the state's head is among those not read)",
+                last.index()
+            ));
+            options.head = Some(last.file_id().to_owned());
+            view = View::from_conversation(&conv, &options);
+        }
+        warn(&said);
+        status.raise(Status::PROBLEMS);
+    }
     if let (Some(id), Head::Dangling(_)) = (&args.branch, view.tree().head()) {
         return Err(Fail::Problem(format!(
             "{}: no event with ID {id} to view the branch of",
@@ -191,16 +225,16 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
                 out.line(&id)?;
             }
         }
-        return Ok(Status::OK.code());
+        return Ok(status.code());
     }
     if args.sdk_messages {
         out.json_pretty(&OwnedValue::Array(view.sdk_messages()))?;
-        return Ok(Status::OK.code());
+        return Ok(status.code());
     }
     let wire = view.wire_messages();
     if args.json {
         out.json_pretty(&OwnedValue::Array(wire))?;
-        return Ok(Status::OK.code());
+        return Ok(status.code());
     }
     let det = view.version();
     out.line(&format!(
@@ -214,7 +248,7 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
     for (i, m) in wire.iter().enumerate() {
         render(out, i, m, args.full)?;
     }
-    Ok(Status::OK.code())
+    Ok(status.code())
 }
 
 /// How many lines of a system prompt or tool output are shown without

@@ -97,6 +97,7 @@
 //!   corpus oracles of 1.58.2 only (the SDK sources read stop at 1.43.1).
 
 mod build;
+mod describe;
 mod event;
 mod heads;
 mod message;
@@ -180,6 +181,13 @@ impl<'a> ViewInput<'a> {
             base_state: conv.state().map(|f| f.raw()),
             sidecars,
         }
+    }
+}
+
+/// [`View::of`]: the view with the default options.
+impl<'a> From<&'a super::Conversation> for View<'a> {
+    fn from(conv: &'a super::Conversation) -> View<'a> {
+        View::of(conv)
     }
 }
 
@@ -561,8 +569,17 @@ impl<'a> View<'a> {
 
     /// Builds the view of a conversation the reader read
     /// ([`read_conversation`](super::read_conversation)).
+    /// [`View::of`] is the same with the default options.
     pub fn from_conversation(conv: &'a super::Conversation, options: &ViewOptions) -> View<'a> {
         View::build(&ViewInput::from_conversation(conv), options)
+    }
+
+    /// The view of a conversation with the default options (the SDK
+    /// version inferred from the files, the state's head):
+    /// [`from_conversation`](Self::from_conversation) with
+    /// [`ViewOptions::default`]. Also `View::from(&conv)`.
+    pub fn of(conv: &'a super::Conversation) -> View<'a> {
+        View::from_conversation(conv, &ViewOptions::default())
     }
 
     /// The version whose behaviour the view reproduces, and why.

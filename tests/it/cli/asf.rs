@@ -49,7 +49,11 @@ fn check_reports_problems_with_codes_and_exit_status() {
         "{}",
         String::from_utf8_lossy(&ok.stdout)
     );
-    assert!(ok.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8_lossy(&ok.stdout),
+        "checked 3 ASF session files: no problems\n",
+        "what was checked, said on success"
+    );
 
     let bad = run(&[
         "asf",
@@ -207,6 +211,7 @@ fn convert_writes_verifying_files_and_reports_every_event() {
         store.to_str().unwrap(),
         "-o",
         out_dir.to_str().unwrap(),
+        "--verbose",
     ]);
     assert_eq!(
         out.status.code(),
@@ -214,11 +219,20 @@ fn convert_writes_verifying_files_and_reports_every_event() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let files: Vec<String> = String::from_utf8(out.stdout)
+    let mut files: Vec<String> = String::from_utf8(out.stdout)
         .unwrap()
         .lines()
         .map(str::to_owned)
         .collect();
+    let summary = files.pop().unwrap();
+    assert_eq!(
+        summary,
+        format!(
+            "converted {n} conversations: {n} session files in {}",
+            out_dir.display(),
+            n = files.len()
+        )
+    );
     assert!(
         files.len() >= 2,
         "a conversation and its sub-agent: {files:?}"
@@ -408,7 +422,10 @@ fn check_without_request_hashes_leaves_out_only_that_comparison() {
         "{}",
         String::from_utf8_lossy(&entries.stdout)
     );
-    assert!(entries.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8_lossy(&entries.stdout),
+        "checked 1 ASF session file: no problems (request hashes not compared)\n"
+    );
     // Everything else is still checked.
     let broken = run(&[
         "asf",
@@ -417,4 +434,145 @@ fn check_without_request_hashes_leaves_out_only_that_comparison() {
         &fixture("duplicate-id"),
     ]);
     assert_eq!(broken.status.code(), Some(1));
+}
+
+/// `asf convert` prints one summary line (the paths with `--verbose`, JSON
+/// objects with `--json`); `--report` prints the report instead of writing
+/// the files, and needs no `-o`.
+#[test]
+fn convert_summarises_and_report_writes_nothing() {
+    let store = common::corpus_dir().join("openhands/1.58.2/subagent");
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("out");
+    let (s, o) = (store.to_str().unwrap(), out_dir.to_str().unwrap());
+    let out = run(&["asf", "convert", "--report", s, "-o", o]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(!json_rows(&out.stdout).is_empty());
+    assert!(!out_dir.exists(), "--report writes no files, nor OUT_DIR");
+    let out = run(&["asf", "convert", "--report", s]);
+    assert_eq!(out.status.code(), Some(0), "no -o needed with --report");
+    let out = run(&["asf", "convert", s, "-o", o]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let written = std::fs::read_dir(&out_dir).unwrap().count();
+    assert_eq!(
+        text,
+        format!("converted {written} conversations: {written} session files in {o}\n")
+    );
+    let out = run(&["asf", "convert", s, "-o", o, "--json"]);
+    let rows = json_rows(&out.stdout);
+    assert_eq!(rows.len(), written);
+    for r in &rows {
+        let keys: Vec<&str> = r.as_object().unwrap().iter().map(|(k, _)| k).collect();
+        assert_eq!(keys, ["session", "path"]);
+    }
+}
+
+/// An OC Chat store with a meta that does not parse: `asf convert` says
+/// which file, what is wrong and what to do, on one line (never Rust's
+/// `Debug` form), and converts the other sessions.
+#[test]
+fn convert_of_a_damaged_occhat_store_says_so_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let sessions = dir.path().join("sessions");
+    common::copy_tree(
+        &common::corpus_dir().join("occhat/sample_recovery/sessions"),
+        &sessions,
+    );
+    let meta = sessions.join("all-good/all-good_2025-04-09--10-07-00_meta.json");
+    std::fs::write(&meta, b"{\"session_name\": \"all-good\", \"model\": ").unwrap();
+    let out_dir = dir.path().join("out");
+    let out = run(&[
+        "asf",
+        "convert",
+        sessions.to_str().unwrap(),
+        "-o",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    let line = lines[0];
+    assert!(
+        line.starts_with("error: ") && line.contains(meta.to_str().unwrap()),
+        "{line}"
+    );
+    for debug in ["Skipped {", "Json {", "JsonError", "kind:", "Some("] {
+        assert!(!line.contains(debug), "Debug output: {line}");
+    }
+    assert!(line.contains("agentlog check"), "what to do: {line}");
+    assert!(
+        std::fs::read_dir(&out_dir).unwrap().count() > 0,
+        "the others converted"
+    );
+}
+
+/// `asf check DIR` checks the directory's own ASF session files; a
+/// directory without one is nothing found (status 1, one line).
+#[test]
+fn check_takes_a_directory_of_session_files() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["basic", "branch"] {
+        std::fs::copy(fixture(name), dir.path().join(format!("{name}.jsonl"))).unwrap();
+    }
+    let out = run(&["asf", "check", dir.path().to_str().unwrap()]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "checked 2 ASF session files: no problems\n"
+    );
+    let empty = tempfile::tempdir().unwrap();
+    let out = run(&["asf", "check", empty.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no ASF session file here"), "{err}");
+    assert_eq!(err.lines().count(), 1);
+}
+
+/// `asf context --leaf` takes the 12-digit prefixes its listing prints.
+#[test]
+fn context_leaf_takes_the_prefixes_it_prints() {
+    let listing = run(&["asf", "context", &fixture("branch")]);
+    assert_eq!(listing.status.code(), Some(0));
+    let text = String::from_utf8(listing.stdout).unwrap();
+    let short = text
+        .lines()
+        .filter(|l| l.starts_with("  "))
+        .map(|l| l.split_whitespace().next().unwrap().to_owned())
+        .next()
+        .expect("an item line");
+    assert_eq!(short.len(), 12, "{short}");
+    for given in [short.clone(), format!("sha256:{short}")] {
+        let out = run(&[
+            "asf",
+            "context",
+            &fixture("branch"),
+            "--leaf",
+            &given,
+            "--json",
+        ]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{given}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v = &json_rows(&out.stdout)[0];
+        let leaf = v.get("leaf").unwrap().as_str().unwrap();
+        assert!(leaf.starts_with(&format!("sha256:{short}")), "{leaf}");
+    }
+    let out = run(&[
+        "asf",
+        "context",
+        &fixture("branch"),
+        "--leaf",
+        "ffffffffffff",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
 }

@@ -62,3 +62,97 @@ fn check_lists_every_problem() {
     // The sound part alone is clean.
     assert_eq!(code(&run(&["check", p(&d.subagent)])), 0);
 }
+
+/// A copy of the corpus's `chat` conversation with `events/` as `edit`
+/// leaves it; the conversation directory.
+fn chat_copy(tmp: &Path, edit: impl FnOnce(&Path, &[PathBuf])) -> PathBuf {
+    let src = scenario_dir("1.58.2", "chat");
+    let conv = tmp.join(src.file_name().unwrap());
+    common::copy_tree(&src, &conv);
+    let ev = conv.join("events");
+    let mut files: Vec<PathBuf> = fs::read_dir(&ev)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("event-")
+        })
+        .collect();
+    files.sort();
+    edit(&ev, &files);
+    conv
+}
+
+/// One missing event file: `check` reports the gap once, `ls` warns and
+/// exits 1, `view` gives the view up to the gap, naming it, status 1.
+#[test]
+fn one_missing_event_file_is_one_gap_everywhere() {
+    let tmp = tempfile::tempdir().unwrap();
+    let conv = chat_copy(tmp.path(), |_, files| {
+        assert!(files.len() > 6);
+        fs::remove_file(&files[4]).unwrap();
+    });
+    let out = run(&["check", p(&conv)]);
+    assert_eq!(code(&out), 1);
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert!(
+        lines[0].contains(": gap: no event file has index 4"),
+        "{text}"
+    );
+    assert!(lines[1].ends_with(": 1 problem"), "{text}");
+    let rows = json_lines(&stdout(&run(&["check", "--json", p(&conv)])));
+    assert_eq!(rows.len(), 1);
+    assert!(rows[0]["path"].as_str().unwrap().contains("event-00005-"));
+
+    let out = run(&["ls", p(&conv)]);
+    assert_eq!(code(&out), 1, "ls does not pass over a gap");
+    let err = stderr(&out);
+    assert!(err.contains("no event file has index 4"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+
+    let out = run(&["view", "--event-ids", p(&conv)]);
+    assert_eq!(code(&out), 1);
+    let err = stderr(&out);
+    assert!(
+        err.contains("no event file has index 4") && err.contains("up to event 3"),
+        "{err}"
+    );
+    let ids = stdout(&out);
+    assert!(!ids.is_empty(), "the view up to the gap, not an empty one");
+    let full = stdout(&run(&[
+        "view",
+        "--event-ids",
+        p(&scenario_dir("1.58.2", "chat")),
+    ]));
+    assert!(full.starts_with(&ids), "{ids} is not the start of {full}");
+}
+
+/// An event whose file name holds another ID than its content, repeating
+/// the previous event's ID: two problems, each naming the file.
+#[test]
+fn check_flags_an_event_id_that_is_not_its_file_name_and_repeats_another() {
+    let tmp = tempfile::tempdir().unwrap();
+    let conv = chat_copy(tmp.path(), |_, files| {
+        let prev: Value = json(&fs::read_to_string(&files[3]).unwrap());
+        let mut ev: Value = json(&fs::read_to_string(&files[4]).unwrap());
+        ev["id"] = prev["id"].clone();
+        fs::write(&files[4], serde_json::to_vec(&ev).unwrap()).unwrap();
+    });
+    let out = run(&["check", "--json", p(&conv)]);
+    assert_eq!(code(&out), 1, "{}", stdout(&out));
+    let rows = json_lines(&stdout(&out));
+    let problems: Vec<&str> = rows
+        .iter()
+        .map(|r| r["problem"].as_str().unwrap())
+        .collect();
+    assert!(problems.contains(&"id-mismatch"), "{problems:?}");
+    assert!(problems.contains(&"duplicate-id"), "{problems:?}");
+    for r in rows.iter().filter(|r| r["problem"] != "round-trip") {
+        assert!(r["path"].as_str().unwrap().contains("event-00004-"), "{r}");
+    }
+}

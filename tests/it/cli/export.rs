@@ -101,3 +101,20 @@ fn export_writes_an_event_on_several_lines_on_one() {
     );
     assert_eq!(l["conversation"], "0123456789abcdef0123456789abcdef");
 }
+
+/// `export --parquet` in a build without the feature says which build has
+/// it (not clap's advice to pass `--parquet` as a value). Runs in a build
+/// without `parquet` (`.ci/run` runs it so).
+#[cfg(not(feature = "parquet"))]
+#[test]
+fn parquet_without_the_feature_names_the_build_that_has_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("dataset");
+    let out = run(&["export", p(&openhands_corpus()), "--parquet", p(&dir)]);
+    assert_eq!(code(&out), 2);
+    let err = stderr(&out);
+    assert!(err.contains("--features cli,parquet"), "{err}");
+    assert!(!err.contains("-- --parquet"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(!dir.exists());
+}

@@ -358,9 +358,14 @@ fn command_refuses_and_exits_as_documented() {
     ]);
     assert_eq!(out.status.code(), Some(1));
     assert!(!page.exists());
-    // -o is required.
+    // Without -o the page is standard output, as `export` writes.
     let out = run(&[os("html"), conv.as_os_str()]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        out.stdout.starts_with(b"<!DOCTYPE html>"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout[..out.stdout.len().min(80)])
+    );
 }
 
 #[test]

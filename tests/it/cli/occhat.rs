@@ -253,3 +253,72 @@ fn ls_stats_check_take_an_occhat_store() {
         (Some(4), Some(1))
     );
 }
+
+/// `occhat migrate --dry-run` reads what the migration reads: a flat store
+/// with a meta and a chat log that do not parse is predicted as the run then
+/// goes (sessions, orphans, errors, status).
+#[test]
+fn occhat_migrate_dry_run_predicts_the_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("sessions");
+    let chat = root.join("Chat_logs");
+    fs::create_dir_all(&chat).unwrap();
+    let log = br#"[{"role": "user", "content": "hi"}]"#;
+    for name in ["a", "b", "c"] {
+        fs::write(
+            root.join(format!("{name}.json")),
+            format!("{{\"session_name\": \"{name}\"}}"),
+        )
+        .unwrap();
+        fs::write(chat.join(format!("{name}_log.json")), log).unwrap();
+    }
+    fs::write(root.join("bad.json"), b"{\"session_name\"").unwrap();
+    fs::write(chat.join("bad_log.json"), log).unwrap();
+    fs::write(chat.join("c_log.json"), b"[{").unwrap();
+    fs::write(chat.join("chat_log_1.json"), log).unwrap();
+    let dir = p(&root);
+    let dry = run(&[
+        "occhat",
+        "--sessions-dir",
+        dir,
+        "migrate",
+        "--dry-run",
+        "--json",
+    ]);
+    assert_eq!(code(&dry), 1, "errors predicted: {}", stderr(&dry));
+    let plan = json(&stdout(&dry));
+    assert_eq!(keys(&plan), ["sessions", "orphans", "errors"]);
+    let text = stdout(&run(&[
+        "occhat",
+        "--sessions-dir",
+        dir,
+        "migrate",
+        "--dry-run",
+    ]));
+    assert!(
+        text.contains("would migrate 3 sessions and move 3 orphan chat logs to legacy/, 2 errors"),
+        "{text}"
+    );
+    let real = run(&["occhat", "--sessions-dir", dir, "migrate", "--json"]);
+    assert_eq!(code(&real), 1);
+    let summary = json(&stdout(&real));
+    assert_eq!(
+        summary["migrated"].as_u64().unwrap() as usize,
+        plan["sessions"].as_array().unwrap().len()
+    );
+    assert_eq!(
+        summary["orphans_moved"].as_u64().unwrap() as usize,
+        plan["orphans"].as_array().unwrap().len()
+    );
+    let sorted = |v: &Value| {
+        let mut e: Vec<String> = v
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.to_string())
+            .collect();
+        e.sort();
+        e
+    };
+    assert_eq!(sorted(&summary["errors"]), sorted(&plan["errors"]));
+}

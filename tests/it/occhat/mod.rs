@@ -13,6 +13,7 @@ mod hostile_lib;
 #[cfg(feature = "html")]
 mod html_golden;
 mod live_app;
+mod migrate_plan;
 // Runs the command.
 #[cfg(feature = "cli")]
 mod other_fs;

@@ -6,6 +6,7 @@ mod checkpoint;
 mod cold_read;
 mod corpus;
 mod dirs;
+mod habits;
 mod live_writer;
 mod store;
 mod view;
