@@ -231,7 +231,7 @@ impl SessionsCheckpoint {
     }
 
     /// Loads the checkpoint at `path`, or `None` when there is no file
-    /// there (a first run; a dangling link is saved through).
+    /// there yet (a first run; see `Checkpoint::load_or_none`).
     pub fn load_or_none(
         path: impl AsRef<Path>,
     ) -> Result<Option<SessionsCheckpoint>, CheckpointError> {

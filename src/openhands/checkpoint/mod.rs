@@ -22,8 +22,13 @@
 //! `{"format":"agentlog-checkpoint","version":1,"sha256":"…"}`, and the
 //! body, one JSON object whose SHA-256 the header holds. The file is
 //! written atomically (a temporary file in the same directory, synced, then
-//! renamed over the old one, and the directory synced), through a symbolic
-//! link to its target, and never over anything but a regular file.
+//! renamed over the old one, and the directory synced), as state the tool
+//! owns ([`OutputPath::classify_entry`](crate::output::OutputPath::classify_entry)):
+//! a symbolic link at the path is replaced by the file, never written
+//! through, and nothing but a regular file is ever replaced. Loading refuses
+//! a link there ([`CheckpointError::Link`]), dangling or not: the
+//! checkpoint is the regular file at the path given. An empty regular file
+//! is no checkpoint yet ([`Checkpoint::load_or_none`]).
 //!
 //! [`Checkpoint::load`] refuses, with a typed [`CheckpointError`], never
 //! misreading: a file that is not a checkpoint, a checkpoint of a newer
@@ -81,6 +86,16 @@ pub enum CheckpointError {
         /// The path.
         path: PathBuf,
     },
+    /// The path is a symbolic link: a checkpoint is state the tool owns,
+    /// read and written only as the regular file at the path given.
+    #[error("{}: a symbolic link; a checkpoint is read and written only as the regular file at the path given (remove the link, or give the file it leads to)", path.display())]
+    Link {
+        /// The path.
+        path: PathBuf,
+    },
+    /// The checkpoint could not be written (the message names the path).
+    #[error(transparent)]
+    Write(crate::output::OutputError),
     /// The file is not an agentlog checkpoint.
     #[error("{}: not an agentlog checkpoint", path.display())]
     NotACheckpoint {
@@ -352,8 +367,10 @@ impl Checkpoint {
         Checkpoint::from_bytes(&read_file(path)?, path)
     }
 
-    /// Loads the checkpoint at `path`, or `None` when there is no file
-    /// there (a first run; a dangling link is saved through).
+    /// Loads the checkpoint at `path`, or `None` when there is none yet (a
+    /// first run): nothing at `path`, or an empty regular file (one made
+    /// ready with `touch`; a save never leaves one). A symbolic link there,
+    /// dangling or not, is refused ([`CheckpointError::Link`]).
     pub fn load_or_none(path: impl AsRef<Path>) -> Result<Option<Checkpoint>, CheckpointError> {
         let path = path.as_ref();
         if no_file_yet(path) {

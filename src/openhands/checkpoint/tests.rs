@@ -113,22 +113,36 @@ fn refuses() {
 
 #[cfg(unix)]
 #[test]
-fn saves_atomically_through_links_never_over_other_files() {
+fn saves_atomically_over_links_never_through_them() {
     let t = tempfile::tempdir().unwrap();
     let c = sample();
     let real = t.path().join("real.cp");
     let link = t.path().join("link.cp");
     std::os::unix::fs::symlink("real.cp", &link).unwrap();
-    assert!(Checkpoint::load_or_none(&link).unwrap().is_none());
+    // A link, dangling or not, is not read as a checkpoint...
+    assert!(matches!(
+        Checkpoint::load_or_none(&link),
+        Err(CheckpointError::Link { .. })
+    ));
+    // ...and a save replaces it by the file, its target left alone.
     c.save(&link).unwrap();
-    assert!(
-        fs::symlink_metadata(&link)
-            .unwrap()
-            .file_type()
-            .is_symlink()
-    );
-    assert_eq!(Checkpoint::load(&real).unwrap(), c);
+    assert!(fs::symlink_metadata(&link).unwrap().file_type().is_file());
+    assert!(!real.exists());
     assert_eq!(Checkpoint::load(&link).unwrap(), c);
+    fs::write(&real, b"precious").unwrap();
+    let link2 = t.path().join("link2.cp");
+    std::os::unix::fs::symlink("real.cp", &link2).unwrap();
+    assert!(matches!(
+        Checkpoint::load(&link2),
+        Err(CheckpointError::Link { .. })
+    ));
+    c.save(&link2).unwrap();
+    assert_eq!(fs::read(&real).unwrap(), b"precious");
+    // An empty file is no checkpoint yet.
+    let empty = t.path().join("empty.cp");
+    fs::write(&empty, b"").unwrap();
+    assert!(Checkpoint::load_or_none(&empty).unwrap().is_none());
+    fs::remove_file(&real).unwrap();
     // A directory and a FIFO are never replaced.
     let d = t.path().join("dir.cp");
     fs::create_dir(&d).unwrap();

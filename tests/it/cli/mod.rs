@@ -17,6 +17,7 @@ mod html;
 mod html_browser;
 mod ls;
 mod occhat;
+mod owned_paths;
 #[cfg(all(feature = "parquet", feature = "gen"))]
 mod parquet;
 #[cfg(feature = "gen")]
