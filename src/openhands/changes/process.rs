@@ -496,11 +496,35 @@ impl Changes {
                 }
             }
         }
+        // Conversation identity (see `reconcile`): a new directory of an
+        // ID held before is a rewrite of the ID; an ID a directory no
+        // longer holds is settled at the end.
+        if kind == ChangeKind::New && self.held_before(&id) {
+            kind = ChangeKind::Rewrite;
+        }
+        match &old {
+            Some(o) => {
+                self.note_replaced(&task.rel, Some(&o.id));
+                if o.id != id {
+                    self.ids.lost.push(Gone {
+                        rel: task.rel.clone(),
+                        path: task.path.clone(),
+                        id: o.id.clone(),
+                        parent: task.parent.clone(),
+                        depth: task.depth,
+                    });
+                }
+            }
+            None => self.note_replaced(&task.rel, None),
+        }
         let any = kind != ChangeKind::Updated
             || to > first_new
             || !repaired.is_empty()
             || state_changed
             || meta_changed;
+        if any {
+            self.note_handed_out(kind, &task.rel, &id);
+        }
         self.new.conversations.insert(task.rel.clone(), &mark);
         self.since.conversations.remove(&task.rel);
         self.push_subs(&task, &subagents, &id);
