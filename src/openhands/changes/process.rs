@@ -15,6 +15,18 @@ pub(super) struct NowStamps {
     pub(super) meta: Option<Stamp>,
 }
 
+/// Whether the last event file read is still the file read: the same
+/// file, of the same size, and — when the checkpoint recorded its change
+/// time — with the same modification and change times (a file rewritten in
+/// place, even to the same size with its modification time put back, has
+/// another change time). A version 1 checkpoint recorded no change time:
+/// identity and size are what it can tell.
+fn last_kept(was: &Stamp, now: &Stamp) -> bool {
+    now.same_object(was)
+        && now.size == was.size
+        && (was.ctime.is_none() || (now.mtime_ns() == was.mtime_ns() && now.ctime == was.ctime))
+}
+
 impl Changes {
     /// Whether a stamp still stands for what the checkpoint recorded.
     pub(super) fn same(&self, old: Option<&Stamp>, now: Option<&Stamp>) -> bool {
@@ -53,6 +65,19 @@ impl Changes {
         for r in &old.retry {
             p.push(&r.name);
             let ok = self.same(Some(&r.stamp), Self::stat_or_none(&p).as_ref());
+            p.pop();
+            if !ok {
+                return false;
+            }
+        }
+        // The last file read, where a writer writes: rewritten in place
+        // (its change time moves whatever was done to its size and
+        // modification time), it is looked at again.
+        if let Some(last) = &old.last
+            && !old.retry.iter().any(|r| r.index == last.index)
+        {
+            p.push(&last.name);
+            let ok = self.same(Some(&last.stamp), Self::stat_or_none(&p).as_ref());
             p.pop();
             if !ok {
                 return false;
@@ -335,9 +360,7 @@ impl Changes {
                 let retried = o.retry.iter().any(|r| r.index == last.index);
                 if ok && !retried {
                     let st = self.stat_event(&task.path, &last.name);
-                    ok = st
-                        .as_ref()
-                        .is_some_and(|s| s.same_object(&last.stamp) && s.size == last.stamp.size);
+                    ok = st.as_ref().is_some_and(|s| last_kept(&last.stamp, s));
                     old_last_now = st.map(|s| (last.index, s));
                 }
             }

@@ -109,7 +109,7 @@ pub(crate) fn parse_file_bytes(
             found: version,
         });
     }
-    if version != CHECKPOINT_VERSION {
+    if version == 0 {
         return Err(corrupt("unknown format version"));
     }
     let body = rest.get(1..).unwrap_or(&[]);

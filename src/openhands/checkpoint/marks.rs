@@ -156,6 +156,18 @@ fn put_stamp(out: &mut Vec<u8>, s: &Stamp, base: &Stamp) {
     put_u(out, s.size);
     put_i(out, s.mtime.wrapping_sub(base.mtime));
     put_u(out, u64::from(s.mtime_nsec));
+    // The change time relative to the stamp's own modification time (most
+    // often equal or near); nanoseconds plus one, 0 for none recorded.
+    match s.ctime {
+        Some((c, n)) => {
+            put_i(out, c.wrapping_sub(s.mtime));
+            put_u(out, u64::from(n) + 1);
+        }
+        None => {
+            put_i(out, 0);
+            put_u(out, 0);
+        }
+    }
 }
 
 fn put_file(out: &mut Vec<u8>, f: &FileMark, base: &Stamp) {
@@ -255,12 +267,20 @@ impl Unpack<'_> {
     }
 
     fn stamp(&mut self, base: &Stamp) -> Stamp {
+        let dev = base.dev.wrapping_add(self.i() as u64);
+        let ino = base.ino.wrapping_add(self.i() as u64);
+        let size = self.u();
+        let mtime = base.mtime.wrapping_add(self.i());
+        let mtime_nsec = u32::try_from(self.u()).unwrap_or(0);
+        let c = mtime.wrapping_add(self.i());
+        let n = self.u();
         Stamp {
-            dev: base.dev.wrapping_add(self.i() as u64),
-            ino: base.ino.wrapping_add(self.i() as u64),
-            size: self.u(),
-            mtime: base.mtime.wrapping_add(self.i()),
-            mtime_nsec: u32::try_from(self.u()).unwrap_or(0),
+            dev,
+            ino,
+            size,
+            mtime,
+            mtime_nsec,
+            ctime: (n > 0).then(|| (c, u32::try_from(n - 1).unwrap_or(0))),
         }
     }
 
@@ -333,6 +353,7 @@ mod tests {
             size,
             mtime,
             mtime_nsec: nsec,
+            ctime: (nsec % 2 == 0).then_some((mtime.wrapping_add(7), nsec)),
         }
     }
 

@@ -19,7 +19,7 @@
 //! # The file
 //!
 //! [`Checkpoint::save`] writes two lines: a header,
-//! `{"format":"agentlog-checkpoint","version":1,"sha256":"…"}`, and the
+//! `{"format":"agentlog-checkpoint","version":2,"sha256":"…"}`, and the
 //! body, one JSON object whose SHA-256 the header holds. The file is
 //! written atomically (a temporary file in the same directory, synced, then
 //! renamed over the old one, and the directory synced), as state the tool
@@ -61,8 +61,12 @@ use super::event_files::NamePattern;
 use crate::hash::sha256_hex;
 use crate::source::dir::EntryStat;
 
-/// The format version this crate writes and reads.
-pub const CHECKPOINT_VERSION: u64 = 1;
+/// The format version this crate writes. It reads this one and every
+/// earlier one: version 1 recorded no inode change times, so its stamps are
+/// never taken as unchanged (the first scan from it lists and reads again
+/// what it looks at, and hands out only what changed, as from any
+/// checkpoint).
+pub const CHECKPOINT_VERSION: u64 = 2;
 
 /// The `format` member of a checkpoint file's header.
 pub(crate) const FORMAT: &str = "agentlog-checkpoint";
@@ -103,7 +107,7 @@ pub enum CheckpointError {
         path: PathBuf,
     },
     /// The checkpoint was written by a newer format version.
-    #[error("{}: checkpoint format version {found}; this agentlog reads version {CHECKPOINT_VERSION}", path.display())]
+    #[error("{}: checkpoint format version {found}; this agentlog reads versions 1 to {CHECKPOINT_VERSION}", path.display())]
     Version {
         /// The file.
         path: PathBuf,
@@ -144,9 +148,11 @@ pub enum CheckpointError {
     },
 }
 
-/// The identity of a file or directory: device, inode, size and
-/// modification time (seconds and nanoseconds since the Unix epoch), as
-/// `stat` gives them (following symbolic links).
+/// The identity of a file or directory: device, inode, size, modification
+/// time and inode change time (seconds and nanoseconds since the Unix
+/// epoch), as `stat` gives them (following symbolic links). The change
+/// time tells a file rewritten in place whose size and modification time
+/// were put back (`touch -r`): nothing but the kernel sets it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Stamp {
     /// The device.
@@ -159,6 +165,10 @@ pub struct Stamp {
     pub mtime: i64,
     /// The nanoseconds of the modification time.
     pub mtime_nsec: u32,
+    /// The inode change time, whole seconds since the Unix epoch and
+    /// nanoseconds; `None` when not recorded (a checkpoint of format
+    /// version 1): such a stamp is never taken as unchanged.
+    pub ctime: Option<(i64, u32)>,
 }
 
 impl Stamp {
@@ -176,6 +186,7 @@ impl Stamp {
             size: s.size,
             mtime: s.mtime,
             mtime_nsec: s.mtime_nsec,
+            ctime: Some(s.ctime),
         }
     }
 
@@ -192,6 +203,16 @@ impl Stamp {
     /// The modification time in nanoseconds since the epoch.
     pub fn mtime_ns(&self) -> i128 {
         i128::from(self.mtime) * 1_000_000_000 + i128::from(self.mtime_nsec)
+    }
+
+    /// The later of the modification and change times, nanoseconds since
+    /// the epoch (the modification time alone when no change time is
+    /// recorded).
+    pub(crate) fn latest_ns(&self) -> i128 {
+        let c = self.ctime.map_or(i128::MIN, |(s, n)| {
+            i128::from(s) * 1_000_000_000 + i128::from(n)
+        });
+        self.mtime_ns().max(c)
     }
 
     /// Whether the same file or directory (same device and inode).
@@ -345,7 +366,7 @@ impl Checkpoint {
     /// Whether a stamp recorded by this checkpoint cannot be trusted to
     /// tell a change (see [`RACY_MARGIN_NS`]).
     pub(crate) fn racy(&self, s: &Stamp) -> bool {
-        s.mtime_ns() >= self.taken - RACY_MARGIN_NS
+        s.ctime.is_none() || s.latest_ns() >= self.taken - RACY_MARGIN_NS
     }
 
     /// The checkpoint as the bytes [`save`](Self::save) writes.

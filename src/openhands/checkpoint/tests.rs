@@ -15,6 +15,7 @@ fn sample() -> Checkpoint {
         size: 5,
         mtime: -6,
         mtime_nsec: 999_999_999,
+        ctime: Some((-5, 0)),
     };
     c.dirs.insert(
         PathBuf::new(),
@@ -89,11 +90,40 @@ fn refuses() {
     }
     let newer = String::from_utf8(b.clone())
         .unwrap()
-        .replacen("\"version\":1", "\"version\":2", 1);
+        .replacen("\"version\":2", "\"version\":3", 1);
     assert!(matches!(
         Checkpoint::from_bytes(newer.as_bytes(), p),
-        Err(CheckpointError::Version { found: 2, .. })
+        Err(CheckpointError::Version { found: 3, .. })
     ));
+    // A version 1 file: stamps of five members, no change time; read, its
+    // stamps never taken as unchanged.
+    let mut old = sample();
+    let strip = |s: &mut Stamp| s.ctime = None;
+    for d in old.dirs.values_mut() {
+        d.stamp.as_mut().map(strip);
+    }
+    let marks: Vec<(PathBuf, ConversationMark)> = old
+        .conversations()
+        .map(|(k, mut m)| {
+            strip(&mut m.dir);
+            m.events_dir.as_mut().map(strip);
+            m.subagents_dir.as_mut().map(strip);
+            m.last.as_mut().map(|f| strip(&mut f.stamp));
+            m.retry.iter_mut().for_each(|f| strip(&mut f.stamp));
+            m.state.as_mut().map(|j| strip(&mut j.stamp));
+            m.meta.as_mut().map(|j| strip(&mut j.stamp));
+            (k.to_path_buf(), m)
+        })
+        .collect();
+    old.conversations = marks.into_iter().collect();
+    let v1 =
+        String::from_utf8(old.to_bytes())
+            .unwrap()
+            .replacen("\"version\":2", "\"version\":1", 1);
+    assert!(!v1.contains("\"version\":2"));
+    let read = Checkpoint::from_bytes(v1.as_bytes(), p).unwrap();
+    assert_eq!(read, old);
+    assert!(read.racy(&read.conversation("a").unwrap().dir));
     assert!(matches!(
         Checkpoint::from_bytes(b"{\"a\":1}\n{}", p),
         Err(CheckpointError::NotACheckpoint { .. })
