@@ -234,7 +234,9 @@ pub fn changed_conversations(
     let mut failed = Vec::new();
     while let Some(item) = changes.next() {
         match item {
-            Ok(c) if c.kind == ChangeKind::Removed => {}
+            // A directory handed out again only because another of its ID
+            // changed did not change itself.
+            Ok(c) if c.kind == ChangeKind::Removed || c.again => {}
             Ok(c) => {
                 // A sub-agent at depth d lies 2 d components under its
                 // top-level conversation (`subagents/NAME` each).

@@ -196,6 +196,12 @@ pub struct Change<'a> {
     pub from: u64,
     /// One past the last new event.
     pub to: u64,
+    /// Whether the directory is handed out again in full only because
+    /// another directory of its ID was added, removed or rewritten (see
+    /// [Applying the changes](self#applying-the-changes)): the directory
+    /// itself did not change. A `Rewrite` (the first directory of the ID)
+    /// or an `Updated` change from index 0.
+    pub again: bool,
 }
 
 impl<'a> Change<'a> {
@@ -249,6 +255,7 @@ struct Current {
     from: u64,
     to: u64,
     has_conv: bool,
+    again: bool,
 }
 
 enum ScanStep {
@@ -617,6 +624,7 @@ impl Changes {
             repaired: &c.repaired,
             from: c.from,
             to: c.to,
+            again: c.again,
         }))
     }
 

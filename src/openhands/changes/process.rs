@@ -149,6 +149,14 @@ impl Changes {
         self.stat_event(path, name)
     }
 
+    /// The SHA-256 of the bytes of the event file `name` of the
+    /// conversation at `path`, read now; `None` when it cannot be read.
+    fn last_bytes_digest(&self, path: &Path, name: &str) -> Option<[u8; 32]> {
+        let mut buf = Vec::new();
+        crate::source::read_into(&path.join(DIR_EVENTS).join(name), &mut buf).ok()?;
+        Some(sha256(&buf))
+    }
+
     /// A `stat` of the event file `name` of the conversation at `path`,
     /// relative to the open `events/` when the scan holds it.
     fn stat_event(&self, path: &Path, name: &str) -> Option<Stamp> {
@@ -360,7 +368,13 @@ impl Changes {
                 let retried = o.retry.iter().any(|r| r.index == last.index);
                 if ok && !retried {
                     let st = self.stat_event(&task.path, &last.name);
-                    ok = st.as_ref().is_some_and(|s| last_kept(&last.stamp, s));
+                    ok = st.as_ref().is_some_and(|s| {
+                        last_kept(&last.stamp, s)
+                            || (s.same_object(&last.stamp)
+                                && s.size == last.stamp.size
+                                && o.last_sha256.is_some()
+                                && self.last_bytes_digest(&task.path, &last.name) == o.last_sha256)
+                    });
                     old_last_now = st.map(|s| (last.index, s));
                 }
             }
@@ -442,6 +456,18 @@ impl Changes {
                     .unwrap_or_default(),
                 })
         };
+        // The last file's digest: of its bytes read now, else as recorded
+        // (not read again: its stamp, or its bytes, were found kept).
+        let last_sha256 = match to.checked_sub(1) {
+            None => None,
+            Some(i) => match self.conv.events().find(|e| e.index() == i) {
+                Some(e) => e.is_ok().then(|| sha256(e.raw())),
+                None => old
+                    .as_ref()
+                    .filter(|o| o.last.as_ref().is_some_and(|l| l.index == i))
+                    .and_then(|o| o.last_sha256),
+            },
+        };
         let files = self.conv.event_files();
         let past = files.files().any(|f| {
             f.status() == FileStatus::Gap || f.index().is_some_and(|i| i >= to && i < len)
@@ -501,6 +527,7 @@ impl Changes {
             subagents: subagents.clone(),
             next: to,
             last,
+            last_sha256,
             names: names.finish(),
             retry,
             unsettled: past || candidates,
@@ -568,6 +595,7 @@ impl Changes {
             from: first_new,
             to,
             has_conv: true,
+            again: false,
         };
         ScanStep::Yield
     }

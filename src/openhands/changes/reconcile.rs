@@ -224,6 +224,7 @@ impl Changes {
             from: 0,
             to,
             has_conv: true,
+            again: true,
             ..Current::default()
         };
         ScanStep::Yield

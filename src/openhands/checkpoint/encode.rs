@@ -293,6 +293,11 @@ fn conv_value(p: &Path, m: &ConversationMark) -> OwnedValue {
         ),
         ("next", uint(m.next)),
         ("last", m.last.as_ref().map_or(OwnedValue::Null, file_value)),
+        (
+            "last_sha256",
+            m.last_sha256
+                .map_or(OwnedValue::Null, |d| OwnedValue::string(hex(&d))),
+        ),
         ("names", OwnedValue::string(hex(&m.names))),
         (
             "retry",
@@ -320,6 +325,10 @@ fn value_conv(v: &OwnedValue) -> Option<(PathBuf, ConversationMark)> {
         subagents: strings(v.get("subagents"))?,
         next: as_u64(v.get("next")?)?,
         last,
+        last_sha256: match v.get("last_sha256") {
+            None | Some(OwnedValue::Null) => None,
+            Some(d) => Some(digest(d)?),
+        },
         names: digest(v.get("names")?)?,
         retry: retry?,
         unsettled: v.get("unsettled")?.as_bool()?,

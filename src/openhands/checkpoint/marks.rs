@@ -127,6 +127,7 @@ const UNSETTLED: u8 = 8;
 const GAP: u8 = 16;
 const STATE: u8 = 32;
 const META: u8 = 64;
+const LAST_SHA: u8 = 128;
 
 /// Appends `v` as a little-endian base-128 varint.
 fn put_u(out: &mut Vec<u8>, mut v: u64) {
@@ -188,7 +189,8 @@ fn pack(m: &ConversationMark) -> Packed {
             | flag(m.unsettled, UNSETTLED)
             | flag(m.gap.is_some(), GAP)
             | flag(m.state.is_some(), STATE)
-            | flag(m.meta.is_some(), META),
+            | flag(m.meta.is_some(), META)
+            | flag(m.last_sha256.is_some(), LAST_SHA),
     );
     let zero = Stamp::default();
     put_stamp(&mut out, &m.dir, &zero);
@@ -198,6 +200,9 @@ fn pack(m: &ConversationMark) -> Packed {
     put_u(&mut out, m.next);
     if let Some(f) = &m.last {
         put_file(&mut out, f, &m.dir);
+    }
+    if let Some(d) = &m.last_sha256 {
+        out.extend_from_slice(d);
     }
     out.extend_from_slice(&m.names);
     put_u(&mut out, m.retry.len() as u64);
@@ -308,6 +313,7 @@ fn unpack(p: &[u8]) -> ConversationMark {
     let subagents_dir = on(SUBAGENTS_DIR).then(|| r.stamp(&dir));
     let next = r.u();
     let last = on(LAST).then(|| r.file(&dir));
+    let last_sha256 = on(LAST_SHA).then(|| r.digest());
     let names = r.digest();
     let n = r.u();
     let retry = (0..n).map_while(|_| (!r.0.is_empty()).then(|| r.file(&dir)));
@@ -333,6 +339,7 @@ fn unpack(p: &[u8]) -> ConversationMark {
         subagents,
         next,
         last,
+        last_sha256,
         names,
         retry,
         unsettled: on(UNSETTLED),
@@ -375,6 +382,7 @@ mod tests {
             subagents: vec!["a".into(), "ünï".into()],
             next: u64::MAX,
             last: Some(file(7, "event-00007-x.json", dir)),
+            last_sha256: Some([9; 32]),
             names: [7; 32],
             retry: vec![file(1, "e1", far), file(3, "", dir)],
             unsettled: true,

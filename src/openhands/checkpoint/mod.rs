@@ -205,16 +205,6 @@ impl Stamp {
         i128::from(self.mtime) * 1_000_000_000 + i128::from(self.mtime_nsec)
     }
 
-    /// The later of the modification and change times, nanoseconds since
-    /// the epoch (the modification time alone when no change time is
-    /// recorded).
-    pub(crate) fn latest_ns(&self) -> i128 {
-        let c = self.ctime.map_or(i128::MIN, |(s, n)| {
-            i128::from(s) * 1_000_000_000 + i128::from(n)
-        });
-        self.mtime_ns().max(c)
-    }
-
     /// Whether the same file or directory (same device and inode).
     pub fn same_object(&self, other: &Stamp) -> bool {
         self.dev == other.dev && self.ino == other.ino
@@ -271,6 +261,12 @@ pub struct ConversationMark {
     pub next: u64,
     /// The file of index `next - 1`.
     pub last: Option<FileMark>,
+    /// The SHA-256 of that file's bytes, when it read as an event (hex
+    /// digits in the file; not recorded by format version 1): a last file
+    /// whose change or modification time moved (a `touch`, a `chmod`, a
+    /// restore) is read again and compared with it, so that only a file
+    /// whose bytes changed is a rewrite.
+    pub last_sha256: Option<[u8; 32]>,
     /// The SHA-256 of the names of the sequence's files 0 to `next - 1`,
     /// each followed by a line break (hex digits in the file): a file of
     /// the read history renamed, replaced by another name or removed
@@ -364,9 +360,11 @@ impl Checkpoint {
     }
 
     /// Whether a stamp recorded by this checkpoint cannot be trusted to
-    /// tell a change (see [`RACY_MARGIN_NS`]).
+    /// tell a change (see [`RACY_MARGIN_NS`]; the modification time is what
+    /// counts, so that a tree set back in time is trusted; a stamp without
+    /// a change time, of a version 1 checkpoint, is never trusted).
     pub(crate) fn racy(&self, s: &Stamp) -> bool {
-        s.ctime.is_none() || s.latest_ns() >= self.taken - RACY_MARGIN_NS
+        s.ctime.is_none() || s.mtime_ns() >= self.taken - RACY_MARGIN_NS
     }
 
     /// The checkpoint as the bytes [`save`](Self::save) writes.
