@@ -12,6 +12,7 @@ mod events;
 mod export;
 mod follow;
 mod follow_occhat;
+mod incremental;
 #[cfg(feature = "gen")]
 mod html;
 mod html_browser;
