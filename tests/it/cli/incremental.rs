@@ -326,3 +326,38 @@ fn an_event_file_rewritten_in_place_with_its_stamps_is_exported_again() {
     check(&[Step::Rewrite(0, false)]).unwrap();
     check(&[Step::Rewrite(1, true), Step::Grow(1, 2)]).unwrap();
 }
+
+#[test]
+fn a_last_event_file_touched_but_not_changed_is_no_rewrite() {
+    let t = tempfile::tempdir().unwrap();
+    let template = template();
+    let mut w = World {
+        root: t.path().join("store"),
+        names: event_file_names(&template),
+        template,
+        made: 0,
+    };
+    fs::create_dir(&w.root).unwrap();
+    w.new_conversation(4);
+    let cp = t.path().join("cp");
+    assert!(!run(&w.root, &cp).is_empty());
+    let d = w.dirs().remove(0);
+    let last = d.join("events").join(event_file_names(&d).pop().unwrap());
+    // Its change and modification times move, its bytes stay.
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(&last, fs::Permissions::from_mode(0o600)).unwrap();
+    fs::File::options()
+        .write(true)
+        .open(&last)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now())
+        .unwrap();
+    assert_eq!(run(&w.root, &cp), "", "nothing changed but the times");
+    // Its bytes changed too: the conversation is rewritten.
+    let mut b = fs::read(&last).unwrap();
+    let n = b.len();
+    b[n - 2] = if b[n - 2] == b' ' { b'\n' } else { b' ' };
+    fs::write(&last, &b).unwrap();
+    let out = run(&w.root, &cp);
+    assert!(out.starts_with("{\"conversation\":") && out.contains("\"record\":\"rewrite\""), "{out}");
+}
