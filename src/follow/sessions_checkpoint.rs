@@ -12,7 +12,7 @@
 //! # The file
 //!
 //! Two lines, as [`Checkpoint`](crate::openhands::Checkpoint)'s: a header
-//! `{"format":"agentlog-occhat-checkpoint","version":1,"sha256":"…"}` and
+//! `{"format":"agentlog-occhat-checkpoint","version":2,"sha256":"…"}` and
 //! the body whose SHA-256 the header holds; written atomically (a
 //! temporary file in the same directory, synced, renamed over the old one).
 //! Loading refuses, with a typed [`CheckpointError`], a file that is not
@@ -231,7 +231,7 @@ impl SessionsCheckpoint {
     }
 
     /// Loads the checkpoint at `path`, or `None` when there is no file
-    /// there (a first run; a dangling link is saved through).
+    /// there yet (a first run; see `Checkpoint::load_or_none`).
     pub fn load_or_none(
         path: impl AsRef<Path>,
     ) -> Result<Option<SessionsCheckpoint>, CheckpointError> {
@@ -267,6 +267,7 @@ mod tests {
                     size: 3,
                     mtime: -4,
                     mtime_nsec: 5,
+                    ctime: Some((-3, 6)),
                 }),
                 messages: 1,
                 chain: chain_next(&[0; 32], &m, &mut buf),
@@ -301,10 +302,10 @@ mod tests {
         // A newer version.
         let newer = String::from_utf8(fs::read(&f).unwrap())
             .unwrap()
-            .replace("\"version\":1", "\"version\":2");
+            .replace("\"version\":2", "\"version\":3");
         assert!(matches!(
             SessionsCheckpoint::from_bytes(newer.as_bytes(), &f),
-            Err(CheckpointError::Version { found: 2, .. })
+            Err(CheckpointError::Version { found: 3, .. })
         ));
         // Not a checkpoint; an empty file.
         for junk in [&b"hello\n"[..], b"", b"{}\n{}\n"] {

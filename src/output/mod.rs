@@ -35,6 +35,21 @@
 //!   exist or is not a directory, or a chain of more than 40 links: an
 //!   [`OutputError`] naming the path, and nothing written.
 //!
+//! # A file the tool names
+//!
+//! The rules above are for a path the user named for the bytes. A file the
+//! tool itself names or owns — an entry it names in a directory the user
+//! gave (`asf convert -o OUT_DIR`'s `<session>.jsonl`), a checkpoint —
+//! is classified by [`OutputPath::classify_entry`] instead: it is the
+//! regular file at that very path, created in that path's directory. A
+//! regular file there, or nothing yet, is replaced atomically as above; a
+//! symbolic link there (dangling or not) is *replaced by* the new regular
+//! file, its target left as it was — never written through, so a link
+//! planted in the directory cannot lead the write anywhere outside it; a
+//! directory is [`OutputError::IsDirectory`], and a device, FIFO or socket
+//! [`OutputError::NotAFile`], nothing written. The directory's own path may
+//! go through links: it is the user's.
+//!
 //! Before opening, a caller can refuse an output that would replace one of
 //! its inputs ([`OutputPath::refuse_input`], by file identity: device and
 //! inode, links followed) or a file under a directory it must not write
@@ -189,6 +204,15 @@ pub enum OutputError {
         /// The input or record it is.
         conflict: PathBuf,
     },
+    /// A file the tool names ([`OutputPath::classify_entry`]) is a
+    /// device, FIFO or socket: never written in place, never replaced.
+    #[error("{}: a {} where the file would go; nothing written", path.display(), node.as_str())]
+    NotAFile {
+        /// The path.
+        path: PathBuf,
+        /// What is there.
+        node: Node,
+    },
     /// The node changed kind between the look and the write (a device
     /// swapped for a regular file, or the reverse).
     #[error("{}: changed while it was being opened or written ({}); nothing replaced", path.display(), detail)]
@@ -241,6 +265,9 @@ pub struct OutputPath {
     existing: Option<Existing>,
     /// A descriptor of this process a `/proc/<pid>/fd/N` link names.
     descriptor: Option<i32>,
+    /// A symbolic link at `dest` is replaced, not followed
+    /// ([`OutputPath::classify_entry`]).
+    entry: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -313,6 +340,7 @@ impl OutputPath {
                 kind: OutputKind::Stdout,
                 existing: None,
                 descriptor: None,
+                entry: false,
             });
         }
         if path.as_os_str().is_empty() {
@@ -372,8 +400,60 @@ impl OutputPath {
                 dest: cur,
                 existing,
                 descriptor: None,
+                entry: false,
             });
         }
+    }
+
+    /// Looks at `path`, a file the tool names or owns (see the [module
+    /// docs](self#a-file-the-tool-names)): the regular file at `path`
+    /// itself, a symbolic link there replaced rather than followed. An
+    /// error for a directory, a device, FIFO or socket, or a missing or
+    /// non-directory parent; nothing is created or changed.
+    pub fn classify_entry(path: &Path) -> Result<OutputPath, OutputError> {
+        let given = path.to_path_buf();
+        if path.as_os_str().is_empty() || path.as_os_str() == "-" {
+            return Err(io_err(
+                "output path",
+                path,
+                io::Error::new(ErrorKind::InvalidInput, "not a file name"),
+            ));
+        }
+        if path.as_os_str().as_bytes().ends_with(b"/") {
+            return Err(OutputError::IsDirectory { path: given });
+        }
+        let meta = match fs::symlink_metadata(path) {
+            Ok(m) => m,
+            Err(e) if e.kind() == ErrorKind::NotFound => {
+                let mut o = Self::new_file(given.clone(), given)?;
+                o.entry = true;
+                return Ok(o);
+            }
+            Err(e) if e.kind() == ErrorKind::NotADirectory => {
+                return Err(OutputError::ParentNotDirectory {
+                    parent: parent_of(path),
+                    path: given,
+                });
+            }
+            Err(e) => return Err(io_err("examine", path, e)),
+        };
+        let t = meta.file_type();
+        if t.is_dir() {
+            return Err(OutputError::IsDirectory { path: given });
+        }
+        if let Some(node) = Node::of(&meta) {
+            return Err(OutputError::NotAFile { path: given, node });
+        }
+        Ok(OutputPath {
+            dest: given.clone(),
+            given,
+            kind: OutputKind::Replace,
+            // A link replaced passes nothing on (its target's permissions
+            // are not its); a regular file replaced keeps its own.
+            existing: (!t.is_symlink()).then(|| Existing::of(&meta)),
+            descriptor: None,
+            entry: true,
+        })
     }
 
     /// Nothing at `dest` yet: its directory must exist.
@@ -386,6 +466,7 @@ impl OutputPath {
                 dest,
                 existing: None,
                 descriptor: None,
+                entry: false,
             }),
             Ok(_) => Err(OutputError::ParentNotDirectory { path: dest, parent }),
             Err(e) if e.kind() == ErrorKind::NotFound => {
@@ -415,6 +496,7 @@ impl OutputPath {
             dest: link,
             existing: Some(Existing::of(&meta)),
             descriptor,
+            entry: false,
         })
     }
 

@@ -100,6 +100,7 @@ impl OutputPath {
                         tmp,
                         dest: self.dest.clone(),
                         done: false,
+                        entry: self.entry,
                     });
                 }
                 Err(e) if e.kind() == ErrorKind::AlreadyExists && attempt < 16 => attempt += 1,
@@ -153,6 +154,8 @@ enum OutputSink {
         tmp: PathBuf,
         dest: PathBuf,
         done: bool,
+        /// A link at `dest` is replaced ([`OutputPath::classify_entry`]).
+        entry: bool,
     },
 }
 
@@ -179,6 +182,12 @@ impl Output {
     /// [`OutputPath::classify`] then [`OutputPath::open`].
     pub fn create(path: &Path) -> Result<Output, OutputError> {
         OutputPath::classify(path)?.open()
+    }
+
+    /// [`OutputPath::classify_entry`] then [`OutputPath::open`]: a file
+    /// the tool names, a link at its path replaced, never followed.
+    pub fn create_entry(path: &Path) -> Result<Output, OutputError> {
+        OutputPath::classify_entry(path)?.open()
     }
 
     /// The path as given.
@@ -252,10 +261,12 @@ impl Output {
                 tmp,
                 dest,
                 done,
+                entry,
             } => {
                 file.flush().map_err(|e| io_err("write", tmp, e))?;
                 file.sync_all().map_err(|e| io_err("fsync", tmp, e))?;
                 match fs::symlink_metadata(&*dest) {
+                    Ok(m) if *entry && m.file_type().is_symlink() => {}
                     Ok(m) if !m.is_file() => {
                         return Err(OutputError::Changed {
                             path: dest.clone(),

@@ -102,6 +102,10 @@ pub(crate) struct EntryStat {
     pub(crate) mtime: i64,
     /// Its nanoseconds.
     pub(crate) mtime_nsec: u32,
+    /// The inode change time (`st_ctime`), whole seconds, and its
+    /// nanoseconds: any write, `chmod`, link or rename of the file sets it,
+    /// and `touch` cannot set it back.
+    pub(crate) ctime: (i64, u32),
 }
 
 impl EntryStat {
@@ -115,6 +119,7 @@ impl EntryStat {
             size: meta.size(),
             mtime: meta.mtime(),
             mtime_nsec: u32::try_from(meta.mtime_nsec()).unwrap_or(0),
+            ctime: (meta.ctime(), u32::try_from(meta.ctime_nsec()).unwrap_or(0)),
         }
     }
 
@@ -134,6 +139,7 @@ impl EntryStat {
             size: meta.len(),
             mtime,
             mtime_nsec,
+            ctime: (0, 0),
         }
     }
 }
@@ -307,6 +313,10 @@ mod imp {
                 size: st.st_size as u64,
                 mtime: st.st_mtime as i64,
                 mtime_nsec: u32::try_from(st.st_mtime_nsec).unwrap_or(0),
+                ctime: (
+                    st.st_ctime as i64,
+                    u32::try_from(st.st_ctime_nsec).unwrap_or(0),
+                ),
             }))
         }
 

@@ -4,7 +4,11 @@
 //! directory: every session it lists) as ASF session files, one
 //! `<session id>.jsonl` per conversation in OUT_DIR (sub-agents beside
 //! their parent, naming it in `parent_session`), each written to a
-//! temporary file, flushed and renamed into place; OUT_DIR is flushed once,
+//! temporary file in OUT_DIR, flushed and renamed into place (a symbolic
+//! link at `OUT_DIR/<session id>.jsonl` is replaced by the file, never
+//! written through: the files the command names are created inside
+//! OUT_DIR, as [`agentlog::output::OutputPath::classify_entry`] says; a
+//! directory, device or FIFO there is an error); OUT_DIR is flushed once,
 //! after the last rename (so the renames are durable once the command has
 //! exited, whatever its status; a name holds its old file or its new one,
 //! never a part, at every moment before).
@@ -259,7 +263,7 @@ impl Sink<'_> {
 fn write(path: &Path, bytes: &[u8], dirs: &mut DirSync) -> Res<()> {
     use std::io::Write;
     let fatal = |e: agentlog::output::OutputError| Fail::Fatal(e.to_string());
-    let mut f = Output::create(path).map_err(fatal)?;
+    let mut f = Output::create_entry(path).map_err(fatal)?;
     f.write_all(bytes)
         .map_err(|e| Fail::write(e, &path.display().to_string()))?;
     f.commit_into(dirs).map_err(fatal)

@@ -138,6 +138,12 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
     match &args.checkpoint {
         Some(cp) => match args.paths.as_slice() {
             [one] if matches!(resolve(one), Ok(Target::OcChat { .. })) => {
+                if crate::since::is_empty_file(cp) {
+                    crate::out::warn(&format!(
+                        "{}: empty: no checkpoint yet (a first run; the checkpoint is saved there)",
+                        cp.display()
+                    ));
+                }
                 let since =
                     SessionsCheckpoint::load_or_none(cp).map_err(|e| Fail::Fatal(e.to_string()))?;
                 sessions_from.push((one.clone(), since));

@@ -73,9 +73,24 @@ pub fn write_change(out: &mut Out, line: &mut Vec<u8>, c: &Change<'_>) -> Res<()
     Ok(())
 }
 
-/// Loads the checkpoint at `path` (none yet is a first run).
+/// Loads the checkpoint at `path` (none yet is a first run; an empty file
+/// is none yet, said on standard error).
 pub fn load(path: &Path) -> Res<Option<Checkpoint>> {
+    // A checkpoint that could not be saved is refused before anything is
+    // read or written (a missing directory, a directory or FIFO there).
+    agentlog::output::OutputPath::classify_entry(path).map_err(|e| Fail::Fatal(e.to_string()))?;
+    if is_empty_file(path) {
+        warn(&format!(
+            "{}: empty: no checkpoint yet (a first run; the checkpoint is saved there)",
+            path.display()
+        ));
+    }
     Checkpoint::load_or_none(path).map_err(|e| Fail::Fatal(e.to_string()))
+}
+
+/// Whether `path` is an empty regular file: no checkpoint yet.
+pub fn is_empty_file(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file() && m.len() == 0)
 }
 
 /// The one OpenHands store PATH of a `--checkpoint` run whose checkpoint
@@ -86,7 +101,7 @@ pub fn load(path: &Path) -> Res<Option<Checkpoint>> {
 /// the run reports as such.
 pub fn one_store<'p>(paths: &'p [PathBuf], cp: &Path) -> Res<&'p Path> {
     let (path, empty) = one_openhands_path(paths)?;
-    let first_run = std::fs::symlink_metadata(cp).is_err();
+    let first_run = std::fs::symlink_metadata(cp).is_err() || is_empty_file(cp);
     match empty {
         Some(msg) if first_run => Err(Fail::Problem(msg)),
         _ => Ok(path),
@@ -219,7 +234,9 @@ pub fn changed_conversations(
     let mut failed = Vec::new();
     while let Some(item) = changes.next() {
         match item {
-            Ok(c) if c.kind == ChangeKind::Removed => {}
+            // A directory handed out again only because another of its ID
+            // changed did not change itself.
+            Ok(c) if c.kind == ChangeKind::Removed || c.again => {}
             Ok(c) => {
                 // A sub-agent at depth d lies 2 d components under its
                 // top-level conversation (`subagents/NAME` each).

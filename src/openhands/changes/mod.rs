@@ -81,9 +81,10 @@
 //! [`find_sessions`]: super::find_sessions
 
 mod process;
+mod reconcile;
 mod walk;
 
-use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -195,6 +196,12 @@ pub struct Change<'a> {
     pub from: u64,
     /// One past the last new event.
     pub to: u64,
+    /// Whether the directory is handed out again in full only because
+    /// another directory of its ID was added, removed or rewritten (see
+    /// [Applying the changes](self#applying-the-changes)): the directory
+    /// itself did not change. A `Rewrite` (the first directory of the ID)
+    /// or an `Updated` change from index 0.
+    pub again: bool,
 }
 
 impl<'a> Change<'a> {
@@ -221,8 +228,9 @@ struct Task {
     parent: Option<String>,
 }
 
-/// A removed conversation to report.
-#[derive(Debug)]
+/// A removed conversation to report (or a conversation whose ID changed:
+/// its old ID lost a directory).
+#[derive(Debug, Clone)]
 struct Gone {
     rel: PathBuf,
     path: PathBuf,
@@ -247,6 +255,7 @@ struct Current {
     from: u64,
     to: u64,
     has_conv: bool,
+    again: bool,
 }
 
 enum ScanStep {
@@ -286,6 +295,9 @@ pub struct Changes {
     cur_top: PathBuf,
     /// Only the given conversations are looked at ([`Store::changes_in`]).
     partial: bool,
+    /// The conversation IDs the scan settles at its end
+    /// ([`reconcile`](self::reconcile)).
+    ids: reconcile::IdChanges,
 }
 
 fn now_ns() -> i128 {
@@ -498,7 +510,10 @@ impl Changes {
             held_in: Vec::new(),
             cur_top: PathBuf::new(),
             partial: false,
+            ids: reconcile::IdChanges::default(),
         };
+        let mut ch = ch;
+        ch.ids.since_empty = ch.since.conversations.is_empty();
         (ch, meta.is_dir())
     }
 
@@ -520,18 +535,18 @@ impl Changes {
     pub fn next(&mut self) -> Option<Result<Change<'_>, StoreError>> {
         loop {
             if let Some(g) = self.gone.pop_front() {
+                // Told at the end, once the IDs still held are known.
                 self.gone_done.insert(g.rel.clone());
                 self.new.conversations.remove(&g.rel);
-                self.cur = Current {
-                    kind: Some(ChangeKind::Removed),
-                    path: g.path,
-                    rel: g.rel,
-                    id: g.id,
-                    parent: g.parent,
-                    depth: g.depth,
-                    ..Current::default()
-                };
-                break;
+                self.ids.lost.push(g);
+                continue;
+            }
+            if let Some(step) = self.reconcile_step() {
+                match step {
+                    ScanStep::Skip => continue,
+                    ScanStep::Yield => break,
+                    ScanStep::Fail(e) => return Some(Err(e)),
+                }
             }
             let task = match self.pending.pop() {
                 Some(t) => t,
@@ -576,6 +591,11 @@ impl Changes {
                         }
                         continue;
                     }
+                    None if !self.ids.planned => {
+                        self.ids.planned = true;
+                        self.plan_reconcile();
+                        continue;
+                    }
                     None => {
                         self.finished = true;
                         return None;
@@ -604,6 +624,7 @@ impl Changes {
             repaired: &c.repaired,
             from: c.from,
             to: c.to,
+            again: c.again,
         }))
     }
 

@@ -15,6 +15,18 @@ pub(super) struct NowStamps {
     pub(super) meta: Option<Stamp>,
 }
 
+/// Whether the last event file read is still the file read: the same
+/// file, of the same size, and — when the checkpoint recorded its change
+/// time — with the same modification and change times (a file rewritten in
+/// place, even to the same size with its modification time put back, has
+/// another change time). A version 1 checkpoint recorded no change time:
+/// identity and size are what it can tell.
+fn last_kept(was: &Stamp, now: &Stamp) -> bool {
+    now.same_object(was)
+        && now.size == was.size
+        && (was.ctime.is_none() || (now.mtime_ns() == was.mtime_ns() && now.ctime == was.ctime))
+}
+
 impl Changes {
     /// Whether a stamp still stands for what the checkpoint recorded.
     pub(super) fn same(&self, old: Option<&Stamp>, now: Option<&Stamp>) -> bool {
@@ -53,6 +65,19 @@ impl Changes {
         for r in &old.retry {
             p.push(&r.name);
             let ok = self.same(Some(&r.stamp), Self::stat_or_none(&p).as_ref());
+            p.pop();
+            if !ok {
+                return false;
+            }
+        }
+        // The last file read, where a writer writes: rewritten in place
+        // (its change time moves whatever was done to its size and
+        // modification time), it is looked at again.
+        if let Some(last) = &old.last
+            && !old.retry.iter().any(|r| r.index == last.index)
+        {
+            p.push(&last.name);
+            let ok = self.same(Some(&last.stamp), Self::stat_or_none(&p).as_ref());
             p.pop();
             if !ok {
                 return false;
@@ -122,6 +147,14 @@ impl Changes {
             return Some(Stamp::of_entry(s));
         }
         self.stat_event(path, name)
+    }
+
+    /// The SHA-256 of the bytes of the event file `name` of the
+    /// conversation at `path`, read now; `None` when it cannot be read.
+    fn last_bytes_digest(&self, path: &Path, name: &str) -> Option<[u8; 32]> {
+        let mut buf = Vec::new();
+        crate::source::read_into(&path.join(DIR_EVENTS).join(name), &mut buf).ok()?;
+        Some(sha256(&buf))
     }
 
     /// A `stat` of the event file `name` of the conversation at `path`,
@@ -335,9 +368,13 @@ impl Changes {
                 let retried = o.retry.iter().any(|r| r.index == last.index);
                 if ok && !retried {
                     let st = self.stat_event(&task.path, &last.name);
-                    ok = st
-                        .as_ref()
-                        .is_some_and(|s| s.same_object(&last.stamp) && s.size == last.stamp.size);
+                    ok = st.as_ref().is_some_and(|s| {
+                        last_kept(&last.stamp, s)
+                            || (s.same_object(&last.stamp)
+                                && s.size == last.stamp.size
+                                && o.last_sha256.is_some()
+                                && self.last_bytes_digest(&task.path, &last.name) == o.last_sha256)
+                    });
                     old_last_now = st.map(|s| (last.index, s));
                 }
             }
@@ -419,6 +456,18 @@ impl Changes {
                     .unwrap_or_default(),
                 })
         };
+        // The last file's digest: of its bytes read now, else as recorded
+        // (not read again: its stamp, or its bytes, were found kept).
+        let last_sha256 = match to.checked_sub(1) {
+            None => None,
+            Some(i) => match self.conv.events().find(|e| e.index() == i) {
+                Some(e) => e.is_ok().then(|| sha256(e.raw())),
+                None => old
+                    .as_ref()
+                    .filter(|o| o.last.as_ref().is_some_and(|l| l.index == i))
+                    .and_then(|o| o.last_sha256),
+            },
+        };
         let files = self.conv.event_files();
         let past = files.files().any(|f| {
             f.status() == FileStatus::Gap || f.index().is_some_and(|i| i >= to && i < len)
@@ -478,6 +527,7 @@ impl Changes {
             subagents: subagents.clone(),
             next: to,
             last,
+            last_sha256,
             names: names.finish(),
             retry,
             unsettled: past || candidates,
@@ -496,11 +546,35 @@ impl Changes {
                 }
             }
         }
+        // Conversation identity (see `reconcile`): a new directory of an
+        // ID held before is a rewrite of the ID; an ID a directory no
+        // longer holds is settled at the end.
+        if kind == ChangeKind::New && self.held_before(&id) {
+            kind = ChangeKind::Rewrite;
+        }
+        match &old {
+            Some(o) => {
+                self.note_replaced(&task.rel, Some(&o.id));
+                if o.id != id {
+                    self.ids.lost.push(Gone {
+                        rel: task.rel.clone(),
+                        path: task.path.clone(),
+                        id: o.id.clone(),
+                        parent: task.parent.clone(),
+                        depth: task.depth,
+                    });
+                }
+            }
+            None => self.note_replaced(&task.rel, None),
+        }
         let any = kind != ChangeKind::Updated
             || to > first_new
             || !repaired.is_empty()
             || state_changed
             || meta_changed;
+        if any {
+            self.note_handed_out(kind, &task.rel, &id);
+        }
         self.new.conversations.insert(task.rel.clone(), &mark);
         self.since.conversations.remove(&task.rel);
         self.push_subs(&task, &subagents, &id);
@@ -521,6 +595,7 @@ impl Changes {
             from: first_new,
             to,
             has_conv: true,
+            again: false,
         };
         ScanStep::Yield
     }

@@ -191,31 +191,44 @@ fn os_from_bytes(b: Vec<u8>) -> OsString {
     OsString::from(String::from_utf8_lossy(&b).into_owned())
 }
 
+/// A stamp as `[dev, ino, size, mtime, mtime_nsec, ctime, ctime_nsec]`
+/// (the last two left out when no change time is recorded).
 pub(crate) fn stamp_value(s: &Stamp) -> OwnedValue {
-    OwnedValue::Array(vec![
+    let mut a = vec![
         uint(s.dev),
         uint(s.ino),
         uint(s.size),
         OwnedValue::int(s.mtime),
         uint(u64::from(s.mtime_nsec)),
-    ])
+    ];
+    if let Some((c, n)) = s.ctime {
+        a.push(OwnedValue::int(c));
+        a.push(uint(u64::from(n)));
+    }
+    OwnedValue::Array(a)
 }
 
+/// What [`stamp_value`] wrote; five members (format version 1) are a stamp
+/// without a change time.
 pub(crate) fn value_stamp(v: &OwnedValue) -> Option<Stamp> {
     let a = v.as_array()?;
-    if a.len() != 5 {
-        return None;
-    }
-    let nsec = u32::try_from(as_u64(a.get(4)?)?).ok()?;
-    if nsec >= 1_000_000_000 {
-        return None;
-    }
+    let nsec = |v: &OwnedValue| {
+        u32::try_from(as_u64(v)?)
+            .ok()
+            .filter(|n| *n < 1_000_000_000)
+    };
+    let ctime = match a.len() {
+        5 => None,
+        7 => Some((a.get(5)?.as_number()?.as_i64()?, nsec(a.get(6)?)?)),
+        _ => return None,
+    };
     Some(Stamp {
         dev: as_u64(a.first()?)?,
         ino: as_u64(a.get(1)?)?,
         size: as_u64(a.get(2)?)?,
         mtime: a.get(3)?.as_number()?.as_i64()?,
-        mtime_nsec: nsec,
+        mtime_nsec: nsec(a.get(4)?)?,
+        ctime,
     })
 }
 
@@ -280,6 +293,11 @@ fn conv_value(p: &Path, m: &ConversationMark) -> OwnedValue {
         ),
         ("next", uint(m.next)),
         ("last", m.last.as_ref().map_or(OwnedValue::Null, file_value)),
+        (
+            "last_sha256",
+            m.last_sha256
+                .map_or(OwnedValue::Null, |d| OwnedValue::string(hex(&d))),
+        ),
         ("names", OwnedValue::string(hex(&m.names))),
         (
             "retry",
@@ -307,6 +325,10 @@ fn value_conv(v: &OwnedValue) -> Option<(PathBuf, ConversationMark)> {
         subagents: strings(v.get("subagents"))?,
         next: as_u64(v.get("next")?)?,
         last,
+        last_sha256: match v.get("last_sha256") {
+            None | Some(OwnedValue::Null) => None,
+            Some(d) => Some(digest(d)?),
+        },
         names: digest(v.get("names")?)?,
         retry: retry?,
         unsettled: v.get("unsettled")?.as_bool()?,

@@ -109,7 +109,7 @@ pub(crate) fn parse_file_bytes(
             found: version,
         });
     }
-    if version != CHECKPOINT_VERSION {
+    if version == 0 {
         return Err(corrupt("unknown format version"));
     }
     let body = rest.get(1..).unwrap_or(&[]);
@@ -125,12 +125,18 @@ pub(crate) fn parse_file_bytes(
 }
 
 /// The bytes of the checkpoint file at `path`; refuses anything there but
-/// a regular file (an empty one is not a checkpoint).
+/// a regular file (an empty one is not a checkpoint), a symbolic link
+/// included ([`CheckpointError::Link`]).
 pub(crate) fn read_file(path: &Path) -> Result<Vec<u8>, CheckpointError> {
-    let meta = fs::metadata(path).map_err(|source| CheckpointError::Io {
+    let meta = fs::symlink_metadata(path).map_err(|source| CheckpointError::Io {
         path: path.to_path_buf(),
         source,
     })?;
+    if meta.file_type().is_symlink() {
+        return Err(CheckpointError::Link {
+            path: path.to_path_buf(),
+        });
+    }
     if !meta.is_file() {
         return Err(CheckpointError::NotAFile {
             path: path.to_path_buf(),
@@ -152,11 +158,14 @@ pub(crate) fn read_file(path: &Path) -> Result<Vec<u8>, CheckpointError> {
     Ok(bytes)
 }
 
-/// Whether there is no checkpoint file at `path` yet (a first run): nothing
-/// there, or a dangling link (saved through).
+/// Whether there is no checkpoint at `path` yet (a first run): nothing
+/// there, or an empty regular file (`touch CP`: a file made ready for the
+/// checkpoint, which no save of ours leaves — a save writes the whole file
+/// under another name first). A symbolic link, even a dangling one, is not
+/// "nothing": [`read_file`] refuses it.
 pub(crate) fn no_file_yet(path: &Path) -> bool {
     match fs::symlink_metadata(path) {
         Err(e) => e.kind() == io::ErrorKind::NotFound,
-        Ok(m) => m.file_type().is_symlink() && fs::metadata(path).is_err(),
+        Ok(m) => m.is_file() && m.len() == 0,
     }
 }

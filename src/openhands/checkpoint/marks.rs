@@ -127,6 +127,7 @@ const UNSETTLED: u8 = 8;
 const GAP: u8 = 16;
 const STATE: u8 = 32;
 const META: u8 = 64;
+const LAST_SHA: u8 = 128;
 
 /// Appends `v` as a little-endian base-128 varint.
 fn put_u(out: &mut Vec<u8>, mut v: u64) {
@@ -156,6 +157,18 @@ fn put_stamp(out: &mut Vec<u8>, s: &Stamp, base: &Stamp) {
     put_u(out, s.size);
     put_i(out, s.mtime.wrapping_sub(base.mtime));
     put_u(out, u64::from(s.mtime_nsec));
+    // The change time relative to the stamp's own modification time (most
+    // often equal or near); nanoseconds plus one, 0 for none recorded.
+    match s.ctime {
+        Some((c, n)) => {
+            put_i(out, c.wrapping_sub(s.mtime));
+            put_u(out, u64::from(n) + 1);
+        }
+        None => {
+            put_i(out, 0);
+            put_u(out, 0);
+        }
+    }
 }
 
 fn put_file(out: &mut Vec<u8>, f: &FileMark, base: &Stamp) {
@@ -176,7 +189,8 @@ fn pack(m: &ConversationMark) -> Packed {
             | flag(m.unsettled, UNSETTLED)
             | flag(m.gap.is_some(), GAP)
             | flag(m.state.is_some(), STATE)
-            | flag(m.meta.is_some(), META),
+            | flag(m.meta.is_some(), META)
+            | flag(m.last_sha256.is_some(), LAST_SHA),
     );
     let zero = Stamp::default();
     put_stamp(&mut out, &m.dir, &zero);
@@ -186,6 +200,9 @@ fn pack(m: &ConversationMark) -> Packed {
     put_u(&mut out, m.next);
     if let Some(f) = &m.last {
         put_file(&mut out, f, &m.dir);
+    }
+    if let Some(d) = &m.last_sha256 {
+        out.extend_from_slice(d);
     }
     out.extend_from_slice(&m.names);
     put_u(&mut out, m.retry.len() as u64);
@@ -255,12 +272,20 @@ impl Unpack<'_> {
     }
 
     fn stamp(&mut self, base: &Stamp) -> Stamp {
+        let dev = base.dev.wrapping_add(self.i() as u64);
+        let ino = base.ino.wrapping_add(self.i() as u64);
+        let size = self.u();
+        let mtime = base.mtime.wrapping_add(self.i());
+        let mtime_nsec = u32::try_from(self.u()).unwrap_or(0);
+        let c = mtime.wrapping_add(self.i());
+        let n = self.u();
         Stamp {
-            dev: base.dev.wrapping_add(self.i() as u64),
-            ino: base.ino.wrapping_add(self.i() as u64),
-            size: self.u(),
-            mtime: base.mtime.wrapping_add(self.i()),
-            mtime_nsec: u32::try_from(self.u()).unwrap_or(0),
+            dev,
+            ino,
+            size,
+            mtime,
+            mtime_nsec,
+            ctime: (n > 0).then(|| (c, u32::try_from(n - 1).unwrap_or(0))),
         }
     }
 
@@ -288,6 +313,7 @@ fn unpack(p: &[u8]) -> ConversationMark {
     let subagents_dir = on(SUBAGENTS_DIR).then(|| r.stamp(&dir));
     let next = r.u();
     let last = on(LAST).then(|| r.file(&dir));
+    let last_sha256 = on(LAST_SHA).then(|| r.digest());
     let names = r.digest();
     let n = r.u();
     let retry = (0..n).map_while(|_| (!r.0.is_empty()).then(|| r.file(&dir)));
@@ -313,6 +339,7 @@ fn unpack(p: &[u8]) -> ConversationMark {
         subagents,
         next,
         last,
+        last_sha256,
         names,
         retry,
         unsettled: on(UNSETTLED),
@@ -333,6 +360,7 @@ mod tests {
             size,
             mtime,
             mtime_nsec: nsec,
+            ctime: (nsec % 2 == 0).then_some((mtime.wrapping_add(7), nsec)),
         }
     }
 
@@ -354,6 +382,7 @@ mod tests {
             subagents: vec!["a".into(), "ünï".into()],
             next: u64::MAX,
             last: Some(file(7, "event-00007-x.json", dir)),
+            last_sha256: Some([9; 32]),
             names: [7; 32],
             retry: vec![file(1, "e1", far), file(3, "", dir)],
             unsettled: true,

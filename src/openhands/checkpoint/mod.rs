@@ -19,11 +19,16 @@
 //! # The file
 //!
 //! [`Checkpoint::save`] writes two lines: a header,
-//! `{"format":"agentlog-checkpoint","version":1,"sha256":"…"}`, and the
+//! `{"format":"agentlog-checkpoint","version":2,"sha256":"…"}`, and the
 //! body, one JSON object whose SHA-256 the header holds. The file is
 //! written atomically (a temporary file in the same directory, synced, then
-//! renamed over the old one, and the directory synced), through a symbolic
-//! link to its target, and never over anything but a regular file.
+//! renamed over the old one, and the directory synced), as state the tool
+//! owns ([`OutputPath::classify_entry`](crate::output::OutputPath::classify_entry)):
+//! a symbolic link at the path is replaced by the file, never written
+//! through, and nothing but a regular file is ever replaced. Loading refuses
+//! a link there ([`CheckpointError::Link`]), dangling or not: the
+//! checkpoint is the regular file at the path given. An empty regular file
+//! is no checkpoint yet ([`Checkpoint::load_or_none`]).
 //!
 //! [`Checkpoint::load`] refuses, with a typed [`CheckpointError`], never
 //! misreading: a file that is not a checkpoint, a checkpoint of a newer
@@ -56,8 +61,12 @@ use super::event_files::NamePattern;
 use crate::hash::sha256_hex;
 use crate::source::dir::EntryStat;
 
-/// The format version this crate writes and reads.
-pub const CHECKPOINT_VERSION: u64 = 1;
+/// The format version this crate writes. It reads this one and every
+/// earlier one: version 1 recorded no inode change times, so its stamps are
+/// never taken as unchanged (the first scan from it lists and reads again
+/// what it looks at, and hands out only what changed, as from any
+/// checkpoint).
+pub const CHECKPOINT_VERSION: u64 = 2;
 
 /// The `format` member of a checkpoint file's header.
 pub(crate) const FORMAT: &str = "agentlog-checkpoint";
@@ -81,6 +90,16 @@ pub enum CheckpointError {
         /// The path.
         path: PathBuf,
     },
+    /// The path is a symbolic link: a checkpoint is state the tool owns,
+    /// read and written only as the regular file at the path given.
+    #[error("{}: a symbolic link; a checkpoint is read and written only as the regular file at the path given (remove the link, or give the file it leads to)", path.display())]
+    Link {
+        /// The path.
+        path: PathBuf,
+    },
+    /// The checkpoint could not be written (the message names the path).
+    #[error(transparent)]
+    Write(crate::output::OutputError),
     /// The file is not an agentlog checkpoint.
     #[error("{}: not an agentlog checkpoint", path.display())]
     NotACheckpoint {
@@ -88,7 +107,7 @@ pub enum CheckpointError {
         path: PathBuf,
     },
     /// The checkpoint was written by a newer format version.
-    #[error("{}: checkpoint format version {found}; this agentlog reads version {CHECKPOINT_VERSION}", path.display())]
+    #[error("{}: checkpoint format version {found}; this agentlog reads versions 1 to {CHECKPOINT_VERSION}", path.display())]
     Version {
         /// The file.
         path: PathBuf,
@@ -129,9 +148,11 @@ pub enum CheckpointError {
     },
 }
 
-/// The identity of a file or directory: device, inode, size and
-/// modification time (seconds and nanoseconds since the Unix epoch), as
-/// `stat` gives them (following symbolic links).
+/// The identity of a file or directory: device, inode, size, modification
+/// time and inode change time (seconds and nanoseconds since the Unix
+/// epoch), as `stat` gives them (following symbolic links). The change
+/// time tells a file rewritten in place whose size and modification time
+/// were put back (`touch -r`): nothing but the kernel sets it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Stamp {
     /// The device.
@@ -144,6 +165,10 @@ pub struct Stamp {
     pub mtime: i64,
     /// The nanoseconds of the modification time.
     pub mtime_nsec: u32,
+    /// The inode change time, whole seconds since the Unix epoch and
+    /// nanoseconds; `None` when not recorded (a checkpoint of format
+    /// version 1): such a stamp is never taken as unchanged.
+    pub ctime: Option<(i64, u32)>,
 }
 
 impl Stamp {
@@ -161,6 +186,7 @@ impl Stamp {
             size: s.size,
             mtime: s.mtime,
             mtime_nsec: s.mtime_nsec,
+            ctime: Some(s.ctime),
         }
     }
 
@@ -235,6 +261,12 @@ pub struct ConversationMark {
     pub next: u64,
     /// The file of index `next - 1`.
     pub last: Option<FileMark>,
+    /// The SHA-256 of that file's bytes, when it read as an event (hex
+    /// digits in the file; not recorded by format version 1): a last file
+    /// whose change or modification time moved (a `touch`, a `chmod`, a
+    /// restore) is read again and compared with it, so that only a file
+    /// whose bytes changed is a rewrite.
+    pub last_sha256: Option<[u8; 32]>,
     /// The SHA-256 of the names of the sequence's files 0 to `next - 1`,
     /// each followed by a line break (hex digits in the file): a file of
     /// the read history renamed, replaced by another name or removed
@@ -328,9 +360,11 @@ impl Checkpoint {
     }
 
     /// Whether a stamp recorded by this checkpoint cannot be trusted to
-    /// tell a change (see [`RACY_MARGIN_NS`]).
+    /// tell a change (see [`RACY_MARGIN_NS`]; the modification time is what
+    /// counts, so that a tree set back in time is trusted; a stamp without
+    /// a change time, of a version 1 checkpoint, is never trusted).
     pub(crate) fn racy(&self, s: &Stamp) -> bool {
-        s.mtime_ns() >= self.taken - RACY_MARGIN_NS
+        s.ctime.is_none() || s.mtime_ns() >= self.taken - RACY_MARGIN_NS
     }
 
     /// The checkpoint as the bytes [`save`](Self::save) writes.
@@ -352,8 +386,10 @@ impl Checkpoint {
         Checkpoint::from_bytes(&read_file(path)?, path)
     }
 
-    /// Loads the checkpoint at `path`, or `None` when there is no file
-    /// there (a first run; a dangling link is saved through).
+    /// Loads the checkpoint at `path`, or `None` when there is none yet (a
+    /// first run): nothing at `path`, or an empty regular file (one made
+    /// ready with `touch`; a save never leaves one). A symbolic link there,
+    /// dangling or not, is refused ([`CheckpointError::Link`]).
     pub fn load_or_none(path: impl AsRef<Path>) -> Result<Option<Checkpoint>, CheckpointError> {
         let path = path.as_ref();
         if no_file_yet(path) {

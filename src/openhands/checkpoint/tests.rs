@@ -15,6 +15,7 @@ fn sample() -> Checkpoint {
         size: 5,
         mtime: -6,
         mtime_nsec: 999_999_999,
+        ctime: Some((-5, 0)),
     };
     c.dirs.insert(
         PathBuf::new(),
@@ -89,11 +90,40 @@ fn refuses() {
     }
     let newer = String::from_utf8(b.clone())
         .unwrap()
-        .replacen("\"version\":1", "\"version\":2", 1);
+        .replacen("\"version\":2", "\"version\":3", 1);
     assert!(matches!(
         Checkpoint::from_bytes(newer.as_bytes(), p),
-        Err(CheckpointError::Version { found: 2, .. })
+        Err(CheckpointError::Version { found: 3, .. })
     ));
+    // A version 1 file: stamps of five members, no change time; read, its
+    // stamps never taken as unchanged.
+    let mut old = sample();
+    let strip = |s: &mut Stamp| s.ctime = None;
+    for d in old.dirs.values_mut() {
+        d.stamp.as_mut().map(strip);
+    }
+    let marks: Vec<(PathBuf, ConversationMark)> = old
+        .conversations()
+        .map(|(k, mut m)| {
+            strip(&mut m.dir);
+            m.events_dir.as_mut().map(strip);
+            m.subagents_dir.as_mut().map(strip);
+            m.last.as_mut().map(|f| strip(&mut f.stamp));
+            m.retry.iter_mut().for_each(|f| strip(&mut f.stamp));
+            m.state.as_mut().map(|j| strip(&mut j.stamp));
+            m.meta.as_mut().map(|j| strip(&mut j.stamp));
+            (k.to_path_buf(), m)
+        })
+        .collect();
+    old.conversations = marks.into_iter().collect();
+    let v1 =
+        String::from_utf8(old.to_bytes())
+            .unwrap()
+            .replacen("\"version\":2", "\"version\":1", 1);
+    assert!(!v1.contains("\"version\":2"));
+    let read = Checkpoint::from_bytes(v1.as_bytes(), p).unwrap();
+    assert_eq!(read, old);
+    assert!(read.racy(&read.conversation("a").unwrap().dir));
     assert!(matches!(
         Checkpoint::from_bytes(b"{\"a\":1}\n{}", p),
         Err(CheckpointError::NotACheckpoint { .. })
@@ -113,22 +143,36 @@ fn refuses() {
 
 #[cfg(unix)]
 #[test]
-fn saves_atomically_through_links_never_over_other_files() {
+fn saves_atomically_over_links_never_through_them() {
     let t = tempfile::tempdir().unwrap();
     let c = sample();
     let real = t.path().join("real.cp");
     let link = t.path().join("link.cp");
     std::os::unix::fs::symlink("real.cp", &link).unwrap();
-    assert!(Checkpoint::load_or_none(&link).unwrap().is_none());
+    // A link, dangling or not, is not read as a checkpoint...
+    assert!(matches!(
+        Checkpoint::load_or_none(&link),
+        Err(CheckpointError::Link { .. })
+    ));
+    // ...and a save replaces it by the file, its target left alone.
     c.save(&link).unwrap();
-    assert!(
-        fs::symlink_metadata(&link)
-            .unwrap()
-            .file_type()
-            .is_symlink()
-    );
-    assert_eq!(Checkpoint::load(&real).unwrap(), c);
+    assert!(fs::symlink_metadata(&link).unwrap().file_type().is_file());
+    assert!(!real.exists());
     assert_eq!(Checkpoint::load(&link).unwrap(), c);
+    fs::write(&real, b"precious").unwrap();
+    let link2 = t.path().join("link2.cp");
+    std::os::unix::fs::symlink("real.cp", &link2).unwrap();
+    assert!(matches!(
+        Checkpoint::load(&link2),
+        Err(CheckpointError::Link { .. })
+    ));
+    c.save(&link2).unwrap();
+    assert_eq!(fs::read(&real).unwrap(), b"precious");
+    // An empty file is no checkpoint yet.
+    let empty = t.path().join("empty.cp");
+    fs::write(&empty, b"").unwrap();
+    assert!(Checkpoint::load_or_none(&empty).unwrap().is_none());
+    fs::remove_file(&real).unwrap();
     // A directory and a FIFO are never replaced.
     let d = t.path().join("dir.cp");
     fs::create_dir(&d).unwrap();

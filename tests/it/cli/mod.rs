@@ -12,11 +12,13 @@ mod events;
 mod export;
 mod follow;
 mod follow_occhat;
+mod incremental;
 #[cfg(feature = "gen")]
 mod html;
 mod html_browser;
 mod ls;
 mod occhat;
+mod owned_paths;
 #[cfg(all(feature = "parquet", feature = "gen"))]
 mod parquet;
 #[cfg(feature = "gen")]

@@ -30,15 +30,25 @@ fn future(p: &Path) {
     fs::File::open(p).unwrap().set_modified(t).unwrap();
 }
 
-/// A conversation at `dir` with the source's state and its first `n` events.
+/// A conversation at `dir` with the source's state and its first `n` events,
+/// under an ID of its own (made from the directory's name: copies of one
+/// ID are one conversation to a consumer, and a new copy hands them all
+/// out again).
 fn conversation(dir: &Path, n: usize) {
     let names = event_file_names(&source());
     fs::create_dir_all(dir.join("events")).unwrap();
-    fs::copy(
-        source().join("base_state.json"),
-        dir.join("base_state.json"),
-    )
-    .unwrap();
+    let state = fs::read_to_string(source().join("base_state.json")).unwrap();
+    let tail: String = dir
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .bytes()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let own = format!("30fde2bf-19b2-40ed-98ce-{tail:0>12}");
+    let state = state.replacen("30fde2bf-19b2-40ed-98ce-033cf244dbbd", &own, 1);
+    assert!(state.contains(&own));
+    fs::write(dir.join("base_state.json"), state).unwrap();
     for name in &names[..n] {
         let to = dir.join("events").join(name);
         fs::copy(source().join("events").join(name), &to).unwrap();

@@ -490,13 +490,13 @@ fn new_events_alone_open_only_the_new_files() {
     let (l, k, cp3) = scan(&root, Some(&cp2), ScanOptions::default());
     let stats_unchanged = opens::stats() - stats_before;
     assert!(l.is_empty() && k.is_empty(), "{k:?}");
-    // Each changed conversation looked up one entry more than when
-    // unchanged: the last event file read before (its identity). Its
-    // `events/`, state, meta and `subagents/` once each, as when
-    // unchanged; the new file's stamp from the `fstat` of its read.
-    assert_eq!(
-        stats_changed,
-        stats_unchanged + 2,
+    // Each changed conversation looked up no more entries than when
+    // unchanged: the last event file read before (its identity, looked up
+    // unchanged too), its `events/`, state, meta and `subagents/` once
+    // each, as when unchanged; the new file's stamp from the `fstat` of
+    // its read.
+    assert!(
+        stats_changed <= stats_unchanged,
         "looked up {stats_changed} entries, {stats_unchanged} unchanged"
     );
     let (_, _, full_cp) = scan(&root, None, ScanOptions::default());
