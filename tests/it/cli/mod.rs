@@ -19,6 +19,8 @@ mod ls;
 mod occhat;
 #[cfg(all(feature = "parquet", feature = "gen"))]
 mod parquet;
+#[cfg(all(feature = "parquet", feature = "gen"))]
+mod parquet_runs;
 #[cfg(feature = "gen")]
 mod people;
 mod pipes;

@@ -17,12 +17,12 @@ use std::process::Command;
 use agentlog::synth::{GenConfig, SdkStyle, write_store};
 use serde_json::Value;
 
-fn agentlog() -> Command {
+pub(super) fn agentlog() -> Command {
     Command::new(env!("CARGO_BIN_EXE_agentlog"))
 }
 
 /// Whether DuckDB can be used; `false` (after a message) to skip.
-fn duckdb() -> bool {
+pub(super) fn duckdb() -> bool {
     let ok = Command::new("python3")
         .args(["-c", "import duckdb"])
         .output()
@@ -38,7 +38,7 @@ fn duckdb() -> bool {
 }
 
 /// Runs `sql` in DuckDB; the rows as JSON arrays.
-fn query(sql: &str) -> Vec<Vec<Value>> {
+pub(super) fn query(sql: &str) -> Vec<Vec<Value>> {
     let script = "import duckdb, json, sys\n\
         rows = duckdb.sql(sys.argv[1]).fetchall()\n\
         print(json.dumps([list(r) for r in rows], default=str))";
@@ -54,14 +54,14 @@ fn query(sql: &str) -> Vec<Vec<Value>> {
     serde_json::from_slice(&o.stdout).expect("the rows as JSON")
 }
 
-fn table(out: &Path, t: &str) -> String {
+pub(super) fn table(out: &Path, t: &str) -> String {
     format!(
         "read_parquet('{}/{t}/**/*.parquet', union_by_name = true)",
         out.display()
     )
 }
 
-fn export(args: &[&Path], extra: &[&str]) -> std::process::Output {
+pub(super) fn export(args: &[&Path], extra: &[&str]) -> std::process::Output {
     let mut c = agentlog();
     c.arg("export");
     for a in args {
@@ -71,7 +71,7 @@ fn export(args: &[&Path], extra: &[&str]) -> std::process::Output {
     c.output().expect("agentlog runs")
 }
 
-fn export_ok(paths: &[&Path], out: &Path, extra: &[&str]) {
+pub(super) fn export_ok(paths: &[&Path], out: &Path, extra: &[&str]) {
     let mut all: Vec<&str> = vec!["--parquet", out.to_str().unwrap()];
     all.extend_from_slice(extra);
     let o = export(paths, &all);
@@ -82,7 +82,7 @@ fn export_ok(paths: &[&Path], out: &Path, extra: &[&str]) {
     );
 }
 
-fn stats(paths: &[&Path]) -> Value {
+pub(super) fn stats(paths: &[&Path]) -> Value {
     let mut c = agentlog();
     c.arg("stats").arg("--json");
     for p in paths {
@@ -92,7 +92,7 @@ fn stats(paths: &[&Path]) -> Value {
     serde_json::from_slice(&o.stdout).expect("stats --json")
 }
 
-fn u(v: &Value) -> u64 {
+pub(super) fn u(v: &Value) -> u64 {
     v.as_u64()
         .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
         .or_else(|| v.as_f64().map(|f| f as u64))
@@ -123,7 +123,7 @@ fn stats_counts(v: &Value) -> BTreeMap<String, u64> {
 }
 
 /// The dataset's totals equal `stats --json`'s.
-fn check_against_stats(paths: &[&Path], out: &Path) {
+pub(super) fn check_against_stats(paths: &[&Path], out: &Path) {
     let st = stats(paths);
     let ev = table(out, "events");
     let kinds = counts_by(&format!(
@@ -274,7 +274,7 @@ fn corpus_dataset_equals_stats_and_view() {
 }
 
 /// A temporary directory holding a [`generated`] store at `store`.
-fn generated_store() -> (tempfile::TempDir, PathBuf) {
+pub(super) fn generated_store() -> (tempfile::TempDir, PathBuf) {
     let t = tempfile::tempdir().unwrap();
     let store = t.path().join("store");
     generated(&store);
@@ -284,7 +284,7 @@ fn generated_store() -> (tempfile::TempDir, PathBuf) {
 /// Writes a small generated store at `dir`: mixed SDK styles, sub-agents,
 /// condensations, confirmations, branches and metas in half the
 /// conversations each.
-fn generated(dir: &Path) {
+pub(super) fn generated(dir: &Path) {
     let cfg = GenConfig {
         conversations: 12,
         events_per_conversation: 80,
@@ -335,7 +335,7 @@ fn generated_dataset_equals_stats_and_view_partitioned() {
 }
 
 /// The columns to compare: all but `snapshot` and `change`.
-fn rows_of(out: &Path, t: &str, latest: bool) -> Vec<String> {
+pub(super) fn rows_of(out: &Path, t: &str, latest: bool) -> Vec<String> {
     let filter = if latest {
         " QUALIFY snapshot = max(snapshot) OVER (PARTITION BY conversation_id)"
     } else {
@@ -510,22 +510,11 @@ fn a_failed_write_leaves_no_part_file() {
             }
         }
     }
-    // Whatever was completed before the failure is whole; nothing else is
-    // there, not even a temporary file.
-    for p in &left {
-        let name = p.file_name().unwrap().to_string_lossy();
-        assert!(
-            name.ends_with(".parquet") && !name.starts_with('.'),
-            "{}",
-            p.display()
-        );
-        query(&format!(
-            "SELECT count(*) FROM read_parquet('{}')",
-            p.display()
-        ));
-    }
-    assert!(
-        !left.iter().any(|p| p.starts_with(out.join("events"))),
-        "the events part, past the limit, is not there: {left:?}"
+    // Nothing of the failed run is published: no part file, no manifest,
+    // not even a temporary file (the lock file stays).
+    assert_eq!(
+        left,
+        vec![out.join("_agentlog").join("lock")],
+        "only the lock is left"
     );
 }
