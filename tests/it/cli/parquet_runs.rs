@@ -63,7 +63,7 @@ fn visible_events(out: &Path) -> (u64, u64) {
         return (0, 0);
     }
     let r = query(&format!(
-        "SELECT count(*), count(DISTINCT (conversation_id, file)) FROM read_parquet([{}])",
+        "SELECT count(*), count(DISTINCT (conversation_id, event_file)) FROM read_parquet([{}])",
         events.join(",")
     ));
     (u(&r[0][0]), u(&r[0][1]))
