@@ -20,6 +20,8 @@ mod occhat;
 #[cfg(all(feature = "parquet", feature = "gen"))]
 mod parquet;
 #[cfg(all(feature = "parquet", feature = "gen"))]
+mod parquet_engines;
+#[cfg(all(feature = "parquet", feature = "gen"))]
 mod parquet_runs;
 #[cfg(feature = "gen")]
 mod people;
