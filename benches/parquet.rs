@@ -25,7 +25,10 @@ use std::time::{Duration, Instant};
 
 use agentlog::json::Parser;
 use agentlog::openhands::{Kind, Store};
-use agentlog::parquet::{Dataset, DatasetOptions, EventSelection, OpenHandsInput, add_openhands};
+use agentlog::parquet::{
+    Dataset, DatasetDir, DatasetOptions, EventSelection, OpenHandsInput, RunId, RunMode,
+    add_openhands,
+};
 use agentlog::synth::{GenConfig, write_store};
 use criterion::Criterion;
 
@@ -58,9 +61,11 @@ fn stats_like(root: &Path) -> u64 {
 
 fn export(root: &Path, out: &Path, json: bool) -> u64 {
     let store = Store::open(root).expect("store");
+    let dir = DatasetDir::open(out, None).expect("dataset directory");
+    let run = RunId::new(1);
     let mut ds = Dataset::create(
         out,
-        1,
+        &run,
         DatasetOptions {
             json,
             ..DatasetOptions::default()
@@ -85,7 +90,11 @@ fn export(root: &Path, out: &Path, json: bool) -> u64 {
         ds.bound_memory().expect("bound");
     }
     let w = ds.finish(true).expect("finish");
-    w.rows.iter().sum()
+    let rows = w.rows.iter().sum();
+    dir.stage(&run, w, RunMode::Full, None, &[])
+        .and_then(|p| p.publish())
+        .expect("publish");
+    rows
 }
 
 fn du(p: &Path) -> u64 {

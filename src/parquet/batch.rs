@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use arrow_array::builder::{
     BooleanBuilder, Float64Builder, Int64Builder, StringBuilder, TimestampMicrosecondBuilder,
-    UInt64Builder,
 };
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{ArrowError, SchemaRef};
@@ -16,7 +15,6 @@ use super::schema::{ColumnType, Table};
 /// One column's builder.
 enum Col {
     Str(StringBuilder),
-    U64(UInt64Builder),
     I64(Int64Builder),
     F64(Float64Builder),
     Bool(BooleanBuilder),
@@ -43,7 +41,6 @@ impl Batch {
             .iter()
             .map(|&(_, ty)| match ty {
                 ColumnType::NotNullStr | ColumnType::Str => Col::Str(StringBuilder::new()),
-                ColumnType::U64 => Col::U64(UInt64Builder::new()),
                 ColumnType::I64 => Col::I64(Int64Builder::new()),
                 ColumnType::F64 => Col::F64(Float64Builder::new()),
                 ColumnType::Bool => Col::Bool(BooleanBuilder::new()),
@@ -113,7 +110,6 @@ impl Batch {
                         room.bytes.push(b.values_slice().len());
                         Arc::new(b.finish())
                     }
-                    Col::U64(b) => Arc::new(b.finish()),
                     Col::I64(b) => Arc::new(b.finish()),
                     Col::F64(b) => Arc::new(b.finish()),
                     Col::Bool(b) => Arc::new(b.finish()),
@@ -148,7 +144,6 @@ impl Batch {
                     reserved += n;
                     *b = StringBuilder::with_capacity(rows, n);
                 }
-                Col::U64(b) => *b = UInt64Builder::with_capacity(rows),
                 Col::I64(b) => *b = Int64Builder::with_capacity(rows),
                 Col::F64(b) => *b = Float64Builder::with_capacity(rows),
                 Col::Bool(b) => *b = BooleanBuilder::with_capacity(rows),
@@ -195,14 +190,10 @@ impl Row<'_> {
         self
     }
 
-    /// An unsigned integer.
-    pub(crate) fn u64(mut self, v: Option<u64>) -> Self {
-        match self.next() {
-            Some(Col::U64(b)) => b.append_option(v),
-            other => mismatch(other),
-        }
-        self.b.bytes += 8;
-        self
+    /// A count or an index, into a signed 64-bit column (a count past
+    /// `i64::MAX`, which no store holds, is written as `i64::MAX`).
+    pub(crate) fn count(self, v: Option<u64>) -> Self {
+        self.i64(v.map(|v| i64::try_from(v).unwrap_or(i64::MAX)))
     }
 
     /// A signed integer.
@@ -267,7 +258,6 @@ fn mismatch(c: Option<&mut Col>) {
     debug_assert!(false, "a value of the wrong type for its column");
     match c {
         Some(Col::Str(b)) => b.append_null(),
-        Some(Col::U64(b)) => b.append_null(),
         Some(Col::I64(b)) => b.append_null(),
         Some(Col::F64(b)) => b.append_null(),
         Some(Col::Bool(b)) => b.append_null(),

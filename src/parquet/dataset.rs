@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 
 use super::DatasetError;
 use super::batch::{Batch, Row};
-use super::part::Part;
+use super::part::{Part, StagedPart};
+use super::run::RunId;
 use super::schema::Table;
 
 /// How rows are laid out in directories under each table's.
@@ -91,19 +92,23 @@ impl Open {
     }
 }
 
-/// What an export wrote.
+/// What an export wrote: its part files, complete and synced under their
+/// temporary names, waiting for the run to be published
+/// ([`DatasetDir::stage`](super::DatasetDir::stage)).
 #[derive(Debug, Default, Clone)]
 pub struct Written {
     /// The part files completed, in the order they were.
-    pub files: Vec<PathBuf>,
+    pub parts: Vec<StagedPart>,
     /// Rows written per table, in [`Table::ALL`]'s order.
     pub rows: [u64; 5],
 }
 
 /// A dataset being written to a directory: `OUT_DIR/<table>/…/*.parquet`.
-/// Part files are new files, written under a temporary name and renamed
-/// when complete ([`finish`](Self::finish)); a dataset dropped unfinished
-/// removes its temporary files and leaves the part files it completed.
+/// Part files are new files, written under a temporary name; they take
+/// their final names only when the run is published
+/// ([`DatasetDir::stage`](super::DatasetDir::stage), then
+/// [`Pending::publish`](super::Pending::publish)). A dataset dropped
+/// unfinished removes its temporary files.
 pub struct Dataset {
     root: PathBuf,
     options: DatasetOptions,
@@ -118,18 +123,20 @@ pub struct Dataset {
 }
 
 impl Dataset {
-    /// A dataset under `root` (created when missing). `snapshot`, in
-    /// microseconds since the Unix epoch, is the `snapshot` column of every
-    /// row, and names the part files (`part-<snapshot>-<pid>-<n>.parquet`).
+    /// A dataset under `root` (created when missing), written by the run
+    /// `run`: its snapshot, in microseconds since the Unix epoch, is the
+    /// `snapshot_at` column of every row, and its name names the part files
+    /// (`part-<run>-<n>.parquet`, unique across runs and machines).
     pub fn create(
         root: &Path,
-        snapshot: i64,
+        run: &RunId,
         options: DatasetOptions,
     ) -> Result<Dataset, DatasetError> {
         fs::create_dir_all(root).map_err(|e| DatasetError::io(root, e))?;
+        let snapshot = run.snapshot();
         Ok(Dataset {
             root: root.to_path_buf(),
-            stem: format!("part-{snapshot:016}-{}", std::process::id()),
+            stem: format!("part-{}", run.name()),
             options,
             snapshot,
             seq: 0,
@@ -286,11 +293,11 @@ impl Dataset {
             let b = o.batch.take().map_err(DatasetError::Arrow)?;
             o.part.write(&b)?;
         }
-        let (path, rows) = o.part.finish()?;
-        self.written.files.push(path);
+        let staged = o.part.finish(table)?;
         if let Some(i) = Table::ALL.iter().position(|t| *t == table) {
-            self.written.rows[i] += rows;
+            self.written.rows[i] += staged.rows;
         }
+        self.written.parts.push(staged);
         Ok(())
     }
 
@@ -321,7 +328,8 @@ impl Dataset {
         }
         if every_table {
             for table in Table::ALL {
-                if !has_part_file(&self.root.join(table.name())) {
+                let staged = self.written.parts.iter().any(|p| p.table == table);
+                if !staged && !has_part_file(&self.root.join(table.name())) {
                     self.open_part(table, "")?;
                     if let Some(o) = self.open.remove(&(table, String::new())) {
                         self.complete(table, o)?;
@@ -330,6 +338,16 @@ impl Dataset {
             }
         }
         Ok(std::mem::take(&mut self.written))
+    }
+}
+
+impl Drop for Dataset {
+    fn drop(&mut self) {
+        // Unfinished (an error stopped the export): the parts it completed
+        // go too; nothing took a final name.
+        for p in &self.written.parts {
+            let _ = fs::remove_file(&p.tmp);
+        }
     }
 }
 

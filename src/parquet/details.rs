@@ -111,6 +111,25 @@ fn texts(v: Option<Value<'_>>) -> Option<String> {
     Some(parts.join("\n"))
 }
 
+/// The length in characters of the text parts of a `content` value (a
+/// string, or a list of parts with `text`, joined by line breaks as
+/// [`texts`] joins them), counted without copying them.
+fn text_length(v: Option<Value<'_>>) -> Option<u64> {
+    let v = v?;
+    if let Some(s) = v.as_str() {
+        return Some(s.chars().count() as u64);
+    }
+    let mut n = 0u64;
+    let mut parts = 0u64;
+    for p in v.as_array()?.iter() {
+        if let Some(t) = p.get("text").and_then(|t| t.as_str()) {
+            n += t.chars().count() as u64;
+            parts += 1;
+        }
+    }
+    Some(n + parts.saturating_sub(1))
+}
+
 fn s(v: Option<Value<'_>>) -> Option<String> {
     v.and_then(|v| v.as_str()).map(str::to_owned)
 }
@@ -128,7 +147,15 @@ pub(super) struct EventCols {
     pub(super) tool_name: Option<String>,
     pub(super) tool_call_id: Option<String>,
     pub(super) llm_response_id: Option<String>,
+    /// An action's `action.kind`.
+    pub(super) action_kind: Option<String>,
     pub(super) is_error: Option<bool>,
+    /// An observation's exit code (`observation.metadata.exit_code`, else
+    /// `observation.exit_code`).
+    pub(super) exit_code: Option<i64>,
+    /// A message event's text length in characters (the text parts of
+    /// `llm_message.content`).
+    pub(super) text_length: Option<u64>,
 }
 
 /// Reads the filter columns of the event of `index` from its parsed
@@ -143,7 +170,7 @@ fn event_columns(
         tool_name: s(root.get("tool_name")),
         tool_call_id: s(root.get("tool_call_id")),
         llm_response_id: s(root.get("llm_response_id")),
-        is_error: None,
+        ..EventCols::default()
     };
     let kind = root.get("kind").and_then(|v| v.as_str()).map(Kind::parse);
     let answer = |calls: &mut Vec<Call>| -> Option<usize> {
@@ -163,12 +190,13 @@ fn event_columns(
             if let Some(cid) = &cols.tool_call_id {
                 by_call_id.insert(cid.clone(), calls.len());
             }
+            cols.action_kind = s(action.and_then(|a| a.get("kind")));
             calls.push(Call {
                 action_index: index,
                 tool_name: cols.tool_name.clone(),
                 tool_call_id: cols.tool_call_id.clone(),
                 llm_response_id: cols.llm_response_id.clone(),
-                action_kind: s(action.and_then(|a| a.get("kind"))),
+                action_kind: cols.action_kind.clone(),
                 arguments: args,
                 ..Call::default()
             });
@@ -178,18 +206,19 @@ fn event_columns(
             cols.is_error = obs
                 .and_then(|o| o.get("is_error"))
                 .and_then(|v| v.as_bool());
+            cols.exit_code = obs
+                .and_then(|o| o.get("metadata"))
+                .and_then(|m| m.get("exit_code"))
+                .and_then(|v| v.as_i64())
+                .or_else(|| {
+                    obs.and_then(|o| o.get("exit_code"))
+                        .and_then(|v| v.as_i64())
+                });
             if let Some(n) = answer(calls) {
                 let c = &mut calls[n];
                 c.outcome = Some("observation");
                 c.is_error = Some(cols.is_error.unwrap_or(false));
-                c.exit_code = obs
-                    .and_then(|o| o.get("metadata"))
-                    .and_then(|m| m.get("exit_code"))
-                    .and_then(|v| v.as_i64())
-                    .or_else(|| {
-                        obs.and_then(|o| o.get("exit_code"))
-                            .and_then(|v| v.as_i64())
-                    });
+                c.exit_code = cols.exit_code;
                 c.result_text = texts(obs.and_then(|o| o.get("content")));
             }
         }
@@ -207,6 +236,10 @@ fn event_columns(
                 c.is_error = Some(true);
                 c.error = s(root.get("error"));
             }
+        }
+        Some(Kind::Message) => {
+            cols.text_length = text_length(root.get("llm_message").and_then(|m| m.get("content")));
+            return cols;
         }
         _ => return cols,
     }

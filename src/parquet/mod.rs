@@ -49,6 +49,7 @@ mod details;
 mod occhat;
 mod openhands;
 mod part;
+pub mod run;
 mod schema;
 
 use std::io;
@@ -59,6 +60,10 @@ pub use details::EventDetails;
 pub use occhat::{add_occhat, text_of};
 pub use openhands::{
     EventSelection, OpenHandsInput, add_openhands, add_openhands_with, add_removed,
+};
+pub use part::StagedPart;
+pub use run::{
+    DatasetDir, Pending, RunId, RunMode, RunRecord, Superseded, checkpoint_digest, replace_dir,
 };
 pub use schema::{ColumnType, SCHEMA_VERSION, SCHEMA_VERSION_KEY, TABLE_KEY, Table};
 

@@ -216,7 +216,7 @@ fn add_rows(
         let ctx = in_context.get(pos).copied().unwrap_or(false);
         ds.push(Table::Events, &partition, |r| {
             r.str(Some(id))
-                .u64(Some(e.index()))
+                .count(Some(e.index()))
                 .str(Some(e.file_name()))
                 .str(e.id())
                 .str(e.kind_name())
@@ -228,11 +228,14 @@ fn add_rows(
                 .str(cols.tool_name.as_deref())
                 .str(cols.tool_call_id.as_deref())
                 .str(cols.llm_response_id.as_deref())
+                .str(cols.action_kind.as_deref())
                 .bool(cols.is_error)
+                .i64(cols.exit_code)
+                .count(cols.text_length)
                 .bool(Some(ctx))
                 .str(Some(status))
                 .str(error.as_deref())
-                .u64(Some(raw.len() as u64))
+                .count(Some(raw.len() as u64))
                 .str(text.as_deref())
                 .utc(snapshot)
                 .end()
@@ -269,7 +272,7 @@ fn add_rows(
         };
         ds.push(Table::Events, &partition, |r| {
             r.str(Some(id))
-                .u64(f.index())
+                .count(f.index())
                 .str(Some(f.name()))
                 .str(f.id())
                 .str(None)
@@ -281,11 +284,14 @@ fn add_rows(
                 .str(None)
                 .str(None)
                 .str(None)
+                .str(None)
                 .bool(None)
+                .i64(None)
+                .i64(None)
                 .bool(Some(false))
                 .str(Some(f.status().as_str()))
                 .str(reason.as_deref())
-                .u64(bytes.as_ref().map(|b| b.len() as u64))
+                .count(bytes.as_ref().map(|b| b.len() as u64))
                 .str(text.as_deref())
                 .utc(snapshot)
                 .end()
@@ -305,8 +311,8 @@ fn add_rows(
         ds.push(Table::ToolCalls, &partition, |r| {
             r.str(Some(id))
                 .str(Some("openhands"))
-                .u64(Some(n as u64))
-                .u64(Some(c.action_index))
+                .count(Some(n as u64))
+                .count(Some(c.action_index))
                 .str(action.as_ref().and_then(|e| e.id()))
                 .str(c.tool_name.as_deref())
                 .str(c.tool_call_id.as_deref())
@@ -315,7 +321,7 @@ fn add_rows(
                 .str(c.arguments.as_deref())
                 .time(started.map(|t| t.0))
                 .str(c.outcome)
-                .u64(c.result_index)
+                .count(c.result_index)
                 .str(result.as_ref().and_then(|e| e.id()))
                 .bool(c.is_error)
                 .i64(c.exit_code)
@@ -334,6 +340,7 @@ fn add_rows(
     for (position, m) in view.wire_messages().iter().enumerate() {
         let role = m.get("role").and_then(OwnedValue::as_str);
         let text = super::occhat::content_text(m.get("content"));
+        let length = text.as_deref().map(|t| t.chars().count() as u64);
         line.clear();
         let calls_at = m.write_to_finding(&mut line, Style::COMPACT, "tool_calls");
         let whole = utf8(&line);
@@ -341,9 +348,10 @@ fn add_rows(
         ds.push(Table::Messages, &partition, |r| {
             r.str(Some(id))
                 .str(Some("openhands"))
-                .u64(Some(position as u64))
+                .count(Some(position as u64))
                 .str(role)
                 .str(text.as_deref())
+                .count(length)
                 .str(m.get("tool_call_id").and_then(OwnedValue::as_str))
                 .str(m.get("name").and_then(OwnedValue::as_str))
                 .str(calls.as_deref())
@@ -387,7 +395,7 @@ fn add_rows(
             .str(Some("openhands"))
             .str(input.parent)
             .str(Some(&conv.dir().to_string_lossy()))
-            .u64(Some(input.depth as u64))
+            .count(Some(input.depth as u64))
             .str(h.forked_from.as_deref())
             .str(h.forked_event.as_deref())
             .str(h.title.as_deref())
@@ -399,17 +407,17 @@ fn add_rows(
             .time(created.map(|t| t.0))
             .time(updated.map(|t| t.0))
             .bool(created.or(updated).map(|t| t.1))
-            .u64(Some(ok_events))
-            .u64(Some(conv.event_file_count() as u64))
-            .u64(Some(malformed))
-            .u64(Some(problem_files))
-            .u64(Some(conv.subagents().len() as u64))
-            .u64(Some(totals.calls))
-            .u64(Some(totals.prompt_tokens))
-            .u64(Some(totals.completion_tokens))
-            .u64(Some(totals.cache_read_tokens))
-            .u64(Some(totals.cache_write_tokens))
-            .u64(Some(totals.reasoning_tokens))
+            .count(Some(ok_events))
+            .count(Some(conv.event_file_count() as u64))
+            .count(Some(malformed))
+            .count(Some(problem_files))
+            .count(Some(conv.subagents().len() as u64))
+            .count(Some(totals.calls))
+            .count(Some(totals.prompt_tokens))
+            .count(Some(totals.completion_tokens))
+            .count(Some(totals.cache_read_tokens))
+            .count(Some(totals.cache_write_tokens))
+            .count(Some(totals.reasoning_tokens))
             .f64(Some(totals.cost))
             .str(Some(input.change))
             .utc(snapshot)
@@ -434,13 +442,13 @@ pub fn add_removed(
             .str(Some("openhands"))
             .str(parent)
             .str(None)
-            .u64(Some(depth as u64));
+            .count(Some(depth as u64));
         for _ in 0..8 {
             r = r.str(None);
         }
         r = r.time(None).time(None).bool(None);
         for _ in 0..11 {
-            r = r.u64(None);
+            r = r.count(None);
         }
         r.f64(None).str(Some("removed")).utc(snapshot).end()
     })
@@ -517,7 +525,7 @@ fn llm_rows(
                 .str(Some("openhands"))
                 .str(Some(usage_id))
                 .str(Some("call"))
-                .u64(Some(n as u64))
+                .count(Some(n as u64))
                 .str(Some(model))
                 .str(call_model)
                 .str(response)
@@ -526,6 +534,7 @@ fn llm_rows(
                 .i64(tok.map(|t| t[2]))
                 .i64(tok.map(|t| t[3]))
                 .i64(tok.map(|t| t[4]))
+                .i64(tok.map(|t| t[0].saturating_add(t[1])))
                 .i64(window.map(|w| i64::try_from(w).unwrap_or(i64::MAX)))
                 .f64(cost)
                 .f64(latency)
@@ -555,7 +564,7 @@ fn llm_rows(
             .str(Some("openhands"))
             .str(Some(usage_id))
             .str(Some("rest"))
-            .u64(None)
+            .count(None)
             .str(Some(model))
             .str(None)
             .str(None)
@@ -564,6 +573,7 @@ fn llm_rows(
             .i64(Some(rest[2]))
             .i64(Some(rest[3]))
             .i64(Some(rest[4]))
+            .i64(Some(rest[0].saturating_add(rest[1])))
             .i64(None)
             .f64(Some(cost_rest))
             .f64(None)

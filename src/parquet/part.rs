@@ -1,9 +1,12 @@
 //! One part file: written under a hidden temporary name in its final
-//! directory, and renamed to its final name only once complete and synced.
-//! A part that is dropped unfinished (an error stopped the export) removes
-//! its temporary file; a crash leaves at most a hidden `.*.tmp` file,
-//! which no reader of `*.parquet` sees. A final name is never reused: a
-//! part whose final name exists is an error, not a replacement.
+//! directory (`.<name>.tmp`: no `*.parquet` glob matches it, and Spark and
+//! PyArrow skip names starting with `.`), completed and synced there, and
+//! renamed to its final name only when its run is published (see
+//! [`super::run`]). A part that is dropped unfinished (an error stopped the
+//! export) removes its temporary file; a crash leaves at most hidden
+//! `.*.tmp` files, which the next run into the directory removes. A final
+//! name is never reused: a part whose final name exists is an error, not a
+//! replacement.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter};
@@ -68,7 +71,7 @@ impl Part {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let tmp = dir.join(format!(".{name}.tmp"));
+        let tmp = dir.join(tmp_name(&name));
         let file = OpenOptions::new()
             .write(true)
             .create_new(true)
@@ -114,10 +117,10 @@ impl Part {
         }
     }
 
-    /// Completes the part: the footer written, the file synced, renamed to
-    /// its final name (which must not exist), the directory synced.
-    /// Returns the final path and the rows written.
-    pub(crate) fn finish(mut self) -> Result<(PathBuf, u64), DatasetError> {
+    /// Completes the part: the footer written and the file synced, still
+    /// under its temporary name. It takes its final name when its run is
+    /// published ([`StagedPart::publish`]).
+    pub(crate) fn finish(mut self, table: Table) -> Result<StagedPart, DatasetError> {
         let Some(w) = self.writer.take() else {
             return Err(DatasetError::io(
                 &self.tmp,
@@ -133,27 +136,61 @@ impl Part {
         file.sync_all()
             .map_err(|e| DatasetError::io(&self.tmp, e))?;
         drop(file);
-        if fs::symlink_metadata(&self.dest).is_ok() {
-            return Err(DatasetError::io(
-                &self.dest,
-                io::Error::new(
-                    io::ErrorKind::AlreadyExists,
-                    "a part file of this name exists; it is never replaced",
-                ),
-            ));
-        }
-        fs::rename(&self.tmp, &self.dest).map_err(|e| DatasetError::io(&self.dest, e))?;
-        if let Some(dir) = self.dest.parent()
-            && let Ok(d) = File::open(dir)
-        {
-            // Makes the rename durable; a file system that cannot sync a
-            // directory has nothing more to do.
-            let _ = d.sync_all();
-        }
-        let done = (std::mem::take(&mut self.dest), self.rows);
-        self.tmp = PathBuf::new();
-        Ok(done)
+        let staged = StagedPart {
+            table,
+            tmp: std::mem::take(&mut self.tmp),
+            dest: std::mem::take(&mut self.dest),
+            rows: self.rows,
+        };
+        Ok(staged)
     }
+}
+
+/// A complete part file under its temporary name (hidden from readers:
+/// `.<name>.tmp`), waiting for its run to be published
+/// ([`Pending::publish`](super::Pending::publish)).
+#[derive(Debug, Clone)]
+pub struct StagedPart {
+    /// Its table.
+    pub table: Table,
+    /// Its temporary path.
+    pub tmp: PathBuf,
+    /// Its final path.
+    pub dest: PathBuf,
+    /// The rows it holds.
+    pub rows: u64,
+}
+
+/// Renames `tmp` to `dest` unless `dest` exists already and `tmp` does not
+/// (done before); `dest` is never replaced.
+pub(crate) fn publish(tmp: &Path, dest: &Path) -> Result<(), DatasetError> {
+    let tmp_there = fs::symlink_metadata(tmp).is_ok();
+    if fs::symlink_metadata(dest).is_ok() {
+        if !tmp_there {
+            return Ok(());
+        }
+        return Err(DatasetError::io(
+            dest,
+            io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                "a part file of this name exists; it is never replaced",
+            ),
+        ));
+    }
+    fs::rename(tmp, dest).map_err(|e| DatasetError::io(dest, e))
+}
+
+/// Syncs a directory (makes the renames in it durable); a file system that
+/// cannot sync a directory has nothing more to do.
+pub(crate) fn sync_dir(dir: &Path) {
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
+
+/// The temporary name of the part file whose final name is `name`.
+pub(crate) fn tmp_name(name: &str) -> String {
+    format!(".{name}.tmp")
 }
 
 impl Drop for Part {

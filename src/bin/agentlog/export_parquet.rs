@@ -6,23 +6,35 @@
 //! is printed on standard output; what could not be read is warned about
 //! on standard error and written as rows with their status and error
 //! where it is an event file. An error writing the dataset stops the run
-//! (status 2): the part files it had not completed are removed, none is
-//! left under a final name half-written.
+//! (status 2): its part files are removed, none takes a final name.
 //!
-//! With `--checkpoint FILE` (one OpenHands store): only what changed since
-//! FILE, in new part files; FILE is saved once they are complete and
-//! synced. A run that stops before saving is repeated by the next one (its
-//! rows may then appear twice: key `events` by `conversation_id`, `index`).
+//! The parts of a run are published together ([`agentlog::parquet::run`]):
+//! written under hidden temporary names, then the run's manifest, then
+//! (with `--checkpoint`) the checkpoint, then the parts renamed. A run
+//! stopped at any moment leaves the dataset as it was; the next run into
+//! OUT_DIR finishes a run that got as far as its manifest (and checkpoint)
+//! and removes what any other left.
+//!
+//! OUT_DIR is a new dataset (a missing or empty directory), or, with
+//! `--checkpoint FILE` (one OpenHands store), the incremental dataset that
+//! FILE was saved with: only what changed since FILE is added, in new part
+//! files. Anything else is refused (status 2) unless `--replace`, which
+//! writes the whole dataset beside OUT_DIR and puts it in OUT_DIR's place
+//! in one rename (Linux; elsewhere two), and with `--checkpoint` starts the
+//! checkpoint afresh.
 
+use std::collections::HashSet;
+use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use agentlog::occhat::SessionStore as OcStore;
 use agentlog::openhands::Parsed;
-use agentlog::openhands::{ChangeKind, Conversation, Reader, ScanOptions, Store};
+use agentlog::openhands::{ChangeKind, Checkpoint, Conversation, Reader, ScanOptions, Store};
 use agentlog::parquet::{
-    Dataset, DatasetError, DatasetOptions, EventDetails, EventSelection, OpenHandsInput,
-    Partitioning, add_occhat, add_openhands, add_openhands_with, add_removed,
+    Dataset, DatasetDir, DatasetError, DatasetOptions, EventDetails, EventSelection,
+    OpenHandsInput, Partitioning, RunId, RunMode, Superseded, Written, add_occhat, add_openhands,
+    add_openhands_with, add_removed, checkpoint_digest, replace_dir,
 };
 
 use crate::out::{Fail, Res, Status, warn};
@@ -33,17 +45,23 @@ use crate::target::{Target, Worker, for_each_target, walk_with};
 pub struct ParquetArgs {
     /// Write a Parquet dataset to OUT_DIR (tables conversations, events,
     /// messages, tool_calls, llm_calls: OUT_DIR/<table>/…/*.parquet) instead
-    /// of JSON lines; new part files are added, none is rewritten.
+    /// of JSON lines. OUT_DIR must be new or empty, or with --checkpoint the
+    /// dataset that checkpoint was saved with; see --replace.
     #[arg(long, value_name = "OUT_DIR", conflicts_with_all = ["jsonl", "output"])]
     pub parquet: Option<PathBuf>,
     /// With --parquet: Hive-style partitions (`date`: date=YYYY-MM-DD/ by
     /// the conversation's creation date).
     #[arg(long, value_name = "KEY", requires = "parquet", value_parser = ["date"])]
     pub partition_by: Option<String>,
-    /// With --parquet: leave the events' verbatim JSON out (`events.json`
+    /// With --parquet: leave the events' verbatim JSON out (`events.event_json`
     /// is null).
     #[arg(long, requires = "parquet")]
     pub no_json: bool,
+    /// With --parquet: replace the dataset in OUT_DIR whole (written beside
+    /// it, then renamed into its place); with --checkpoint, everything is
+    /// exported and the checkpoint starts afresh.
+    #[arg(long, requires = "parquet")]
+    pub replace: bool,
 }
 
 fn fatal(e: DatasetError) -> Fail {
@@ -68,6 +86,18 @@ fn options(args: &ParquetArgs) -> DatasetOptions {
     }
 }
 
+/// The digest of the checkpoint file at `cp` as it is now: `None` when
+/// there is none (or it is empty).
+fn digest_of(cp: &Path) -> Option<String> {
+    fs::read(cp)
+        .ok()
+        .filter(|b| !b.is_empty())
+        .map(|b| checkpoint_digest(&b))
+}
+
+const REPLACE_HINT: &str =
+    "give a new or empty directory, or --replace to replace the dataset whole";
+
 /// Runs `export --parquet OUT_DIR`.
 pub fn run(
     paths: &[PathBuf],
@@ -75,11 +105,159 @@ pub fn run(
     args: &ParquetArgs,
     out_dir: &Path,
 ) -> Res<u8> {
-    if let Some(cp) = checkpoint {
-        return run_since(paths, cp, args, out_dir);
+    if args.replace {
+        return run_replace(paths, checkpoint, args, out_dir);
     }
+    let now = checkpoint.and_then(digest_of);
+    let dir = DatasetDir::open(out_dir, now.as_deref()).map_err(fatal)?;
+    let shown = out_dir.display();
+    match (checkpoint, dir.latest_run()) {
+        (None, _) if !dir.is_empty() => {
+            return Err(Fail::Fatal(format!(
+                "{shown}: holds a dataset or other files already; a full export writes a new \
+                 dataset: {REPLACE_HINT} (or --checkpoint FILE to add to an incremental one)"
+            )));
+        }
+        (Some(cp), None) if !dir.is_empty() || now.is_some() => {
+            let why = if dir.is_empty() {
+                format!("the checkpoint {} is not of a dataset in it", cp.display())
+            } else {
+                "it holds files that no agentlog run published (another dataset, \
+                 or one of schema version 1)"
+                    .to_owned()
+            };
+            return Err(Fail::Fatal(format!("{shown}: {why}: {REPLACE_HINT}")));
+        }
+        (Some(_), Some(last)) if last.mode == RunMode::Full => {
+            return Err(Fail::Fatal(format!(
+                "{shown}: holds a full export, not an incremental dataset: {REPLACE_HINT}"
+            )));
+        }
+        (Some(cp), Some(last)) if last.checkpoint_after != now => {
+            return Err(Fail::Fatal(format!(
+                "{shown}: its last run saved another checkpoint than {} holds now (another \
+                 dataset's, or changed since): {REPLACE_HINT}",
+                cp.display()
+            )));
+        }
+        _ => {}
+    }
+    let run = RunId::new(now_micros());
+    match checkpoint {
+        None => {
+            let (written, status) = write_full(&dir, &run, paths, args)?;
+            let pending = dir
+                .stage(&run, written, RunMode::Full, None, &[])
+                .map_err(fatal)?;
+            pending.publish().map_err(fatal)?;
+            Ok(status.code())
+        }
+        Some(cp) => {
+            let since = crate::since::load(cp)?;
+            let root = crate::since::one_store(paths, cp)?;
+            let (written, next, supersedes) = write_since(&dir, &run, root, since.as_ref(), args)?;
+            let after = checkpoint_digest(&next.to_bytes());
+            let pending = dir
+                .stage(
+                    &run,
+                    written,
+                    RunMode::Incremental,
+                    Some(&after),
+                    &supersedes,
+                )
+                .map_err(fatal)?;
+            // The commit: from here on the run's rows are the dataset's
+            // (the next run publishes them if this one is stopped).
+            next.save(cp).map_err(|e| Fail::Fatal(e.to_string()))?;
+            pending.publish().map_err(fatal)?;
+            Ok(Status::OK.code())
+        }
+    }
+}
+
+/// `--replace`: the whole dataset written into a new directory beside
+/// OUT_DIR, published there, then put in OUT_DIR's place.
+fn run_replace(
+    paths: &[PathBuf],
+    checkpoint: Option<&Path>,
+    args: &ParquetArgs,
+    out_dir: &Path,
+) -> Res<u8> {
+    let shown = out_dir.display();
+    let mut old_lock = None;
+    if let Ok(m) = fs::symlink_metadata(out_dir) {
+        if m.file_type().is_symlink() || !m.is_dir() {
+            return Err(Fail::Fatal(format!(
+                "{shown}: not a directory (a link is not replaced: name the directory itself)"
+            )));
+        }
+        // Only a dataset (or an empty directory) is replaced; its lock is
+        // held until it is.
+        let old = DatasetDir::open(out_dir, None).map_err(fatal)?;
+        if let Some(first) = old.foreign_entries().first() {
+            return Err(Fail::Fatal(format!(
+                "{shown}: holds `{first}`, which is not part of a dataset: not replaced"
+            )));
+        }
+        old_lock = Some(old);
+    }
+    let parent = match out_dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = out_dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .ok_or_else(|| Fail::Fatal(format!("{shown}: not a directory name")))?;
+    let prefix = format!(".{name}.agentlog-new-");
+    // What a killed --replace left beside OUT_DIR.
+    for e in fs::read_dir(&parent).into_iter().flatten().flatten() {
+        if e.file_name().to_string_lossy().starts_with(&prefix) {
+            let _ = fs::remove_dir_all(e.path());
+        }
+    }
+    let run = RunId::new(now_micros());
+    let new = parent.join(format!("{prefix}{}", run.name()));
+    let dir = DatasetDir::open(&new, None).map_err(fatal)?;
+    let (status, next) = match checkpoint {
+        None => {
+            let (written, status) = write_full(&dir, &run, paths, args)?;
+            let pending = dir
+                .stage(&run, written, RunMode::Full, None, &[])
+                .map_err(fatal)?;
+            pending.publish().map_err(fatal)?;
+            (status, None)
+        }
+        Some(cp) => {
+            let root = crate::since::one_store(paths, cp)?;
+            let (written, next, _) = write_since(&dir, &run, root, None, args)?;
+            let after = checkpoint_digest(&next.to_bytes());
+            let pending = dir
+                .stage(&run, written, RunMode::Incremental, Some(&after), &[])
+                .map_err(fatal)?;
+            pending.publish().map_err(fatal)?;
+            (Status::OK, Some((cp, next)))
+        }
+    };
+    drop(dir);
+    replace_dir(out_dir, &new).map_err(fatal)?;
+    drop(old_lock);
+    if let Some((cp, next)) = next {
+        next.save(cp).map_err(|e| Fail::Fatal(e.to_string()))?;
+    }
+    Ok(status.code())
+}
+
+/// Writes every conversation and session of `paths` as the run `run`'s
+/// parts of `dir`.
+fn write_full(
+    dir: &DatasetDir,
+    run: &RunId,
+    paths: &[PathBuf],
+    args: &ParquetArgs,
+) -> Res<(Written, Status)> {
     let mut status = Status::OK;
-    let mut ds = Dataset::create(out_dir, now_micros(), options(args)).map_err(fatal)?;
+    let mut ds = Dataset::create(dir.root(), run, options(args)).map_err(fatal)?;
     let Worker {
         mut reader,
         mut conv,
@@ -176,23 +354,32 @@ pub fn run(
         }
         Ok(())
     })?;
-    ds.finish(true).map_err(fatal)?;
-    Ok(status.code())
+    let written = ds.finish(true).map_err(fatal)?;
+    Ok((written, status))
 }
 
-/// `export --parquet OUT_DIR --checkpoint FILE`: the rows of what changed.
-fn run_since(paths: &[PathBuf], cp_path: &Path, args: &ParquetArgs, out_dir: &Path) -> Res<u8> {
-    let root = crate::since::one_store(paths, cp_path)?;
-    let since = crate::since::load(cp_path)?;
-    let mut changes = Store::changes_since(root, since.as_ref(), ScanOptions::default())
+/// What changed in the store `root` since `since`, as the run `run`'s
+/// parts of `dir`; the checkpoint to save once they are staged, and the
+/// conversations whose earlier rows they supersede.
+fn write_since(
+    dir: &DatasetDir,
+    run: &RunId,
+    root: &Path,
+    since: Option<&Checkpoint>,
+    args: &ParquetArgs,
+) -> Res<(Written, Checkpoint, Vec<Superseded>)> {
+    let mut changes = Store::changes_since(root, since, ScanOptions::default())
         .map_err(|e| Fail::Fatal(e.to_string()))?;
     for e in changes.unreadable() {
         warn(&format!("{e} (skipped)"));
     }
-    let mut ds = Dataset::create(out_dir, now_micros(), options(args)).map_err(fatal)?;
+    let mut ds = Dataset::create(dir.root(), run, options(args)).map_err(fatal)?;
     let mut reader = Reader::new();
     let mut whole = Conversation::default();
     let mut parser = agentlog::json::Parser::new();
+    let mut supersedes: Vec<Superseded> = Vec::new();
+    let mut exported: HashSet<String> = HashSet::new();
+    let mut removed: Vec<(String, Option<String>, usize)> = Vec::new();
     while let Some(item) = changes.next() {
         let c = match item {
             Ok(c) => c,
@@ -203,7 +390,9 @@ fn run_since(paths: &[PathBuf], cp_path: &Path, args: &ParquetArgs, out_dir: &Pa
             }
         };
         if c.kind == ChangeKind::Removed {
-            add_removed(&mut ds, c.id, c.parent, c.depth).map_err(fatal)?;
+            // Written after the rest: a conversation whose ID this run
+            // writes again (its directory renamed) is not removed.
+            removed.push((c.id.to_owned(), c.parent.map(str::to_owned), c.depth));
             continue;
         }
         // The change holds the events from the first new one on; the
@@ -234,11 +423,24 @@ fn run_since(paths: &[PathBuf], cp_path: &Path, args: &ParquetArgs, out_dir: &Pa
         };
         add_openhands(&mut ds, &input, &mut parser).map_err(fatal)?;
         ds.bound_memory().map_err(fatal)?;
+        exported.insert(c.id.to_owned());
+        if c.kind != ChangeKind::New {
+            supersedes.push(Superseded {
+                conversation_id: c.id.to_owned(),
+                change: c.kind.as_str(),
+            });
+        }
     }
-    ds.finish(true).map_err(fatal)?;
-    changes
-        .into_checkpoint()
-        .save(cp_path)
-        .map_err(|e| Fail::Fatal(e.to_string()))?;
-    Ok(Status::OK.code())
+    for (id, parent, depth) in removed {
+        if exported.contains(&id) {
+            continue;
+        }
+        add_removed(&mut ds, &id, parent.as_deref(), depth).map_err(fatal)?;
+        supersedes.push(Superseded {
+            conversation_id: id,
+            change: "removed",
+        });
+    }
+    let written = ds.finish(true).map_err(fatal)?;
+    Ok((written, changes.into_checkpoint(), supersedes))
 }

@@ -21,6 +21,10 @@ mod occhat;
 mod owned_paths;
 #[cfg(all(feature = "parquet", feature = "gen"))]
 mod parquet;
+#[cfg(all(feature = "parquet", feature = "gen"))]
+mod parquet_engines;
+#[cfg(all(feature = "parquet", feature = "gen"))]
+mod parquet_runs;
 #[cfg(feature = "gen")]
 mod people;
 mod pipes;

@@ -17,12 +17,12 @@ use std::process::Command;
 use agentlog::synth::{GenConfig, SdkStyle, write_store};
 use serde_json::Value;
 
-fn agentlog() -> Command {
+pub(super) fn agentlog() -> Command {
     Command::new(env!("CARGO_BIN_EXE_agentlog"))
 }
 
 /// Whether DuckDB can be used; `false` (after a message) to skip.
-fn duckdb() -> bool {
+pub(super) fn duckdb() -> bool {
     let ok = Command::new("python3")
         .args(["-c", "import duckdb"])
         .output()
@@ -38,7 +38,7 @@ fn duckdb() -> bool {
 }
 
 /// Runs `sql` in DuckDB; the rows as JSON arrays.
-fn query(sql: &str) -> Vec<Vec<Value>> {
+pub(super) fn query(sql: &str) -> Vec<Vec<Value>> {
     let script = "import duckdb, json, sys\n\
         rows = duckdb.sql(sys.argv[1]).fetchall()\n\
         print(json.dumps([list(r) for r in rows], default=str))";
@@ -54,14 +54,14 @@ fn query(sql: &str) -> Vec<Vec<Value>> {
     serde_json::from_slice(&o.stdout).expect("the rows as JSON")
 }
 
-fn table(out: &Path, t: &str) -> String {
+pub(super) fn table(out: &Path, t: &str) -> String {
     format!(
         "read_parquet('{}/{t}/**/*.parquet', union_by_name = true)",
         out.display()
     )
 }
 
-fn export(args: &[&Path], extra: &[&str]) -> std::process::Output {
+pub(super) fn export(args: &[&Path], extra: &[&str]) -> std::process::Output {
     let mut c = agentlog();
     c.arg("export");
     for a in args {
@@ -71,7 +71,7 @@ fn export(args: &[&Path], extra: &[&str]) -> std::process::Output {
     c.output().expect("agentlog runs")
 }
 
-fn export_ok(paths: &[&Path], out: &Path, extra: &[&str]) {
+pub(super) fn export_ok(paths: &[&Path], out: &Path, extra: &[&str]) {
     let mut all: Vec<&str> = vec!["--parquet", out.to_str().unwrap()];
     all.extend_from_slice(extra);
     let o = export(paths, &all);
@@ -82,7 +82,7 @@ fn export_ok(paths: &[&Path], out: &Path, extra: &[&str]) {
     );
 }
 
-fn stats(paths: &[&Path]) -> Value {
+pub(super) fn stats(paths: &[&Path]) -> Value {
     let mut c = agentlog();
     c.arg("stats").arg("--json");
     for p in paths {
@@ -92,7 +92,7 @@ fn stats(paths: &[&Path]) -> Value {
     serde_json::from_slice(&o.stdout).expect("stats --json")
 }
 
-fn u(v: &Value) -> u64 {
+pub(super) fn u(v: &Value) -> u64 {
     v.as_u64()
         .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
         .or_else(|| v.as_f64().map(|f| f as u64))
@@ -123,18 +123,20 @@ fn stats_counts(v: &Value) -> BTreeMap<String, u64> {
 }
 
 /// The dataset's totals equal `stats --json`'s.
-fn check_against_stats(paths: &[&Path], out: &Path) {
+pub(super) fn check_against_stats(paths: &[&Path], out: &Path) {
     let st = stats(paths);
     let ev = table(out, "events");
     let kinds = counts_by(&format!(
-        "SELECT coalesce(kind, '(none)'), count(*) FROM {ev} \
-         WHERE status = 'event' GROUP BY ALL ORDER BY 1"
+        "SELECT coalesce(event_kind, '(none)'), count(*) FROM {ev} \
+         WHERE file_status = 'event' GROUP BY ALL ORDER BY 1"
     ));
     assert_eq!(kinds, stats_counts(&st["events_by_kind"]), "events by kind");
-    let n = query(&format!("SELECT count(*) FROM {ev} WHERE status = 'event'"));
+    let n = query(&format!(
+        "SELECT count(*) FROM {ev} WHERE file_status = 'event'"
+    ));
     assert_eq!(u(&n[0][0]), u(&st["events"]), "events");
     let malformed = query(&format!(
-        "SELECT count(*) FROM {ev} WHERE status = 'malformed'"
+        "SELECT count(*) FROM {ev} WHERE file_status = 'malformed'"
     ));
     assert_eq!(u(&malformed[0][0]), u(&st["files"]["malformed"]));
 
@@ -145,9 +147,9 @@ fn check_against_stats(paths: &[&Path], out: &Path) {
     assert_eq!(tools, stats_counts(&st["tool_calls"]), "tool calls by tool");
 
     let usage = query(&format!(
-        "SELECT model, count(*) FILTER (WHERE record = 'call'), sum(prompt_tokens), \
+        "SELECT usage_model, count(*) FILTER (WHERE record_kind = 'call'), sum(prompt_tokens), \
          sum(completion_tokens), sum(cache_read_tokens), sum(cache_write_tokens), \
-         sum(reasoning_tokens), sum(cost) FROM {} GROUP BY ALL ORDER BY 1",
+         sum(reasoning_tokens), sum(cost_usd) FROM {} GROUP BY ALL ORDER BY 1",
         table(out, "llm_calls")
     ));
     let want = st["usage"].as_object().unwrap();
@@ -175,7 +177,7 @@ fn check_against_stats(paths: &[&Path], out: &Path) {
         );
     }
     let by_role = counts_by(&format!(
-        "SELECT coalesce(role, '(none)'), count(*) FROM {} WHERE format = 'occhat' GROUP BY ALL",
+        "SELECT coalesce(message_role, '(none)'), count(*) FROM {} WHERE source_format = 'occhat' GROUP BY ALL",
         table(out, "messages")
     ));
     assert_eq!(
@@ -188,13 +190,13 @@ fn check_against_stats(paths: &[&Path], out: &Path) {
 /// Each OpenHands conversation's messages equal `view --json`, in order.
 fn check_against_view(out: &Path) {
     let convs = query(&format!(
-        "SELECT conversation_id, path FROM {} WHERE format = 'openhands'",
+        "SELECT conversation_id, conversation_path FROM {} WHERE source_format = 'openhands'",
         table(out, "conversations")
     ));
     assert!(!convs.is_empty());
     let rows = query(&format!(
-        "SELECT conversation_id, role, message FROM {} WHERE format = 'openhands' \
-         ORDER BY conversation_id, position",
+        "SELECT conversation_id, message_role, message_json FROM {} \
+         WHERE source_format = 'openhands' ORDER BY conversation_id, message_index",
         table(out, "messages")
     ));
     let mut by_conv: BTreeMap<String, Vec<(String, Value)>> = BTreeMap::new();
@@ -229,8 +231,9 @@ fn check_against_view(out: &Path) {
 /// The `json` column is each event file's text.
 fn check_verbatim(out: &Path) {
     let rows = query(&format!(
-        "SELECT c.path, e.file, e.json FROM {} e JOIN (SELECT DISTINCT conversation_id, path \
-         FROM {}) c USING (conversation_id) WHERE e.status = 'event'",
+        "SELECT c.conversation_path, e.event_file, e.event_json FROM {} e JOIN (SELECT DISTINCT \
+         conversation_id, conversation_path FROM {}) c USING (conversation_id) \
+         WHERE e.file_status = 'event'",
         table(out, "events"),
         table(out, "conversations")
     ));
@@ -270,11 +273,11 @@ fn corpus_dataset_equals_stats_and_view() {
          WHERE decode(key) = 'agentlog.schema_version'",
         out.display()
     ));
-    assert_eq!(kv, vec![vec![Value::from("1")]]);
+    assert_eq!(kv, vec![vec![Value::from("2")]]);
 }
 
 /// A temporary directory holding a [`generated`] store at `store`.
-fn generated_store() -> (tempfile::TempDir, PathBuf) {
+pub(super) fn generated_store() -> (tempfile::TempDir, PathBuf) {
     let t = tempfile::tempdir().unwrap();
     let store = t.path().join("store");
     generated(&store);
@@ -284,7 +287,7 @@ fn generated_store() -> (tempfile::TempDir, PathBuf) {
 /// Writes a small generated store at `dir`: mixed SDK styles, sub-agents,
 /// condensations, confirmations, branches and metas in half the
 /// conversations each.
-fn generated(dir: &Path) {
+pub(super) fn generated(dir: &Path) {
     let cfg = GenConfig {
         conversations: 12,
         events_per_conversation: 80,
@@ -326,7 +329,7 @@ fn generated_dataset_equals_stats_and_view_partitioned() {
     let slim = t.path().join("slim");
     export_ok(&[&store], &slim, &["--no-json"]);
     let n = query(&format!(
-        "SELECT count(*), count(json) FROM {}",
+        "SELECT count(*), count(event_json) FROM {}",
         table(&slim, "events")
     ));
     assert!(u(&n[0][0]) > 0);
@@ -335,16 +338,16 @@ fn generated_dataset_equals_stats_and_view_partitioned() {
 }
 
 /// The columns to compare: all but `snapshot` and `change`.
-fn rows_of(out: &Path, t: &str, latest: bool) -> Vec<String> {
+pub(super) fn rows_of(out: &Path, t: &str, latest: bool) -> Vec<String> {
     let filter = if latest {
-        " QUALIFY snapshot = max(snapshot) OVER (PARTITION BY conversation_id)"
+        " QUALIFY snapshot_at = max(snapshot_at) OVER (PARTITION BY conversation_id)"
     } else {
         ""
     };
     let exclude = if t == "conversations" {
-        "snapshot, change"
+        "snapshot_at, change_kind"
     } else {
-        "snapshot"
+        "snapshot_at"
     };
     let mut rows: Vec<String> = query(&format!(
         "SELECT * EXCLUDE ({exclude}) FROM {}{filter}",
@@ -454,8 +457,8 @@ fn malformed_events_are_rows() {
     let out = t.path().join("ds");
     export_ok(&[&store], &out, &[]);
     let bad = query(&format!(
-        "SELECT file, status, error IS NOT NULL, json IS NOT NULL FROM {} \
-         WHERE status <> 'event' ORDER BY file",
+        "SELECT event_file, file_status, file_error IS NOT NULL, event_json IS NOT NULL FROM {} \
+         WHERE file_status <> 'event' ORDER BY event_file",
         table(&out, "events")
     ));
     let files: Vec<&str> = bad.iter().map(|r| r[0].as_str().unwrap()).collect();
@@ -510,22 +513,11 @@ fn a_failed_write_leaves_no_part_file() {
             }
         }
     }
-    // Whatever was completed before the failure is whole; nothing else is
-    // there, not even a temporary file.
-    for p in &left {
-        let name = p.file_name().unwrap().to_string_lossy();
-        assert!(
-            name.ends_with(".parquet") && !name.starts_with('.'),
-            "{}",
-            p.display()
-        );
-        query(&format!(
-            "SELECT count(*) FROM read_parquet('{}')",
-            p.display()
-        ));
-    }
-    assert!(
-        !left.iter().any(|p| p.starts_with(out.join("events"))),
-        "the events part, past the limit, is not there: {left:?}"
+    // Nothing of the failed run is published: no part file, no manifest,
+    // not even a temporary file (the lock file stays).
+    assert_eq!(
+        left,
+        vec![out.join("_agentlog").join("lock")],
+        "only the lock is left"
     );
 }

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use agentlog::json::Parser;
 use agentlog::openhands::{Conversation, Parsed, Reader};
 use agentlog::parquet::{
-    Dataset, DatasetOptions, EventDetails, EventSelection, OpenHandsInput, Table, add_openhands,
-    add_openhands_with,
+    Dataset, DatasetDir, DatasetOptions, EventDetails, EventSelection, OpenHandsInput, RunId,
+    RunMode, Table, add_openhands, add_openhands_with,
 };
 use arrow_array::RecordBatch;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -54,7 +54,9 @@ enum Way {
 
 /// Exports every corpus conversation to a dataset under `out`.
 fn export(out: &Path, way: Way) {
-    let mut ds = Dataset::create(out, 7, DatasetOptions::default()).unwrap();
+    let dir = DatasetDir::open(out, None).unwrap();
+    let run = RunId::new(7);
+    let mut ds = Dataset::create(out, &run, DatasetOptions::default()).unwrap();
     let mut reader = Reader::new();
     let mut parser = Parser::new();
     let mut conv = Conversation::default();
@@ -86,7 +88,11 @@ fn export(out: &Path, way: Way) {
         }
         previous = details;
     }
-    ds.finish(true).unwrap();
+    let written = ds.finish(true).unwrap();
+    dir.stage(&run, written, RunMode::Full, None, &[])
+        .unwrap()
+        .publish()
+        .unwrap();
 }
 
 /// A table's rows, part file by part file in name order.

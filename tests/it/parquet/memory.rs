@@ -3,7 +3,9 @@
 
 use agentlog::json::Parser;
 use agentlog::openhands::Store;
-use agentlog::parquet::{Dataset, DatasetOptions, EventSelection, OpenHandsInput, add_openhands};
+use agentlog::parquet::{
+    Dataset, DatasetOptions, EventSelection, OpenHandsInput, RunId, add_openhands,
+};
 use agentlog::synth::{GenConfig, SdkStyle, write_store};
 
 #[test]
@@ -34,7 +36,7 @@ fn the_budget_holds_after_every_conversation_of_any_size() {
         row_group_bytes: 64 << 20,
         ..DatasetOptions::default()
     };
-    let mut ds = Dataset::create(&t.path().join("out"), 1, options).unwrap();
+    let mut ds = Dataset::create(&t.path().join("out"), &RunId::new(1), options).unwrap();
     let store = Store::open(&store_dir).unwrap();
     let mut stream = store.stream();
     let mut parser = Parser::new();

@@ -5,3 +5,4 @@
 mod details;
 #[cfg(feature = "gen")]
 mod memory;
+mod runs;
