@@ -8,4 +8,5 @@ mod corpus;
 mod dirs;
 mod live_writer;
 mod store;
+mod usage;
 mod view;
