@@ -37,15 +37,16 @@
 //! - **Cheap on a warm cache.** An I/O thread counts the blocks the kernel
 //!   read for it (`getrusage(RUSAGE_THREAD)`'s `ru_inblock`). After
 //!   [`WARM_AFTER`] conversations in a row that needed no block read, the
-//!   I/O threads stop reading ahead and only keep their place; a reader
-//!   that has to read blocks itself (counted the same way when it begins
-//!   its next conversation) sets them going again. A scan starts with
+//!   I/O threads stop reading ahead and wait, taking no directory; a
+//!   reader that has to read blocks itself (counted the same way when it
+//!   begins a conversation: each one while the cache is cold, one in
+//!   [`WARM_WAKE`] while it is warm) sets them going again. A scan starts with
 //!   [`FIRST_THREADS`] I/O threads and starts one more for each
 //!   conversation that needed a block read, up to the depth: a cold cache
 //!   soon has `depth` requests in flight, a warm one never more than the
 //!   first threads. A warm pass thus costs the first few conversations
-//!   read twice from the page cache, one `getrusage` per conversation and
-//!   a few wake-ups of one thread.
+//!   read twice from the page cache and one `getrusage` every
+//!   [`WARM_WAKE`] conversations; the waiting I/O threads are not woken.
 //! - **Ends with the scan.** The threads are scoped to [`ReadAhead::run`]
 //!   and stop when its closure returns, early or by a panic.
 //!
@@ -82,9 +83,10 @@ pub const WARM_AFTER: usize = 8;
 /// are sent, this is only a backstop).
 const IDLE: Duration = Duration::from_millis(100);
 
-/// When a reader begins, one idle I/O thread is woken every this many
-/// conversations while the cache is warm (every conversation while cold).
-const WARM_WAKE: usize = 16;
+/// While the cache is warm a reader looks at its own block count once
+/// every this many conversations it begins (every conversation while
+/// cold).
+pub const WARM_WAKE: usize = 16;
 
 /// An I/O thread's stack: listing is done into a heap buffer, names are at
 /// most 256 bytes on the stack.
@@ -202,18 +204,28 @@ impl Ahead<'_> {
     /// index (of the `dirs` given to [`ReadAhead::run`]): the I/O threads
     /// read up to `depth` directories past the first not begun. Readers on
     /// several threads may begin directories out of order; what counts is
-    /// the highest index begun. Cheap: an atomic update, one `getrusage`,
-    /// now and then a wake-up.
+    /// the highest index begun. Cheap: an atomic update; while the cache
+    /// is cold a `getrusage` and a wake-up, while it is warm a `getrusage`
+    /// every [`WARM_WAKE`] directories.
     pub fn begin(&self, index: usize) {
         let Some(core) = self.core else { return };
-        // A reader that had to read blocks itself since it last began one:
-        // the cache is cold (again).
-        if reader_read_blocks() && core.warm.load(Ordering::Relaxed) != 0 {
+        let warm = core.warm.load(Ordering::Relaxed) >= WARM_AFTER;
+        // A reader that had to read blocks itself since it last looked: the
+        // cache is cold (again), and the I/O threads waiting out the warm
+        // cache are woken. While the cache is warm a reader looks once
+        // every [`WARM_WAKE`] conversations.
+        if (!warm || index.is_multiple_of(WARM_WAKE))
+            && reader_read_blocks()
+            && core.warm.load(Ordering::Relaxed) != 0
+        {
             core.warm.store(0, Ordering::Relaxed);
+            if warm {
+                let _g = core.lock.lock();
+                core.wake.notify_all();
+            }
         }
         core.begun.fetch_max(index + 1, Ordering::SeqCst);
-        let warm = core.warm.load(Ordering::Relaxed) >= WARM_AFTER;
-        if core.waiting.load(Ordering::SeqCst) > 0 && (!warm || index.is_multiple_of(WARM_WAKE)) {
+        if !warm && core.waiting.load(Ordering::SeqCst) > 0 {
             let _g = core.lock.lock();
             core.wake.notify_one();
         }
@@ -306,6 +318,10 @@ fn worker<'scope, 'env, P: AsRef<Path> + Sync>(
         if core.done.load(Ordering::Acquire) {
             return;
         }
+        if core.warm.load(Ordering::Relaxed) >= WARM_AFTER {
+            idle_warm(core);
+            continue;
+        }
         let next = core.next.load(Ordering::Acquire);
         let begun = core.begun.load(Ordering::SeqCst);
         // The readers are past `next`: nothing to read ahead below them.
@@ -322,9 +338,6 @@ fn worker<'scope, 'env, P: AsRef<Path> + Sync>(
             .compare_exchange(next, i + 1, Ordering::AcqRel, Ordering::Relaxed)
             .is_err()
         {
-            continue;
-        }
-        if core.warm.load(Ordering::Relaxed) >= WARM_AFTER {
             continue;
         }
         let Some(dir) = dirs.get(i) else { return };
@@ -351,6 +364,15 @@ fn idle(core: &Core, i: usize) {
         let _ = core.wake.wait_timeout(g, IDLE);
     }
     core.waiting.fetch_sub(1, Ordering::SeqCst);
+}
+
+/// Waits while the cache is warm (until a reader meets a block read, or
+/// the scan ends): the thread takes no directory meanwhile.
+fn idle_warm(core: &Core) {
+    let Ok(g) = core.lock.lock() else { return };
+    if core.warm.load(Ordering::Relaxed) >= WARM_AFTER && !core.done.load(Ordering::SeqCst) {
+        let _ = core.wake.wait_timeout(g, IDLE);
+    }
 }
 
 /// Reads a conversation directory ahead (see the module docs), its

@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 
 use crate::json::Parser;
 use crate::readahead::ReadAhead;
+use crate::source::dir::{Dir, ListBuf};
 use crate::source::{self, SourceError};
 
 use super::error::ReadError;
@@ -100,15 +101,25 @@ pub(crate) fn marks_conversation(parser: &mut Parser, bytes: &[u8]) -> bool {
     parser.parse(bytes).is_err() || is_state_bytes(parser, bytes)
 }
 
-/// Whether `events_dir` lists a name matching the SDK 1.30+ pattern.
+std::thread_local! {
+    /// The listing buffer of [`has_event_file`], kept from one directory
+    /// to the next.
+    static LISTING: std::cell::RefCell<ListBuf> = std::cell::RefCell::new(ListBuf::default());
+}
+
+/// Whether `events_dir` lists a name matching the SDK 1.30+ pattern. The
+/// listing stops at the first one.
 fn has_event_file(events_dir: &Path) -> bool {
-    let Ok(rd) = fs::read_dir(events_dir) else {
+    let Ok(d) = Dir::open(events_dir) else {
         return false;
     };
-    rd.flatten().any(|e| {
-        e.file_name()
-            .to_str()
-            .is_some_and(|n| parse_event_name(n, NamePattern::FiveOrMoreDigits).is_ok())
+    let found = |listing: &mut ListBuf| {
+        d.any(listing, |name, _| name.to_str().is_some_and(is_event_name))
+            .unwrap_or(false)
+    };
+    LISTING.with(|l| match l.try_borrow_mut() {
+        Ok(mut listing) => found(&mut listing),
+        Err(_) => found(&mut ListBuf::default()),
     })
 }
 

@@ -28,6 +28,7 @@
 //! it happened: a file's [`FileError`], `events/` or `subagents/` that
 //! cannot be listed.
 
+use std::borrow::Cow;
 use std::ffi::OsStr;
 use std::fs;
 use std::io;
@@ -295,8 +296,17 @@ impl Reader {
         conv: &mut Conversation,
         visit: &mut dyn FnMut(Parsed, &Document<'_>),
     ) -> Result<(), ReadError> {
-        let dir = conversation_dir_cow(path)?;
-        let d = Dir::open(&dir).map_err(|e| ReadError::io(&dir, e))?;
+        // A directory is opened at once (most paths read are one); any
+        // other path, or one that cannot be opened, takes the way that
+        // names it (a file of a conversation) or its error.
+        let (dir, d) = match Dir::open(path) {
+            Ok(d) => (Cow::Borrowed(path), d),
+            Err(_) => {
+                let dir = conversation_dir_cow(path)?;
+                let d = Dir::open(&dir).map_err(|e| ReadError::io(&dir, e))?;
+                (dir, d)
+            }
+        };
         conv.dir.push(&*dir);
         if let Some(n) = dir.file_name() {
             conv.name.push_str(&n.to_string_lossy());

@@ -423,11 +423,23 @@ pub fn walk_with(
     mut on_doc: impl FnMut(Parsed, &Document<'_>),
     mut visit: impl FnMut(Node<'_>) -> Res<()>,
 ) -> Res<()> {
+    // Canonical paths of the directories read, to read each once: the
+    // top's is taken only when it has sub-agents to tell apart from it
+    // (resolving a path costs a system call per component, and most
+    // conversations have none).
     let mut seen: HashSet<PathBuf> = HashSet::new();
+    let mut top_seen = false;
     // (dir, parent id, depth)
     let mut stack: Vec<(PathBuf, Option<String>, usize)> = vec![(top.to_path_buf(), None, 0)];
     while let Some((dir, parent, depth)) = stack.pop() {
-        if let Ok(canon) = fs::canonicalize(&dir)
+        if depth > 0
+            && !std::mem::replace(&mut top_seen, true)
+            && let Ok(canon) = fs::canonicalize(top)
+        {
+            seen.insert(canon);
+        }
+        if depth > 0
+            && let Ok(canon) = fs::canonicalize(&dir)
             && !seen.insert(canon)
         {
             warn(&format!(

@@ -9,4 +9,5 @@ mod dirs;
 mod habits;
 mod live_writer;
 mod store;
+mod usage;
 mod view;
