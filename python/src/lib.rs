@@ -12,6 +12,7 @@ mod event;
 mod ids;
 mod occhat;
 mod store;
+mod tables;
 mod values;
 
 /// Opens a store: an OpenHands conversations directory (any directory
@@ -39,5 +40,6 @@ fn _agentlog(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<event::Events>()?;
     m.add_class::<event::EventIter>()?;
     m.add_class::<occhat::Session>()?;
+    m.add_class::<tables::ArrowStream>()?;
     Ok(())
 }

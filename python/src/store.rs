@@ -254,6 +254,49 @@ impl Store {
         }
     }
 
+    /// The table `name` of the Parquet export (`conversations`, `events`,
+    /// `messages`, `tool_calls`, `llm_calls`; the columns of
+    /// `docs/parquet.md`) over every conversation, sub-agents' included, as
+    /// Arrow data: a `pyarrow.RecordBatchReader` when pyarrow is installed,
+    /// else an object with `__arrow_c_stream__`. Conversations are read as
+    /// batches are asked for. `json=False` leaves `events.json` null.
+    ///
+    /// >>> import agentlog
+    /// >>> t = agentlog.open("examples/store").table("events").read_all()
+    /// >>> t.num_rows > 0
+    /// True
+    #[pyo3(signature = (name, json=true))]
+    fn table<'py>(&self, py: Python<'py>, name: &str, json: bool) -> PyResult<Bound<'py, PyAny>> {
+        crate::tables::table(py, self, crate::tables::table_named(name)?, json)
+    }
+
+    /// `table("conversations")`: one row per conversation.
+    fn conversations_table<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.table(py, "conversations", true)
+    }
+
+    /// `table("events")`: one row per event file (`json=False`: without
+    /// the verbatim JSON).
+    #[pyo3(signature = (json=true))]
+    fn events_table<'py>(&self, py: Python<'py>, json: bool) -> PyResult<Bound<'py, PyAny>> {
+        self.table(py, "events", json)
+    }
+
+    /// `table("messages")`: the view's messages, as `view --json`.
+    fn messages_table<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.table(py, "messages", true)
+    }
+
+    /// `table("tool_calls")`: each tool call with its answer.
+    fn tool_calls_table<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.table(py, "tool_calls", true)
+    }
+
+    /// `table("llm_calls")`: each model call from the stored metrics.
+    fn llm_calls_table<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.table(py, "llm_calls", true)
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "<agentlog.Store {} ({} {}) at {}>",
