@@ -10,6 +10,8 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use arrow_array::RecordBatch;
+
 use super::DatasetError;
 use super::batch::{Batch, Row};
 use super::part::{Part, StagedPart};
@@ -74,9 +76,12 @@ impl Default for DatasetOptions {
     }
 }
 
-/// One part file being written and the rows gathered for it.
+/// One part file being written (none in memory, [`Dataset::in_memory`])
+/// and the rows gathered for it.
 struct Open {
-    part: Part,
+    part: Option<Part>,
+    /// In memory: the batches made and not yet taken.
+    ready: Vec<RecordBatch>,
     batch: Batch,
     used: u64,
     /// The Parquet writer's bytes in memory for this part, as last
@@ -109,7 +114,13 @@ pub struct Written {
 /// ([`DatasetDir::stage`](super::DatasetDir::stage), then
 /// [`Pending::publish`](super::Pending::publish)). A dataset dropped
 /// unfinished removes its temporary files.
+///
+/// Or, made by [`in_memory`](Self::in_memory), one table's rows as Arrow
+/// record batches, the same columns built by the same code, no file
+/// written.
 pub struct Dataset {
+    /// In memory: the one table whose rows are kept.
+    only: Option<Table>,
     root: PathBuf,
     options: DatasetOptions,
     snapshot: i64,
@@ -135,6 +146,7 @@ impl Dataset {
         fs::create_dir_all(root).map_err(|e| DatasetError::io(root, e))?;
         let snapshot = run.snapshot();
         Ok(Dataset {
+            only: None,
             root: root.to_path_buf(),
             stem: format!("part-{}", run.name()),
             options,
@@ -145,6 +157,53 @@ impl Dataset {
             held: 0,
             written: Written::default(),
         })
+    }
+
+    /// A dataset that writes no file and keeps the rows of `table` only, as
+    /// Arrow record batches of [`Table::schema`] (taken with
+    /// [`take_batches`](Self::take_batches)); the rows of the other tables
+    /// are dropped as they are added. The same `add_*` functions fill it,
+    /// so its columns are the Parquet files' columns, value for value.
+    /// `options.partitioning` is ignored.
+    pub fn in_memory(table: Table, snapshot: i64, options: DatasetOptions) -> Dataset {
+        Dataset {
+            only: Some(table),
+            root: PathBuf::new(),
+            stem: String::new(),
+            options: DatasetOptions {
+                partitioning: Partitioning::None,
+                ..options
+            },
+            snapshot,
+            seq: 0,
+            tick: 0,
+            open: BTreeMap::new(),
+            held: 0,
+            written: Written::default(),
+        }
+    }
+
+    /// In memory ([`in_memory`](Self::in_memory)): the record batches
+    /// made since the last call, in the order of their rows; with `partial`
+    /// the rows still gathered too, as a last, smaller batch (batches are
+    /// otherwise made at [`DatasetOptions::batch_rows`] rows or
+    /// [`DatasetOptions::batch_bytes`] bytes). Empty for a dataset written
+    /// to files.
+    pub fn take_batches(&mut self, partial: bool) -> Result<Vec<RecordBatch>, DatasetError> {
+        let mut out = Vec::new();
+        for o in self.open.values_mut() {
+            if o.part.is_some() {
+                continue;
+            }
+            let before = o.held();
+            if partial && o.batch.rows() > 0 {
+                let b = o.batch.take().map_err(DatasetError::Arrow)?;
+                o.ready.push(b);
+            }
+            out.append(&mut o.ready);
+            self.held = (self.held + o.held()).saturating_sub(before);
+        }
+        Ok(out)
     }
 
     /// The options.
@@ -183,6 +242,9 @@ impl Dataset {
         partition: &str,
         fill: impl FnOnce(Row<'_>),
     ) -> Result<(), DatasetError> {
+        if self.only.is_some_and(|t| t != table) {
+            return Ok(());
+        }
         self.tick += 1;
         let key = (table, partition.to_owned());
         if !self.open.contains_key(&key) {
@@ -209,14 +271,21 @@ impl Dataset {
     /// Hands `o`'s gathered rows to its writer, and writes its row group out
     /// when the writer holds `row_group_bytes` for it.
     fn drain(o: &mut Open, row_group_bytes: usize) -> Result<(), DatasetError> {
+        let Some(part) = &mut o.part else {
+            if o.batch.rows() > 0 {
+                let b = o.batch.take().map_err(DatasetError::Arrow)?;
+                o.ready.push(b);
+            }
+            return Ok(());
+        };
         if o.batch.rows() > 0 {
             let b = o.batch.take().map_err(DatasetError::Arrow)?;
-            o.part.write(&b)?;
+            part.write(&b)?;
         }
-        o.writer_bytes = o.part.memory();
+        o.writer_bytes = part.memory();
         if o.writer_bytes >= row_group_bytes {
-            o.part.flush()?;
-            o.writer_bytes = o.part.memory();
+            part.flush()?;
+            o.writer_bytes = part.memory();
         }
         Ok(())
     }
@@ -238,13 +307,18 @@ impl Dataset {
                 continue;
             };
             let before = o.held();
-            if o.batch.rows() > 0 {
+            if let Some(part) = &mut o.part {
+                if o.batch.rows() > 0 {
+                    let b = o.batch.take().map_err(DatasetError::Arrow)?;
+                    part.write(&b)?;
+                }
+                o.batch.release();
+                part.flush()?;
+                o.writer_bytes = part.memory();
+            } else if o.batch.rows() > 0 {
                 let b = o.batch.take().map_err(DatasetError::Arrow)?;
-                o.part.write(&b)?;
+                o.ready.push(b);
             }
-            o.batch.release();
-            o.part.flush()?;
-            o.writer_bytes = o.part.memory();
             self.held = (self.held + o.held()).saturating_sub(before);
         }
         Ok(())
@@ -267,17 +341,22 @@ impl Dataset {
                 self.complete(k.0, o)?;
             }
         }
-        let mut dir = self.root.join(table.name());
-        if !partition.is_empty() {
-            dir.push(partition);
-        }
-        self.seq += 1;
-        let dest = dir.join(format!("{}-{:04}.parquet", self.stem, self.seq));
-        let part = Part::create(table, dest, self.options.row_group_rows)?;
+        let part = if self.only.is_some() {
+            None
+        } else {
+            let mut dir = self.root.join(table.name());
+            if !partition.is_empty() {
+                dir.push(partition);
+            }
+            self.seq += 1;
+            let dest = dir.join(format!("{}-{:04}.parquet", self.stem, self.seq));
+            Some(Part::create(table, dest, self.options.row_group_rows)?)
+        };
         self.open.insert(
             (table, partition.to_owned()),
             Open {
                 part,
+                ready: Vec::new(),
                 batch: Batch::new(table, table.schema()),
                 used: self.tick,
                 writer_bytes: 0,
@@ -289,11 +368,14 @@ impl Dataset {
     /// Writes the rest of `o` and completes its part file.
     fn complete(&mut self, table: Table, mut o: Open) -> Result<(), DatasetError> {
         self.held = self.held.saturating_sub(o.held());
+        let Some(mut part) = o.part else {
+            return Ok(()); // in memory: nothing to complete
+        };
         if o.batch.rows() > 0 {
             let b = o.batch.take().map_err(DatasetError::Arrow)?;
-            o.part.write(&b)?;
+            part.write(&b)?;
         }
-        let staged = o.part.finish(table)?;
+        let staged = part.finish(table)?;
         if let Some(i) = Table::ALL.iter().position(|t| *t == table) {
             self.written.rows[i] += staged.rows;
         }
@@ -326,7 +408,7 @@ impl Dataset {
         for ((table, _), o) in open {
             self.complete(table, o)?;
         }
-        if every_table {
+        if every_table && self.only.is_none() {
             for table in Table::ALL {
                 let staged = self.written.parts.iter().any(|p| p.table == table);
                 if !staged && !has_part_file(&self.root.join(table.name())) {

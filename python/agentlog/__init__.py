@@ -1,0 +1,67 @@
+"""agentlog: the conversation stores of AI coding agents, read from Python.
+
+OpenHands SDK conversations (every SDK release from 1.0), their sub-agents,
+and OC Chat session stores, read lazily and losslessly by the Rust crate
+of the same name::
+
+    import agentlog
+
+    store = agentlog.open("~/.openhands/conversations")   # or one conversation
+    for conv in store:                                     # read one at a time
+        print(conv.id, conv.title, len(conv.events))
+        for event in conv.events:                          # envelopes only
+            if event.kind == "MessageEvent":
+                print(event.source, event["llm_message"]["role"])
+        messages = conv.view()                             # the next request's messages
+
+See the README's "Python" section and ``help(agentlog.Store)``.
+"""
+
+from __future__ import annotations
+
+import os as _os
+
+from ._agentlog import (  # noqa: F401
+    Conversation,
+    Event,
+    Events,
+    Session,
+    Store,
+    open as _open,
+)
+from ._errors import (  # noqa: F401
+    AgentlogError,
+    AmbiguousError,
+    FormatError,
+    NotFoundError,
+    ReadError,
+)
+
+__all__ = [
+    "open",
+    "Store",
+    "Conversation",
+    "Event",
+    "Events",
+    "Session",
+    "AgentlogError",
+    "AmbiguousError",
+    "FormatError",
+    "NotFoundError",
+    "ReadError",
+]
+
+
+def open(path: "str | _os.PathLike[str]") -> Store:
+    """Opens a store: an OpenHands conversations directory (any directory
+    conversations are found under), one conversation directory or a file
+    of one, or an OC Chat sessions directory. ``~`` is expanded.
+
+    Raises :class:`ReadError` (``path``, ``reason``) when the path cannot be
+    read or nothing of either format is under it.
+
+    >>> import agentlog
+    >>> agentlog.open("examples/store").format
+    'openhands'
+    """
+    return _open(_os.path.expanduser(_os.fspath(path)))

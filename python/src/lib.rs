@@ -1,0 +1,45 @@
+//! The Python package `agentlog` (the extension module `agentlog._agentlog`):
+//! the crate's readers from Python. The Python API is in
+//! `agentlog/__init__.pyi`; each class's docstring has examples.
+
+use std::path::PathBuf;
+
+use pyo3::prelude::*;
+
+mod conversation;
+mod errors;
+mod event;
+mod ids;
+mod occhat;
+mod store;
+mod tables;
+mod values;
+
+/// Opens a store: an OpenHands conversations directory (any directory
+/// conversations are found under), one conversation directory or a file of
+/// one, or an OC Chat sessions directory.
+///
+/// Raises ``agentlog.ReadError`` (with ``path`` and ``reason``) when the
+/// path cannot be read or nothing of either format is under it.
+///
+/// >>> import agentlog
+/// >>> agentlog.open("examples/store").format
+/// 'openhands'
+#[pyfunction]
+fn open(py: Python<'_>, path: PathBuf) -> PyResult<store::Store> {
+    store::open(py, path)
+}
+
+#[pymodule]
+fn _agentlog(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(open, m)?)?;
+    m.add_class::<store::Store>()?;
+    m.add_class::<store::StoreIter>()?;
+    m.add_class::<conversation::Conversation>()?;
+    m.add_class::<event::Event>()?;
+    m.add_class::<event::Events>()?;
+    m.add_class::<event::EventIter>()?;
+    m.add_class::<occhat::Session>()?;
+    m.add_class::<tables::ArrowStream>()?;
+    Ok(())
+}

@@ -1,0 +1,387 @@
+//! `agentlog.open(path)`: an OpenHands store (or one conversation) or an OC
+//! Chat sessions directory, told apart as the command tells its PATHs.
+
+use std::collections::HashSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use agentlog::occhat::{
+    ARCHIVE_DIR_NAME, CLEAN_EXIT_MARKER_NAME, LEGACY_DIR_NAME, SessionEntry, SessionStore,
+};
+use agentlog::openhands::{self, DIR_EVENTS, FILE_BASE_STATE, FILE_META};
+use pyo3::prelude::*;
+
+use crate::conversation::{Conversation, MAX_SUBAGENT_DEPTH, path_of, read};
+use crate::errors::{Class, error, read_error};
+use crate::ids::by_prefix;
+use crate::occhat::load;
+
+/// Whether `dir` looks like an OC Chat sessions root: a clean-exit marker,
+/// an `archive/`, `legacy/` or `Chat_logs/` directory, or a first
+/// subdirectory holding a `*_meta.json` (before one holding an OpenHands
+/// `base_state.json` or `events/`) — the command's rule.
+fn is_occhat_root(dir: &Path) -> bool {
+    if dir.join(CLEAN_EXIT_MARKER_NAME).is_file()
+        || dir.join(ARCHIVE_DIR_NAME).is_dir()
+        || dir.join(LEGACY_DIR_NAME).is_dir()
+        || dir.join("Chat_logs").is_dir()
+    {
+        return true;
+    }
+    let Ok(rd) = fs::read_dir(dir) else {
+        return false;
+    };
+    let mut subdirs: Vec<PathBuf> = rd
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.path())
+        .collect();
+    subdirs.sort();
+    for sub in subdirs {
+        let Ok(rd) = fs::read_dir(&sub) else { continue };
+        for e in rd.flatten() {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            if name.ends_with("_meta.json") {
+                return true;
+            }
+            if name == FILE_BASE_STATE || name == DIR_EVENTS {
+                return false;
+            }
+        }
+    }
+    false
+}
+
+pub enum Kind {
+    /// Top-level conversation directories, sorted; their IDs when first asked.
+    OpenHands {
+        dirs: Vec<PathBuf>,
+        ids: OnceLock<Vec<String>>,
+    },
+    /// The sessions `list_sessions` lists.
+    OcChat { entries: Vec<SessionEntry> },
+}
+
+/// A store: the OpenHands conversations under a path (one conversation
+/// when the path is one, or a file of one), or an OC Chat sessions
+/// directory's sessions.
+///
+/// ``iter(store)`` reads the top-level conversations (or sessions) one at a
+/// time; ``len(store)`` counts them; ``store[id]`` looks one up by its ID or
+/// a unique prefix of it (``agentlog.NotFoundError``,
+/// ``agentlog.AmbiguousError``); ``store.conversations(subagents=True)``
+/// walks sub-agents too, depth first.
+///
+/// >>> import agentlog
+/// >>> store = agentlog.open("examples/store")
+/// >>> store.format, len(store) > 0
+/// ('openhands', True)
+/// >>> conv = store[next(iter(store)).id[:8]]
+#[pyclass(module = "agentlog", frozen)]
+pub struct Store {
+    pub root: PathBuf,
+    pub kind: Kind,
+}
+
+/// Opens `path` (see [`Store`]).
+pub fn open(py: Python<'_>, path: PathBuf) -> PyResult<Store> {
+    let found = py.detach(|| -> Result<Kind, PyErr> {
+        let md = fs::metadata(&path).map_err(|e| read_error(&path, &e))?;
+        if md.is_file() {
+            let dir =
+                openhands::conversation_dir(&path).map_err(|e| read_error(path_of(&e), &e))?;
+            return Ok(Kind::OpenHands {
+                dirs: vec![dir],
+                ids: OnceLock::new(),
+            });
+        }
+        if !openhands::is_conversation_dir(&path) && is_occhat_root(&path) {
+            let list = SessionStore::new(&path).list_sessions();
+            return Ok(Kind::OcChat {
+                entries: list.sessions,
+            });
+        }
+        let dirs = openhands::find_sessions(&path).map_err(|e| read_error(path_of(&e), &e))?;
+        if dirs.is_empty() {
+            return Err(error(
+                Class::Read,
+                Some(&path),
+                "no OpenHands conversations or OC Chat sessions under it",
+            ));
+        }
+        Ok(Kind::OpenHands {
+            dirs,
+            ids: OnceLock::new(),
+        })
+    })?;
+    Ok(Store {
+        root: path,
+        kind: found,
+    })
+}
+
+/// The ID of the conversation at `dir`, as [`Conversation::id`] gives it
+/// (without reading its events).
+fn dir_id(dir: &Path) -> String {
+    let meta_id = || {
+        let bytes = fs::read(dir.join(FILE_META)).ok()?;
+        let mut p = agentlog::json::Parser::new();
+        let doc = p.parse(&bytes).ok()?;
+        doc.root().get("id")?.as_str().map(str::to_owned)
+    };
+    openhands::state_id(dir)
+        .or_else(meta_id)
+        .map(|s| openhands::hex_id(&s))
+        .unwrap_or_else(|| {
+            dir.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        })
+}
+
+impl Store {
+    /// The conversation directories (OpenHands), or `None`.
+    pub fn dirs(&self) -> Option<&[PathBuf]> {
+        match &self.kind {
+            Kind::OpenHands { dirs, .. } => Some(dirs),
+            Kind::OcChat { .. } => None,
+        }
+    }
+
+    fn ids(&self, py: Python<'_>) -> &[String] {
+        match &self.kind {
+            Kind::OpenHands { dirs, ids } => {
+                ids.get_or_init(|| py.detach(|| dirs.iter().map(|d| dir_id(d)).collect()))
+            }
+            Kind::OcChat { .. } => &[],
+        }
+    }
+}
+
+#[pymethods]
+impl Store {
+    /// `"openhands"` or `"occhat"`.
+    #[getter]
+    fn format(&self) -> &'static str {
+        match self.kind {
+            Kind::OpenHands { .. } => "openhands",
+            Kind::OcChat { .. } => "occhat",
+        }
+    }
+
+    /// The path the store was opened at.
+    #[getter]
+    fn path(&self) -> PathBuf {
+        self.root.clone()
+    }
+
+    fn __len__(&self) -> usize {
+        match &self.kind {
+            Kind::OpenHands { dirs, .. } => dirs.len(),
+            Kind::OcChat { entries } => entries.len(),
+        }
+    }
+
+    fn __iter__(slf: Bound<'_, Self>) -> StoreIter {
+        StoreIter::new(slf.unbind(), false)
+    }
+
+    /// Every conversation, read one at a time: with `subagents`, each
+    /// conversation followed by its sub-agents' (depth first, in name
+    /// order), as `agentlog export` walks them.
+    #[pyo3(signature = (subagents=true))]
+    fn conversations(slf: Bound<'_, Self>, subagents: bool) -> StoreIter {
+        StoreIter::new(slf.unbind(), subagents)
+    }
+
+    /// The conversation (or session) with this ID, or the only one whose ID
+    /// starts with it (case ignored).
+    fn __getitem__(&self, py: Python<'_>, id: &str) -> PyResult<Py<PyAny>> {
+        match &self.kind {
+            Kind::OpenHands { dirs, .. } => {
+                let ids = self.ids(py);
+                let found = by_prefix(
+                    id,
+                    ids.iter().map(String::as_str),
+                    "conversation",
+                    &self.root,
+                )?;
+                let pos = ids.iter().position(|i| i == found).unwrap_or(0);
+                Ok(Py::new(py, read(py, &dirs[pos], None, 0)?)?.into_any())
+            }
+            Kind::OcChat { entries } => {
+                let names: Vec<String> = entries
+                    .iter()
+                    .map(|e| agentlog::parquet::text_of(&e.name))
+                    .collect();
+                let found = by_prefix(id, names.iter().map(String::as_str), "session", &self.root)?;
+                let pos = names.iter().position(|i| i == found).unwrap_or(0);
+                Ok(Py::new(py, load(py, &self.root, &entries[pos]))?.into_any())
+            }
+        }
+    }
+
+    /// Like `store[id]`, `default` when nothing has that ID (an ambiguous
+    /// prefix still raises).
+    #[pyo3(signature = (id, default=None))]
+    fn get(&self, py: Python<'_>, id: &str, default: Option<Py<PyAny>>) -> PyResult<Py<PyAny>> {
+        match self.__getitem__(py, id) {
+            Ok(v) => Ok(v),
+            Err(e) => {
+                let amb = py.import("agentlog._errors")?.getattr("AmbiguousError")?;
+                if e.is_instance(py, &py.get_type::<pyo3::exceptions::PyKeyError>())
+                    && !e.value(py).is_instance(&amb)?
+                {
+                    Ok(default.unwrap_or_else(|| py.None()))
+                } else {
+                    Err(e)
+                }
+            }
+        }
+    }
+
+    /// The IDs of the top-level conversations (or the sessions' names), in
+    /// iteration order.
+    fn ids_list(&self, py: Python<'_>) -> Vec<String> {
+        match &self.kind {
+            Kind::OpenHands { .. } => self.ids(py).to_vec(),
+            Kind::OcChat { entries } => entries
+                .iter()
+                .map(|e| agentlog::parquet::text_of(&e.name))
+                .collect(),
+        }
+    }
+
+    /// The table `name` of the Parquet export (`conversations`, `events`,
+    /// `messages`, `tool_calls`, `llm_calls`; the columns of
+    /// `docs/parquet.md`) over every conversation, sub-agents' included, as
+    /// Arrow data: a `pyarrow.RecordBatchReader` when pyarrow is installed,
+    /// else an object with `__arrow_c_stream__`. Conversations are read as
+    /// batches are asked for. `json=False` leaves `events.json` null.
+    ///
+    /// >>> import agentlog
+    /// >>> t = agentlog.open("examples/store").table("events").read_all()
+    /// >>> t.num_rows > 0
+    /// True
+    #[pyo3(signature = (name, json=true))]
+    fn table<'py>(&self, py: Python<'py>, name: &str, json: bool) -> PyResult<Bound<'py, PyAny>> {
+        crate::tables::table(py, self, crate::tables::table_named(name)?, json)
+    }
+
+    /// `table("conversations")`: one row per conversation.
+    fn conversations_table<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.table(py, "conversations", true)
+    }
+
+    /// `table("events")`: one row per event file (`json=False`: without
+    /// the verbatim JSON).
+    #[pyo3(signature = (json=true))]
+    fn events_table<'py>(&self, py: Python<'py>, json: bool) -> PyResult<Bound<'py, PyAny>> {
+        self.table(py, "events", json)
+    }
+
+    /// `table("messages")`: the view's messages, as `view --json`.
+    fn messages_table<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.table(py, "messages", true)
+    }
+
+    /// `table("tool_calls")`: each tool call with its answer.
+    fn tool_calls_table<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.table(py, "tool_calls", true)
+    }
+
+    /// `table("llm_calls")`: each model call from the stored metrics.
+    fn llm_calls_table<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.table(py, "llm_calls", true)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<agentlog.Store {} ({} {}) at {}>",
+            self.format(),
+            self.__len__(),
+            match self.kind {
+                Kind::OpenHands { .. } => "conversations",
+                Kind::OcChat { .. } => "sessions",
+            },
+            self.root.display()
+        )
+    }
+}
+
+/// The iterator of a store: each conversation read when reached.
+#[pyclass(module = "agentlog")]
+pub struct StoreIter {
+    store: Py<Store>,
+    next: usize,
+    subagents: bool,
+    /// Sub-agents waiting: (directory, parent ID, depth), the next last.
+    pending: Vec<(PathBuf, String, usize)>,
+    seen: HashSet<PathBuf>,
+}
+
+impl StoreIter {
+    fn new(store: Py<Store>, subagents: bool) -> Self {
+        StoreIter {
+            store,
+            next: 0,
+            subagents,
+            pending: Vec::new(),
+            seen: HashSet::new(),
+        }
+    }
+
+    fn push_subagents(&mut self, c: &Conversation) {
+        if !self.subagents || c.depth + 1 > MAX_SUBAGENT_DEPTH {
+            return;
+        }
+        let mut subs: Vec<PathBuf> = c.conv.subagent_dirs().collect();
+        subs.reverse();
+        for d in subs {
+            self.pending.push((d, c.header.id.clone(), c.depth + 1));
+        }
+    }
+}
+
+#[pymethods]
+impl StoreIter {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__(&mut self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        let store = self.store.get();
+        match &store.kind {
+            Kind::OcChat { entries } => {
+                let Some(e) = entries.get(self.next) else {
+                    return Ok(None);
+                };
+                self.next += 1;
+                Ok(Some(Py::new(py, load(py, &store.root, e))?.into_any()))
+            }
+            Kind::OpenHands { dirs, .. } => loop {
+                let (dir, parent, depth) = match self.pending.pop() {
+                    Some((d, p, depth)) => (d, Some(p), depth),
+                    None => {
+                        let Some(d) = dirs.get(self.next) else {
+                            return Ok(None);
+                        };
+                        self.next += 1;
+                        (d.clone(), None, 0)
+                    }
+                };
+                if self.subagents
+                    && let Ok(c) = fs::canonicalize(&dir)
+                    && !self.seen.insert(c)
+                {
+                    continue; // met twice (a link loop): not followed
+                }
+                let c = read(py, &dir, parent, depth)?;
+                self.push_subagents(&c);
+                return Ok(Some(Py::new(py, c)?.into_any()));
+            },
+        }
+    }
+}
