@@ -72,7 +72,7 @@ use tantivy::schema::{
 use tantivy::{Index, directory::MmapDirectory};
 
 pub use extract::{DocKind, wall_seconds};
-pub use query::{Branch, Hit, Query};
+pub use query::{Branch, DocEntry, Hit, Query};
 pub use update::{StoreKind, UpdateReport};
 
 /// The file names in an index directory that are ours (the checkpoint

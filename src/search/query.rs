@@ -189,3 +189,62 @@ impl SearchIndex {
         Ok(hits)
     }
 }
+
+/// What identifies a document, and its flags ([`SearchIndex::documents`]).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct DocEntry {
+    /// The conversation's directory (OC Chat: the sessions directory).
+    pub path: String,
+    /// The conversation's ID (OC Chat: the session's name).
+    pub conversation: String,
+    /// The event's index.
+    pub event: u64,
+    /// What the document holds.
+    pub kind: DocKind,
+    /// On the active branch.
+    pub active: bool,
+    /// In the model's context.
+    pub in_context: bool,
+}
+
+impl SearchIndex {
+    /// Every document of the last commit, sorted: to compare two indexes,
+    /// or to see what one holds.
+    pub fn documents(&self) -> Result<Vec<DocEntry>, SearchError> {
+        let f = self.fields;
+        let reader = self
+            .index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()
+            .map_err(|e| self.tv(e))?;
+        let searcher = reader.searcher();
+        let addrs = searcher
+            .search(
+                &tantivy::query::AllQuery,
+                &tantivy::collector::DocSetCollector,
+            )
+            .map_err(|e| self.tv(e))?;
+        let mut out = Vec::with_capacity(addrs.len());
+        for addr in addrs {
+            let doc: TantivyDocument = searcher.doc(addr).map_err(|e| self.tv(e))?;
+            let s = |field| {
+                doc.get_first(field)
+                    .and_then(|v| v.as_str())
+                    .unwrap_or_default()
+                    .to_owned()
+            };
+            let u = |field| doc.get_first(field).and_then(|v| v.as_u64()).unwrap_or(0);
+            out.push(DocEntry {
+                path: s(f.path),
+                conversation: s(f.conversation),
+                event: u(f.event),
+                kind: DocKind::parse(&s(f.kind)).unwrap_or(DocKind::Message),
+                active: u(f.active) == 1,
+                in_context: u(f.in_context) == 1,
+            });
+        }
+        out.sort();
+        Ok(out)
+    }
+}
