@@ -154,7 +154,9 @@ impl SearchIndex {
     }
 
     /// Removes the checkpoint files `keep` does not name (those of older
-    /// commits). A file that cannot be removed is left for the next run.
+    /// commits), and the temporary files of checkpoint writes a killed run
+    /// left; called with the writer's lock held. A file that cannot be
+    /// removed is left for the next run.
     pub(crate) fn remove_old_checkpoints(&self, keep: &Payload) {
         let Ok(rd) = fs::read_dir(&self.dir) else {
             return;
@@ -162,11 +164,15 @@ impl SearchIndex {
         for e in rd.flatten() {
             let name = e.file_name();
             let Some(name) = name.to_str() else { continue };
-            if name.starts_with(CHECKPOINT_PREFIX)
+            let old = name.starts_with(CHECKPOINT_PREFIX)
                 && name.ends_with(".cp")
-                && !keep.stores.iter().any(|s| s.checkpoint == name)
-                && e.file_type().is_ok_and(|t| t.is_file())
-            {
+                && !keep.stores.iter().any(|s| s.checkpoint == name);
+            // The temporary file of a checkpoint write a killed run left
+            // (see `output`): no other writer runs (tantivy's lock is held).
+            let stale = name
+                .strip_prefix('.')
+                .is_some_and(|n| n.starts_with(CHECKPOINT_PREFIX) && n.contains(".agentlog-tmp-"));
+            if (old || stale) && e.file_type().is_ok_and(|t| t.is_file()) {
                 let _ = fs::remove_file(self.dir.join(name));
             }
         }

@@ -151,8 +151,8 @@ impl SearchIndex {
         let mut commit = writer.prepare_commit().map_err(|e| self.tv(e))?;
         commit.set_payload(&new.to_json());
         commit.commit().map_err(|e| self.tv(e))?;
-        writer.wait_merging_threads().map_err(|e| self.tv(e))?;
         self.remove_old_checkpoints(&new);
+        writer.wait_merging_threads().map_err(|e| self.tv(e))?;
         Ok(report)
     }
 

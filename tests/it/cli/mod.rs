@@ -23,6 +23,7 @@ mod parquet;
 mod people;
 mod pipes;
 mod sample;
+mod search;
 mod stats;
 mod unreadable;
 mod usage;

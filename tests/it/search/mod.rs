@@ -4,7 +4,7 @@
 //! one made fresh; the index directory's rules (links, foreign
 //! directories, damaged checkpoints).
 
-mod incremental;
+pub(crate) mod incremental;
 
 use std::fs;
 use std::path::{Path, PathBuf};
