@@ -17,6 +17,8 @@ pub mod parallel;
 #[cfg(feature = "parquet")]
 pub mod parquet;
 pub mod readahead;
+#[cfg(feature = "search")]
+pub mod search;
 pub mod source;
 #[cfg(feature = "gen")]
 pub mod synth;

@@ -1,6 +1,6 @@
 //! The integration tests, one crate whose modules follow `src/`: `json`,
 //! `openhands` (reader, store, view), `occhat`, `asf`, `convert`, `follow`,
-//! `output`, `parquet`, `synth`, the command (`cli`), and what crosses them (`hostile`
+//! `output`, `parquet`, `search`, `synth`, the command (`cli`), and what crosses them (`hostile`
 //! stores, `fuzz_regressions`, the cookbook in `examples`). A module that
 //! needs a feature is declared under `#[cfg(feature = "...")]` here or in its
 //! parent, so `cargo test` and `cargo test --all-features` both build.
@@ -32,5 +32,7 @@ mod openhands;
 mod output;
 #[cfg(feature = "parquet")]
 mod parquet;
+#[cfg(all(feature = "search", unix))]
+mod search;
 #[cfg(feature = "gen")]
 mod synth;

@@ -20,10 +20,12 @@ mod export_parquet;
 mod follow;
 mod html;
 mod ids;
+mod index;
 mod ls;
 mod occhat;
 mod out;
 mod progress;
+mod search;
 mod since;
 mod stats;
 mod table;
@@ -51,6 +53,8 @@ Examples:
   agentlog html ~/.openhands/conversations/<id> -o transcript.html
   agentlog occhat --sessions-dir oc_chat/sessions list
   agentlog asf check session.jsonl
+  agentlog index ~/.openhands/conversations --index ~/.cache/agentlog-index
+  agentlog search ~/.cache/agentlog-index 'flaky test'
 
 PATH is told apart by itself: an OpenHands store, conversation directory or
 file of one (base_state.json, meta.json, events/event-*.json), or an OC Chat
@@ -90,6 +94,8 @@ enum Cmd {
     Html(html::Args),
     Occhat(occhat::Args),
     Asf(asf::Args),
+    Index(index::Args),
+    Search(search::Args),
 }
 
 /// `cmd` and every subcommand under it, with [`EXIT_STATUS`] after the
@@ -133,6 +139,8 @@ fn main() -> ExitCode {
         Cmd::Html(a) => html::run(a),
         Cmd::Occhat(a) => occhat::run(a, &mut out),
         Cmd::Asf(a) => asf::run(a, &mut out),
+        Cmd::Index(a) => index::run(a, &mut out),
+        Cmd::Search(a) => search::run(a, &mut out),
     };
     let result = result.and_then(|code| out.flush().map(|()| code));
     match result {

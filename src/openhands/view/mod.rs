@@ -429,6 +429,26 @@ impl<'a> View<'a> {
         )
     }
 
+    /// [`View::build`], showing `visit` each event that parsed, once, from
+    /// the parse the view is built from: its position in `input.events`
+    /// (and in [`View::events`]), the decoded event and its document's
+    /// root (the search index takes its texts there).
+    #[cfg(feature = "search")]
+    pub(crate) fn build_visiting(
+        input: &ViewInput<'a>,
+        options: &ViewOptions,
+        visit: &mut dyn FnMut(usize, &ViewEvent<'a>, Value<'_>),
+    ) -> View<'a> {
+        let d = View::decode(input, options, visit);
+        View::assemble(
+            d.events,
+            &d.state,
+            d.detected,
+            d.issues,
+            options.head.as_deref(),
+        )
+    }
+
     /// Parses and decodes every event, reads the state and finds the
     /// writer's version. `visit` is shown each event that parsed (its
     /// position in `input.events`, the decoded event, its document's root).

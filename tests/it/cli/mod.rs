@@ -29,6 +29,7 @@ mod parquet_runs;
 mod people;
 mod pipes;
 mod sample;
+mod search;
 mod stats;
 mod unreadable;
 mod usage;
