@@ -50,7 +50,7 @@ use std::path::Path;
 
 use agentlog::json::{Document, OwnedValue};
 use agentlog::occhat::SessionStore;
-use agentlog::openhands::{Conversation, FileStatus, Kind, Parsed, StateUsage, Usage};
+use agentlog::openhands::{Conversation, FileStatus, Kind, Parsed, State, StateUsage, Usage};
 use rayon::prelude::*;
 
 use crate::out::{Obj, Out, Res, Status, float as json_float, uint, warn};
@@ -405,7 +405,9 @@ fn tree_totals(w: &mut Worker, dir: &Path) -> Totals {
         |p, doc| match p {
             Parsed::Event { .. } => event_totals(doc, &mut t.borrow_mut()),
             Parsed::State => {
-                *usage.borrow_mut() = StateUsage::of_root(doc.root());
+                *usage.borrow_mut() = State::decode(doc.root())
+                    .map(|s| StateUsage::of(&s))
+                    .unwrap_or_default();
             }
             _ => {}
         },

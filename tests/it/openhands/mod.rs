@@ -6,8 +6,6 @@ mod checkpoint;
 mod cold_read;
 mod corpus;
 mod dirs;
-mod habits;
 mod live_writer;
 mod store;
-mod usage;
 mod view;
