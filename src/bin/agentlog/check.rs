@@ -230,7 +230,7 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
         out.line(&format!("checked {what}: {verdict}"))?;
     }
     if let Some((cp, new)) = save {
-        crate::since::save_after(out, cp, &new)?;
+        crate::since::save_after(out, cp, new.as_ref())?;
     }
     Ok(status.code())
 }

@@ -174,7 +174,7 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
         table(&rows, out)?;
     }
     if let Some((cp, new)) = save {
-        crate::since::save_after(out, cp, &new)?;
+        crate::since::save_after(out, cp, new.as_ref())?;
     }
     if problems {
         status.raise(Status::PROBLEMS);

@@ -160,7 +160,13 @@ pub fn sync_stdout() -> Res<()> {
 
 /// Saves the checkpoint `new` at `path` once what `out` holds is flushed
 /// and (when standard output is a file) synced: never ahead of the output.
-pub fn save_after(out: &mut Out, path: &Path, new: &Checkpoint) -> Res<()> {
+/// `new` is `None` when the scan recorded nothing new
+/// ([`Checkpoint::records_nothing_new`]): the file is left as it is, not
+/// rewritten nor synced.
+pub fn save_after(out: &mut Out, path: &Path, new: Option<&Checkpoint>) -> Res<()> {
+    let Some(new) = new else {
+        return out.flush();
+    };
     out.flush()?;
     sync_stdout()?;
     let _ = io::stderr().flush();
@@ -209,10 +215,15 @@ pub fn export(
         }
     }
     let _ = io::stderr().flush();
-    changes
-        .into_checkpoint()
-        .save(cp_path)
-        .map_err(|e| Fail::Fatal(e.to_string()))?;
+    let new = changes.into_checkpoint();
+    // Nothing new since the checkpoint (nothing was written either): it
+    // stays as it is, not rewritten nor synced.
+    if !since
+        .as_ref()
+        .is_some_and(|old| new.records_nothing_new(old))
+    {
+        new.save(cp_path).map_err(|e| Fail::Fatal(e.to_string()))?;
+    }
     Ok(status.code())
 }
 
@@ -220,12 +231,13 @@ pub fn export(
 /// the checkpoint at `cp_path` (a sub-agent's change names its top-level
 /// conversation; removed ones are not named), the directories of the walk
 /// that could not be listed, and the checkpoint to save once what was
-/// done with them is durable. A conversation that could not be read is
+/// done with them is durable (`None` when it records nothing new: the file
+/// is left as it is). A conversation that could not be read is
 /// named too (its checkpoint marks are kept: it is named again next run).
 pub fn changed_conversations(
     root: &Path,
     cp_path: &Path,
-) -> Res<(Vec<PathBuf>, Vec<String>, Checkpoint)> {
+) -> Res<(Vec<PathBuf>, Vec<String>, Option<Checkpoint>)> {
     let since = load(cp_path)?;
     let mut changes = Store::changes_since(root, since.as_ref(), ScanOptions::default())
         .map_err(|e| Fail::Fatal(e.to_string()))?;
@@ -257,5 +269,10 @@ pub fn changed_conversations(
     // listed) by the full reader too.
     let mut unreadable: Vec<String> = unreadable;
     unreadable.extend(failed);
-    Ok((dirs, unreadable, changes.into_checkpoint()))
+    let new = changes.into_checkpoint();
+    let new = (!since
+        .as_ref()
+        .is_some_and(|old| new.records_nothing_new(old)))
+    .then_some(new);
+    Ok((dirs, unreadable, new))
 }

@@ -367,6 +367,43 @@ impl Checkpoint {
         s.ctime.is_none() || s.mtime_ns() >= self.taken - RACY_MARGIN_NS
     }
 
+    /// Whether saving this checkpoint in place of `old` would tell the next
+    /// scan nothing `old` does not: the same root, name pattern,
+    /// directories and conversation marks (only the scan time differs),
+    /// and no stamp of `old` that its own scan time makes untrustworthy
+    /// ([`RACY_MARGIN_NS`]; such a stamp is trusted once a later scan
+    /// saves it again). A rescan that found nothing changed need not
+    /// rewrite its checkpoint then: keeping `old` is exactly as safe, as
+    /// its earlier scan time only makes more stamps checked, never fewer.
+    pub fn records_nothing_new(&self, old: &Checkpoint) -> bool {
+        if self.root != old.root
+            || self.canonical != old.canonical
+            || self.root_id != old.root_id
+            || self.pattern != old.pattern
+            || self.dirs != old.dirs
+            || self.conversations != old.conversations
+        {
+            return false;
+        }
+        let racy = |s: &Stamp| old.racy(s);
+        if old
+            .dirs
+            .values()
+            .any(|d| d.stamp.as_ref().is_some_and(racy))
+        {
+            return false;
+        }
+        !old.conversations.iter().any(|(_, m)| {
+            racy(&m.dir)
+                || m.events_dir.as_ref().is_some_and(racy)
+                || m.subagents_dir.as_ref().is_some_and(racy)
+                || m.last.as_ref().is_some_and(|f| racy(&f.stamp))
+                || m.retry.iter().any(|f| racy(&f.stamp))
+                || m.state.as_ref().is_some_and(|j| racy(&j.stamp))
+                || m.meta.as_ref().is_some_and(|j| racy(&j.stamp))
+        })
+    }
+
     /// The checkpoint as the bytes [`save`](Self::save) writes.
     pub fn to_bytes(&self) -> Vec<u8> {
         let capacity = 256 + self.conversations.len() * 512;

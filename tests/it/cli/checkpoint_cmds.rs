@@ -212,3 +212,40 @@ fn stats_takes_no_checkpoint() {
     assert!(help.contains("No --checkpoint"), "{help}");
     assert!(help.contains("export PATH --checkpoint FILE"), "{help}");
 }
+
+/// A rescan that finds nothing changed leaves its checkpoint file as it
+/// is (the same file, not a copy renamed over it: no write, no sync),
+/// for `export`, `ls` and `check`; one that finds a change saves it. The
+/// store is backdated: a stamp within the racy margin of the scan that
+/// recorded it is saved again once it can be trusted.
+#[test]
+fn an_unchanged_rescan_leaves_its_checkpoint_untouched() {
+    use std::os::unix::fs::MetadataExt;
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("store");
+    copy_tree(&common::corpus_dir().join("openhands/1.58.2/chat"), &root);
+    backdate(&root);
+    let r = root.to_str().unwrap().to_owned();
+    let ino = |p: &Path| fs::symlink_metadata(p).unwrap().ino();
+    for (name, cmd) in [("export", "export"), ("ls", "ls"), ("check", "check")] {
+        let cp = t.path().join(format!("{name}.cp"));
+        let c = cp.to_str().unwrap().to_owned();
+        let args = [cmd, "--checkpoint", c.as_str(), r.as_str()];
+        let (code, _, err) = run(&args);
+        assert!(code == 0 || (cmd == "check" && code == 1), "{name}: {err}");
+        let (first, bytes) = (ino(&cp), fs::read(&cp).unwrap());
+        let (code, out, err) = run(&args);
+        assert!(code == 0 || (cmd == "check" && code == 1), "{name}: {err}");
+        assert!(cmd == "check" || out.is_empty(), "{name}: {out}");
+        assert_eq!(ino(&cp), first, "{name}: the checkpoint was replaced");
+        assert_eq!(fs::read(&cp).unwrap(), bytes, "{name}");
+        // A change: the checkpoint is saved (a new file at its name).
+        let conv = conversation_in(&root);
+        add_event(&conv);
+        backdate(&root);
+        let (code, _, err) = run(&args);
+        assert!(code == 0 || (cmd == "check" && code == 1), "{name}: {err}");
+        assert_ne!(ino(&cp), first, "{name}: a change saves the checkpoint");
+        assert_ne!(fs::read(&cp).unwrap(), bytes, "{name}");
+    }
+}
