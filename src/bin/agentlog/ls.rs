@@ -107,7 +107,8 @@ impl Row {
 }
 
 /// Runs the command.
-pub fn run(args: Args, out: &mut Out) -> Res<u8> {
+pub fn run(mut args: Args, out: &mut Out) -> Res<u8> {
+    args.paths.or_default()?;
     let mut status = Status::OK;
     let mut problems = false;
     // Human output is aligned, so its rows are kept until the end.

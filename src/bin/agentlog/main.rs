@@ -17,6 +17,7 @@ mod events;
 mod export;
 #[cfg(feature = "parquet")]
 mod export_parquet;
+mod find;
 mod follow;
 mod html;
 mod ids;

@@ -340,7 +340,8 @@ fn dollars(cost: f64) -> String {
 }
 
 /// Runs the command.
-pub fn run(args: Args, out: &mut Out) -> Res<u8> {
+pub fn run(mut args: Args, out: &mut Out) -> Res<u8> {
+    args.paths.or_default()?;
     let mut status = Status::OK;
     let mut totals = Totals::default();
     let ahead = args.io.read_ahead();

@@ -57,12 +57,22 @@ pub fn is_occhat_root(dir: &Path) -> bool {
     agentlog::occhat::is_sessions_dir(dir)
 }
 
-/// The PATH arguments of the commands that take any number of stores.
+/// The PATH arguments of the commands that take any number of stores
+/// (none: the default store, [`crate::find::paths_or_default`]).
 #[derive(clap::Args, Debug)]
 pub struct Paths {
-    /// Stores, conversation directories or OC Chat sessions directories.
-    #[arg(required = true, value_name = "PATH")]
+    /// Stores, conversation directories or OC Chat sessions directories
+    /// (default: $AGENTLOG_STORE, else ~/.openhands/conversations).
+    #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+}
+
+impl Paths {
+    /// Puts the default store in when no PATH was given.
+    pub fn or_default(&mut self) -> Res<()> {
+        self.paths = crate::find::paths_or_default(&self.paths)?;
+        Ok(())
+    }
 }
 
 /// The loop every multi-PATH command runs: every PATH is [`resolve`]d

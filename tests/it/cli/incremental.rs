@@ -58,7 +58,11 @@ fn apply(held: &mut Held, text: &str) {
 /// Every line a full export gives, by conversation and index (several for
 /// an (ID, index) that directories sharing the ID both hold).
 fn full(root: &Path) -> BTreeMap<String, BTreeMap<u64, Vec<String>>> {
-    let out = bin().args(["export", "--jsonl"]).arg(root).output().unwrap();
+    let out = bin()
+        .args(["export", "--jsonl"])
+        .arg(root)
+        .output()
+        .unwrap();
     let mut m: BTreeMap<String, BTreeMap<u64, Vec<String>>> = BTreeMap::new();
     for l in String::from_utf8(out.stdout).unwrap().lines() {
         let v: serde_json::Value = serde_json::from_str(l).unwrap();
@@ -171,11 +175,7 @@ impl World {
         let v: serde_json::Value = serde_json::from_str(&state).unwrap();
         let old = v["id"].as_str().unwrap().to_owned();
         let own = format!("{}{:012x}", &old[..old.len() - 12], self.made);
-        fs::write(
-            dir.join("base_state.json"),
-            state.replacen(&old, &own, 1),
-        )
-        .unwrap();
+        fs::write(dir.join("base_state.json"), state.replacen(&old, &own, 1)).unwrap();
         self.grow(&dir, n);
     }
 
@@ -359,5 +359,8 @@ fn a_last_event_file_touched_but_not_changed_is_no_rewrite() {
     b[n - 2] = if b[n - 2] == b' ' { b'\n' } else { b' ' };
     fs::write(&last, &b).unwrap();
     let out = run(&w.root, &cp);
-    assert!(out.starts_with("{\"conversation\":") && out.contains("\"record\":\"rewrite\""), "{out}");
+    assert!(
+        out.starts_with("{\"conversation\":") && out.contains("\"record\":\"rewrite\""),
+        "{out}"
+    );
 }

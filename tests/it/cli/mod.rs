@@ -12,10 +12,10 @@ mod events;
 mod export;
 mod follow;
 mod follow_occhat;
-mod incremental;
 #[cfg(feature = "gen")]
 mod html;
 mod html_browser;
+mod incremental;
 mod ls;
 mod occhat;
 mod owned_paths;
