@@ -131,13 +131,9 @@ fn theme(args: &Args) -> Theme {
 
 /// Renders an OC Chat session with its HTML export.
 fn occhat(store: &SessionStore, name: &str, args: &Args) -> Res<u8> {
-    let session = store.load_session(name).map_err(|e: LoadError| {
-        if e.is_not_found() {
-            Fail::Problem(e.to_string())
-        } else {
-            Fail::Fatal(e.to_string())
-        }
-    })?;
+    let session = store
+        .load_session(name)
+        .map_err(|e: LoadError| crate::occhat::load_error(store, e))?;
     store
         .export_html_themed(&session, Some(&args.output), theme(args))
         .map_err(|e| Fail::Fatal(e.to_string()))?;

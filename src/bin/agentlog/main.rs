@@ -29,6 +29,7 @@ mod progress;
 mod search;
 mod since;
 mod stats;
+mod suggest;
 mod table;
 mod target;
 mod tree;
