@@ -82,7 +82,7 @@ const SHOW_HELP: &str = "\
 Examples:
   agentlog show ~/.openhands/conversations/<id> --index 3
   agentlog show ~/.openhands/conversations/<id> --id 1e125f9b --raw
-  agentlog show ~/.openhands/conversations/<id>/events/event-00003-1e125f9b-….json
+  agentlog show <store>/<id>/events/event-00003-1e125f9b-….json
   agentlog show 3e806943 --store ~/.openhands/conversations --index 3
 
 PATH an event file names its event: no --index or --id needed.

@@ -657,13 +657,14 @@ fn goldens_on_a_generated_store_of_thousands() {
         fits(name, &text);
         golden(name, &text, Some(tmp.path()));
     }
-    // A conversation of it, by a path and by events.
+    // A conversation of it, by a path and by events: the PATH column
+    // (FORMAT ID EVENTS SUB date time MODEL PATH, then TITLE).
     let first = ls
         .lines()
         .nth(1)
         .unwrap()
         .split_whitespace()
-        .last()
+        .nth(7)
         .unwrap();
     let conv = store.join(
         fs::read_dir(&store)

@@ -113,7 +113,7 @@ fn check_reports_what_it_cannot_read() {
 #[test]
 fn an_event_that_cannot_be_read() {
     let tmp = tempfile::tempdir().unwrap();
-    let ev = r#"{"kind":"MessageEvent","id":"e0","source":"user","timestamp":"2026-01-01T00:00:00","llm_message":{"role":"user","content":[{"type":"text","text":"hi"}]}}"#;
+    let ev = r#"{"kind":"MessageEvent","id":"abcdef10","source":"user","timestamp":"2026-01-01T00:00:00","llm_message":{"role":"user","content":[{"type":"text","text":"hi"}]}}"#;
     let (store, dir) = store_with(
         tmp.path(),
         "gone",
