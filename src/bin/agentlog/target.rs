@@ -182,10 +182,12 @@ fn nested_occhat(path: &Path, target: &Target) -> Vec<PathBuf> {
                 continue;
             }
             let sub = e.path();
-            if skip.contains(sub.as_path()) {
+            // A conversation (the discovery's, or one it did not take, as
+            // a link's target): never an OC Chat store, nor walked into.
+            if skip.contains(sub.as_path()) || is_conversation_dir(&sub) {
                 continue;
             }
-            if is_occhat_root(&sub) && !is_conversation_dir(&sub) {
+            if is_occhat_root(&sub) {
                 found.push(sub);
             } else if depth + 1 < OCCHAT_DEPTH {
                 stack.push((sub, depth + 1));
