@@ -22,6 +22,8 @@ pub mod search;
 pub mod source;
 #[cfg(feature = "gen")]
 pub mod synth;
+#[cfg(feature = "html")]
+pub mod theme;
 
 pub use open::{OpenError, Opened, open};
 pub use readahead::ReadAhead;

@@ -43,6 +43,8 @@ use super::save::SaveError;
 use super::session::ChatSession;
 use super::store::RecordKind;
 use super::{ARCHIVE_DIR_NAME, CLEAN_EXIT_MARKER_NAME, LEGACY_DIR_NAME, SessionStore, py};
+#[cfg(feature = "html")]
+use crate::theme::Theme;
 
 /// A message's content as the exports use it: `msg.get("content") or ""`,
 /// with a non-string content written as its JSON text.
@@ -172,6 +174,28 @@ pre .v { color: #fd971f; }
 "#;
 
 #[cfg(feature = "html")]
+/// The light theme ([`Theme::Light`](crate::theme::Theme::Light)): written
+/// after [`CSS`], it changes colours only.
+const LIGHT: &str = r#"
+:root { color-scheme: light; }
+body { background: #ffffff; color: #1f2328; }
+header.session h1 { color: #0969da; border-bottom-color: #0969da; }
+header.session dd, .markdown a { color: #0969da; }
+.dim { color: #656d76; }
+section.panel > h2 { background: #ffffff; }
+section.system { border-color: #8c959f; } section.system > h2 { color: #656d76; }
+section.user { border-color: #0969da; } section.user > h2 { color: #0969da; }
+section.assistant { border-color: #1a7f37; } section.assistant > h2 { color: #1a7f37; }
+.markdown code { background: #f6f8fa; }
+.markdown pre { background: #f6f8fa; color: #1f2328; }
+.markdown th, .markdown td { border-color: #d0d7de; }
+.markdown blockquote { border-left-color: #d0d7de; color: #656d76; }
+pre .k { color: #cf222e; } pre .s { color: #0a3069; } pre .n { color: #0550ae; }
+pre .c { color: #6e7781; } pre .f { color: #8250df; } pre .t { color: #953800; }
+pre .v { color: #953800; }
+"#;
+
+#[cfg(feature = "html")]
 /// Whether a link target is safe to keep (no `javascript:` and the like).
 fn safe_url(url: &str) -> bool {
     let lower = url.trim_start().to_ascii_lowercase();
@@ -273,8 +297,15 @@ fn render_markdown(md: &str, out: &mut String) {
 }
 
 #[cfg(feature = "html")]
-/// The HTML export of `session` (see the module docs).
+/// The HTML export of `session` (see the module docs), in OC Chat's own
+/// dark theme.
 pub fn render_html(session: &ChatSession) -> String {
+    render_html_themed(session, Theme::Dark)
+}
+
+#[cfg(feature = "html")]
+/// [`render_html`] in the colours of `theme` (the layout is the same).
+pub fn render_html_themed(session: &ChatSession, theme: Theme) -> String {
     let s = &session.stats;
     let mut out = String::with_capacity(4096);
     out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
@@ -283,6 +314,9 @@ pub fn render_html(session: &ChatSession) -> String {
     escape_into(&mut out, &session.name);
     out.push_str("</title>\n<style>");
     out.push_str(CSS);
+    if theme == Theme::Light {
+        out.push_str(LIGHT);
+    }
     out.push_str("</style>\n</head>\n<body>\n<header class=\"session\">\n<h1>OC Chat — ");
     escape_into(&mut out, &session.name);
     out.push_str("</h1>\n<dl>\n<dt>Model:</dt><dd class=\"model\">");
@@ -403,9 +437,21 @@ impl SessionStore {
         session: &ChatSession,
         filepath: Option<&Path>,
     ) -> Result<PathBuf, SaveError> {
+        self.export_html_themed(session, filepath, Theme::Dark)
+    }
+
+    #[cfg(feature = "html")]
+    /// [`export_html`](Self::export_html) in the colours of `theme`
+    /// ([`render_html_themed`]).
+    pub fn export_html_themed(
+        &self,
+        session: &ChatSession,
+        filepath: Option<&Path>,
+        theme: Theme,
+    ) -> Result<PathBuf, SaveError> {
         let t = self.target_of(session)?;
         let io = self.io();
-        let html = render_html(session);
+        let html = render_html_themed(session, theme);
         match filepath {
             Some(p) => self.export_to_path(&t, session, p, html.as_bytes()),
             None => {

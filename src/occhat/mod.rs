@@ -28,7 +28,7 @@ use std::sync::Arc;
 pub use detect::is_sessions_dir;
 pub use export::export_markdown_text;
 #[cfg(feature = "html")]
-pub use export::render_html;
+pub use export::{render_html, render_html_themed};
 pub use fsops::{HookAction, WriteHook, WriteStep};
 pub use journal::PENDING_NAME;
 pub use layout::LayoutProblem;

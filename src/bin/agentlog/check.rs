@@ -111,7 +111,8 @@ struct Found {
 }
 
 /// Runs the command.
-pub fn run(args: Args, out: &mut Out) -> Res<u8> {
+pub fn run(mut args: Args, out: &mut Out) -> Res<u8> {
+    args.paths.or_default()?;
     let mut status = Status::OK;
     let mut total = Found::default();
     let mut problems = 0u64;

@@ -41,9 +41,12 @@ object, or an event file is malformed (reported on standard error).";
 #[derive(clap::Args, Debug)]
 #[command(after_help = EVENTS_HELP)]
 pub struct EventsArgs {
-    /// A conversation directory, a file of one, or a store holding one.
+    /// A conversation directory, a file of one, a store holding one, or a
+    /// conversation's ID (or a unique prefix of it) in --store.
     #[arg(value_name = "PATH")]
     path: PathBuf,
+    #[command(flatten)]
+    store: crate::find::StoreArg,
     /// One JSON object a line.
     #[arg(long)]
     json: bool,
@@ -64,9 +67,12 @@ object (reported on standard error).";
 #[derive(clap::Args, Debug)]
 #[command(after_help = FILES_HELP)]
 pub struct FilesArgs {
-    /// A conversation directory, a file of one, or a store holding one.
+    /// A conversation directory, a file of one, a store holding one, or a
+    /// conversation's ID (or a unique prefix of it) in --store.
     #[arg(value_name = "PATH")]
     path: PathBuf,
+    #[command(flatten)]
+    store: crate::find::StoreArg,
     /// One JSON object a line.
     #[arg(long)]
     json: bool,
@@ -76,6 +82,10 @@ const SHOW_HELP: &str = "\
 Examples:
   agentlog show ~/.openhands/conversations/<id> --index 3
   agentlog show ~/.openhands/conversations/<id> --id 1e125f9b --raw
+  agentlog show <store>/<id>/events/event-00003-1e125f9b-….json
+  agentlog show 3e806943 --store ~/.openhands/conversations --index 3
+
+PATH an event file names its event: no --index or --id needed.
 
 --id takes an event ID or a unique prefix of one. Status 1 when no event has
 that index or ID, a prefix names several (listed), or the event's file does
@@ -84,12 +94,16 @@ not parse (--raw still prints the bytes that could be read).";
 /// Print one event: indented JSON, or its file byte for byte.
 #[derive(clap::Args, Debug)]
 #[command(after_help = SHOW_HELP)]
-#[command(group(clap::ArgGroup::new("which").required(true).args(["index", "id"])))]
+#[command(group(clap::ArgGroup::new("which").args(["index", "id"])))]
 pub struct ShowArgs {
-    /// A conversation directory, a file of one, or a store holding one.
+    /// A conversation directory, a file of one, a store holding one, or a
+    /// conversation's ID (or a unique prefix of it) in --store.
     #[arg(value_name = "PATH")]
     path: PathBuf,
-    /// The event's index (from its file name).
+    #[command(flatten)]
+    store: crate::find::StoreArg,
+    /// The event's index (from its file name; default: that of PATH when
+    /// it is an event file).
     #[arg(long, value_name = "N")]
     index: Option<u64>,
     /// The event's ID (its `id` member, or the ID in its file name).
@@ -104,8 +118,9 @@ pub struct ShowArgs {
 /// here (there is nothing else to show). A `base_state.json` or
 /// `meta.json` that does not read as a JSON object is reported, and makes
 /// the status [`Status::PROBLEMS`].
-fn read(path: &std::path::Path) -> Res<(Conversation, Status)> {
-    let conv = one_conversation(path, &mut Reader::new())?;
+fn read(path: &std::path::Path, store: &crate::find::StoreArg) -> Res<(Conversation, Status)> {
+    let path = crate::find::conversation(path, store)?;
+    let conv = one_conversation(&path, &mut Reader::new())?;
     if let Some(e) = conv.events_error() {
         return Err(Fail::Fatal(e.to_string()));
     }
@@ -137,7 +152,7 @@ fn event_json(e: &Event<'_>) -> OwnedValue {
 
 /// Runs `events`.
 pub fn run_events(args: EventsArgs, out: &mut Out) -> Res<u8> {
-    let (conv, mut status) = read(&args.path)?;
+    let (conv, mut status) = read(&args.path, &args.store)?;
     if args.json {
         for e in conv.events() {
             if let Some(err) = e.error() {
@@ -226,7 +241,7 @@ pub fn run_events(args: EventsArgs, out: &mut Out) -> Res<u8> {
 
 /// Runs `files`.
 pub fn run_files(args: FilesArgs, out: &mut Out) -> Res<u8> {
-    let (conv, status) = read(&args.path)?;
+    let (conv, status) = read(&args.path, &args.store)?;
     for f in conv.files() {
         let reason = f.reason().map(|r| crate::out::one_line(&r.to_string()));
         if args.json {
@@ -253,9 +268,37 @@ pub fn run_files(args: FilesArgs, out: &mut Out) -> Res<u8> {
     Ok(status.code())
 }
 
+/// The index of the event file PATH is (`events/event-NNNNN-ID.json`),
+/// for `show` without `--index` or `--id`.
+fn index_of_event_file(path: &std::path::Path) -> Res<u64> {
+    let name = path.file_name().map(|n| n.to_string_lossy());
+    let in_events = path
+        .parent()
+        .and_then(|p| p.file_name())
+        .is_some_and(|n| n == agentlog::openhands::DIR_EVENTS);
+    let parsed = name.as_deref().and_then(|n| {
+        agentlog::openhands::parse_event_name(n, agentlog::openhands::NamePattern::default()).ok()
+    });
+    match parsed {
+        Some(ev) if in_events => ev.index.ok_or_else(|| {
+            Fail::Fatal(format!(
+                "{}: the index in the name does not fit 64 bits; give --id",
+                path.display()
+            ))
+        }),
+        _ => Err(Fail::Fatal(format!(
+            "{}: not an event file; say which event with --index N or --id ID",
+            path.display()
+        ))),
+    }
+}
+
 /// Runs `show`.
-pub fn run_show(args: ShowArgs, out: &mut Out) -> Res<u8> {
-    let (conv, _) = read(&args.path)?;
+pub fn run_show(mut args: ShowArgs, out: &mut Out) -> Res<u8> {
+    if args.index.is_none() && args.id.is_none() {
+        args.index = Some(index_of_event_file(&args.path)?);
+    }
+    let (conv, _) = read(&args.path, &args.store)?;
     let found = match (&args.index, &args.id) {
         (Some(i), _) => conv.events().find(|e| e.index() == *i),
         (None, Some(id)) => {

@@ -64,8 +64,9 @@ events by (conversation, index), a later line replacing an earlier one.";
 #[derive(clap::Args, Debug)]
 #[command(after_help = HELP)]
 pub struct Args {
-    /// OpenHands stores or conversation directories.
-    #[arg(required = true, value_name = "PATH")]
+    /// OpenHands stores, conversation directories or OC Chat sessions
+    /// directories (default: $AGENTLOG_STORE, else ~/.openhands/conversations).
+    #[arg(value_name = "PATH")]
     paths: Vec<PathBuf>,
     /// Write JSON lines: the default format (accepted for scripts that
     /// name it).
@@ -102,7 +103,8 @@ const NO_PARQUET: &str = "this agentlog was built without Parquet export: build 
     or export JSON lines (drop --parquet)";
 
 /// Runs the command.
-pub fn run(args: Args, stdout: &mut Out) -> Res<u8> {
+pub fn run(mut args: Args, stdout: &mut Out) -> Res<u8> {
+    args.paths = crate::find::paths_or_default(&args.paths)?;
     // JSON lines unless --parquet, whether or not --jsonl is given.
     let _jsonl_is_the_default = args.jsonl;
     #[cfg(not(feature = "parquet"))]

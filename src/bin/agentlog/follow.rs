@@ -57,12 +57,13 @@ keeps, per session, how many messages were printed and a digest of them:
 a restart prints the messages added since, or a rewrite record when the
 chat log no longer begins with what was printed.";
 
-/// Follow OpenHands stores: print every new event and state change as it is written.
+/// Follow OpenHands stores and OC Chat sessions: print new events and messages as written.
 #[derive(clap::Args, Debug)]
 #[command(after_help = HELP)]
 pub struct Args {
-    /// OpenHands stores, conversation directories, or OC Chat sessions directories.
-    #[arg(required = true, value_name = "PATH")]
+    /// OpenHands stores, conversation directories, or OC Chat sessions
+    /// directories (default: $AGENTLOG_STORE, else ~/.openhands/conversations).
+    #[arg(value_name = "PATH")]
     paths: Vec<PathBuf>,
     /// Poll every SECONDS instead of waiting for file-system events (for
     /// network mounts and file systems without them).
@@ -124,7 +125,8 @@ fn refuse_legacy(paths: &[PathBuf]) -> Res<()> {
 }
 
 /// Runs the command (until standard output closes or an error).
-pub fn run(args: Args, out: &mut Out) -> Res<u8> {
+pub fn run(mut args: Args, out: &mut Out) -> Res<u8> {
+    args.paths = crate::find::paths_or_default(&args.paths)?;
     let opts = FollowOptions {
         poll: args.poll.map(|s| seconds("poll", s)).transpose()?,
         settle: seconds("settle", args.settle)?,

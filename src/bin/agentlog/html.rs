@@ -10,6 +10,10 @@
 //!   `--sessions-dir`): OC Chat's HTML export
 //!   ([`agentlog::occhat::render_html`], written by `SessionStore::export_html`).
 //!
+//! Both pages are in one theme, `--theme light` (the default) or `dark`
+//! ([`agentlog::theme::Theme`]): the same colours whichever store the
+//! page is of.
+//!
 //! The page goes to standard output, or to `-o FILE` as every output path is written
 //! ([`agentlog::output`]: a regular file replaced atomically when complete,
 //! a device or FIFO in place, through a symbolic link to its target, `-`
@@ -22,10 +26,11 @@ use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
 use agentlog::occhat::{LoadError, SessionStore};
-use agentlog::openhands::html::write_transcript;
+use agentlog::openhands::html::write_transcript_themed;
 use agentlog::openhands::view::ViewOptions;
 use agentlog::openhands::{Reader, is_conversation_dir};
 use agentlog::output::OutputPath;
+use agentlog::theme::Theme;
 
 use crate::out::{Fail, Res, Status, warn};
 use crate::target::{is_occhat_root, one_conversation};
@@ -39,7 +44,8 @@ Examples:
 The page loads nothing from the network: inline CSS, no script, images
 embedded as data: URLs. It goes to standard output without -o; -o FILE: a
 regular file is replaced when complete, a device or FIFO written in place,
-- is standard output.
+- is standard output. Pages of both stores are in one theme: --theme light
+(the default) or dark.
 
 Status 1 also when a chat log or sub-agent could not be read (the page says
 which).";
@@ -48,17 +54,22 @@ which).";
 #[derive(clap::Args, Debug)]
 #[command(after_help = HELP)]
 pub struct Args {
-    /// An OpenHands conversation directory (or a file of one), an OC Chat
-    /// session directory (or its *_meta.json); with --sessions-dir, a
-    /// session's name.
+    /// An OpenHands conversation directory (or a file of one, or its ID or
+    /// a unique prefix of it in --store), an OC Chat session directory (or
+    /// its *_meta.json); with --sessions-dir, a session's name.
     #[arg(value_name = "PATH")]
     path: PathBuf,
+    #[command(flatten)]
+    store: crate::find::StoreArg,
     /// Where to write the page (default and `-`: standard output).
     #[arg(short, long, value_name = "FILE", default_value = "-")]
     output: PathBuf,
     /// PATH names a session of this OC Chat sessions directory.
     #[arg(long, value_name = "DIR")]
     sessions_dir: Option<PathBuf>,
+    /// The colours of the page, the same for both stores.
+    #[arg(long, value_name = "THEME", default_value = "light", value_parser = ["light", "dark"])]
+    theme: String,
     /// OpenHands: show the branch whose head is the event with this ID.
     #[arg(long, value_name = "ID")]
     branch: Option<String>,
@@ -68,12 +79,13 @@ pub struct Args {
 pub fn run(args: Args) -> Res<u8> {
     if let Some(dir) = &args.sessions_dir {
         let store = SessionStore::locate(Some(dir));
-        return occhat(&store, &args.path.to_string_lossy(), &args.output);
+        return occhat(&store, &args.path.to_string_lossy(), &args);
     }
-    let path = &args.path;
+    let found = crate::find::conversation(&args.path, &args.store)?;
+    let path = &found;
     let meta = fs::metadata(path).map_err(|e| Fail::Fatal(format!("{}: {e}", path.display())))?;
     if let Some((root, name)) = occhat_session(path, meta.is_dir()) {
-        return occhat(&SessionStore::locate(Some(&root)), &name, &args.output);
+        return occhat(&SessionStore::locate(Some(&root)), &name, &args);
     }
     if meta.is_dir() && !is_conversation_dir(path) && is_occhat_root(path) {
         return Err(Fail::Fatal(format!(
@@ -82,7 +94,7 @@ pub fn run(args: Args) -> Res<u8> {
             path.display()
         )));
     }
-    openhands(&args)
+    openhands(path, &args)
 }
 
 /// The OC Chat session a PATH names, as (sessions root, name or meta
@@ -112,17 +124,18 @@ fn occhat_session(path: &Path, is_dir: bool) -> Option<(PathBuf, String)> {
     Some((abs.parent()?.to_path_buf(), name))
 }
 
+/// The theme `--theme` names.
+fn theme(args: &Args) -> Theme {
+    args.theme.parse().unwrap_or(Theme::Light)
+}
+
 /// Renders an OC Chat session with its HTML export.
-fn occhat(store: &SessionStore, name: &str, output: &Path) -> Res<u8> {
-    let session = store.load_session(name).map_err(|e: LoadError| {
-        if e.is_not_found() {
-            Fail::Problem(e.to_string())
-        } else {
-            Fail::Fatal(e.to_string())
-        }
-    })?;
+fn occhat(store: &SessionStore, name: &str, args: &Args) -> Res<u8> {
+    let session = store
+        .load_session(name)
+        .map_err(|e: LoadError| crate::occhat::load_error(store, e))?;
     store
-        .export_html(&session, Some(output))
+        .export_html_themed(&session, Some(&args.output), theme(args))
         .map_err(|e| Fail::Fatal(e.to_string()))?;
     if session.load_failed {
         warn(&format!(
@@ -138,8 +151,8 @@ fn occhat(store: &SessionStore, name: &str, output: &Path) -> Res<u8> {
 }
 
 /// Renders an OpenHands conversation's transcript.
-fn openhands(args: &Args) -> Res<u8> {
-    let conv = one_conversation(&args.path, &mut Reader::new())?;
+fn openhands(path: &Path, args: &Args) -> Res<u8> {
+    let conv = one_conversation(path, &mut Reader::new())?;
     if let Some(id) = &args.branch
         && !conv.events().any(|e| e.id() == Some(id.as_str()))
     {
@@ -162,7 +175,8 @@ fn openhands(args: &Args) -> Res<u8> {
         version: None,
         head: args.branch.clone(),
     };
-    let summary = write_transcript(&conv, &options, &mut w).map_err(|e| Fail::write(e, &what))?;
+    let summary = write_transcript_themed(&conv, &options, theme(args), &mut w)
+        .map_err(|e| Fail::write(e, &what))?;
     let out = w
         .into_inner()
         .map_err(|e| Fail::write(e.into_error(), &what))?;

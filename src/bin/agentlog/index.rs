@@ -76,7 +76,8 @@ fn kind_of(path: &std::path::Path) -> Res<StoreKind> {
 }
 
 /// Runs `agentlog index`.
-pub fn run(args: Args, out: &mut Out) -> Res<u8> {
+pub fn run(mut args: Args, out: &mut Out) -> Res<u8> {
+    args.paths.or_default()?;
     let mut stores = Vec::with_capacity(args.paths.paths.len());
     for p in &args.paths.paths {
         stores.push((kind_of(p)?, p.clone()));

@@ -32,7 +32,7 @@ use agentlog::source;
 use rayon::prelude::*;
 
 use crate::ids::Shortener;
-use crate::out::{Obj, Out, Res, Status, one_line, path_str, warn};
+use crate::out::{Fail, Obj, Out, Res, Status, one_line, path_str, warn};
 use crate::table::Col;
 use crate::target::{MAX_SUBAGENT_DEPTH, Paths, Target, for_each_target, par_ordered};
 use crate::when::minute;
@@ -41,6 +41,8 @@ const HELP: &str = "\
 Examples:
   agentlog ls ~/.openhands/conversations
   agentlog ls --json ~/.openhands/conversations oc_chat/sessions | jq .id
+  agentlog ls --sort updated -r --since 2026-01-01 --model claude
+  agentlog ls          (the default store: $AGENTLOG_STORE, else ~/.openhands/conversations)
 
 JSON lines have the keys format, path, id, title, model, events, created,
 updated, subagents (null when unknown).
@@ -71,6 +73,109 @@ pub struct Args {
     /// there once the listing is written out.
     #[arg(long, value_name = "FILE")]
     checkpoint: Option<PathBuf>,
+    /// Sort by this column (unknown values last) instead of by path.
+    #[arg(long, value_name = "KEY", value_parser = SORT_KEYS)]
+    sort: Option<String>,
+    /// Reverse the order (newest, most events or last name first).
+    #[arg(short, long)]
+    reverse: bool,
+    /// Only what was updated (else created) at or after T, local time:
+    /// YYYY-MM-DD, YYYY-MM-DD HH:MM[:SS], or RFC 3339 with an offset.
+    #[arg(long, value_name = "T")]
+    since: Option<String>,
+    /// Only the conversations whose model contains M (ASCII case ignored).
+    #[arg(long, value_name = "M")]
+    model: Option<String>,
+}
+
+/// The columns `--sort` takes.
+const SORT_KEYS: [&str; 8] = [
+    "path",
+    "id",
+    "title",
+    "model",
+    "events",
+    "subagents",
+    "created",
+    "updated",
+];
+
+/// What `--sort`, `--since` and `--model` ask of the rows.
+struct Select {
+    tz: agentlog::occhat::TimeZone,
+    since: Option<jiff::civil::DateTime>,
+    model: Option<String>,
+}
+
+impl Select {
+    fn of(args: &Args) -> Res<Select> {
+        let tz = agentlog::occhat::TimeZone::local();
+        let since = match &args.since {
+            None => None,
+            Some(t) => Some(crate::when::local(t, &tz).ok_or_else(|| {
+                Fail::Fatal(format!(
+                    "--since {t}: not a date or time (YYYY-MM-DD, YYYY-MM-DD HH:MM[:SS], RFC 3339)"
+                ))
+            })?),
+        };
+        Ok(Select {
+            tz,
+            since,
+            model: args.model.as_ref().map(|m| m.to_ascii_lowercase()),
+        })
+    }
+
+    /// Whether the row is listed.
+    fn keeps(&self, row: &Row) -> bool {
+        if let Some(m) = &self.model
+            && !row
+                .model
+                .as_deref()
+                .is_some_and(|rm| rm.to_ascii_lowercase().contains(m.as_str()))
+        {
+            return false;
+        }
+        if let Some(since) = self.since {
+            let when = row
+                .updated
+                .as_deref()
+                .or(row.created.as_deref())
+                .and_then(|t| crate::when::local(t, &self.tz));
+            if when.is_none_or(|w| w < since) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Sorts `rows` by `key` (stable: rows equal by it keep the path
+    /// order), unknown values last either way.
+    fn sort(&self, rows: &mut [Row], key: &str, reverse: bool) {
+        use std::cmp::Ordering;
+        let time = |t: &Option<String>| t.as_deref().and_then(|t| crate::when::local(t, &self.tz));
+        let cmp = |a: &Row, b: &Row| -> Ordering {
+            fn last<T: Ord>(a: Option<T>, b: Option<T>, reverse: bool) -> Ordering {
+                match (a, b) {
+                    (Some(a), Some(b)) if reverse => b.cmp(&a),
+                    (Some(a), Some(b)) => a.cmp(&b),
+                    (Some(_), None) => Ordering::Less,
+                    (None, Some(_)) => Ordering::Greater,
+                    (None, None) => Ordering::Equal,
+                }
+            }
+            match key {
+                "id" => last(a.id.as_ref(), b.id.as_ref(), reverse),
+                "title" => last(a.title.as_ref(), b.title.as_ref(), reverse),
+                "model" => last(a.model.as_ref(), b.model.as_ref(), reverse),
+                "events" => last(a.events, b.events, reverse),
+                "subagents" => last(a.subagents, b.subagents, reverse),
+                "created" => last(time(&a.created), time(&b.created), reverse),
+                "updated" => last(time(&a.updated), time(&b.updated), reverse),
+                _ => last(Some(&a.path), Some(&b.path), reverse),
+            }
+        };
+        rows.sort_by(cmp);
+    }
 }
 
 /// One line of the listing.
@@ -107,17 +212,24 @@ impl Row {
 }
 
 /// Runs the command.
-pub fn run(args: Args, out: &mut Out) -> Res<u8> {
+pub fn run(mut args: Args, out: &mut Out) -> Res<u8> {
+    args.paths.or_default()?;
+    let select = Select::of(&args)?;
+    let sorted = args.sort.is_some() || args.reverse;
     let mut status = Status::OK;
     let mut problems = false;
-    // Human output is aligned, so its rows are kept until the end.
+    // Human output is aligned, and sorted output sorted, so their rows are
+    // kept until the end.
     let mut rows: Vec<Row> = Vec::new();
     let mut emit = |mut row: Row| {
         for p in std::mem::take(&mut row.problems) {
             warn(&p);
             problems = true;
         }
-        if args.json {
+        if !select.keeps(&row) {
+            return Ok(());
+        }
+        if args.json && !sorted {
             return out.json_line(&row.to_value());
         }
         rows.push(row);
@@ -170,7 +282,15 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
             Ok(())
         }
     })?;
-    if !args.json {
+    if sorted {
+        let key = args.sort.as_deref().unwrap_or("path");
+        select.sort(&mut rows, key, args.reverse);
+    }
+    if args.json {
+        for row in &rows {
+            out.json_line(&row.to_value())?;
+        }
+    } else {
         table(&rows, out)?;
     }
     if let Some((cp, new)) = save {

@@ -17,6 +17,7 @@ mod events;
 mod export;
 #[cfg(feature = "parquet")]
 mod export_parquet;
+mod find;
 mod follow;
 mod html;
 mod ids;
@@ -28,6 +29,7 @@ mod progress;
 mod search;
 mod since;
 mod stats;
+mod suggest;
 mod table;
 mod target;
 mod tree;
@@ -45,6 +47,8 @@ Examples:
   agentlog ls ~/.openhands/conversations
   agentlog stats examples/store
   agentlog events ~/.openhands/conversations/<id> --json | head
+  agentlog events 3e806943 --store ~/.openhands/conversations
+  agentlog ls --sort updated -r --since 2026-01-01
   agentlog check ~/.openhands/conversations oc_chat/sessions
   agentlog export ~/.openhands/conversations -o events.jsonl
   agentlog follow ~/.openhands/conversations --checkpoint follow.cp
@@ -58,7 +62,8 @@ Examples:
 
 PATH is told apart by itself: an OpenHands store, conversation directory or
 file of one (base_state.json, meta.json, events/event-*.json), or an OC Chat
-sessions directory.";
+sessions directory. No PATH: $AGENTLOG_STORE, else ~/.openhands/conversations.
+A conversation's ID or a unique prefix of it names it under --store.";
 
 /// The exit statuses of every command, appended to each `--help`.
 pub const EXIT_STATUS: &str = "\

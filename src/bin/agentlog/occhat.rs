@@ -219,6 +219,66 @@ fn nothing_here(dir: &std::path::Path) -> String {
         .unwrap_or_default()
 }
 
+/// Refuses a sessions directory that is not there, or not a directory
+/// (status 2), before any subcommand reads it. A session named by the path
+/// of its file is read wherever it is, so with the default directory
+/// (neither `--sessions-dir` nor `$OC_CHAT_SESSIONS_DIR`, `given` false) a
+/// NAME that is an existing path is let through.
+fn missing_dir(store: &SessionStore, given: bool, cmd: &Cmd) -> Res<()> {
+    let dir = store.dir();
+    let name = match cmd {
+        Cmd::Show { name, .. } | Cmd::Recover { name, .. } | Cmd::ExportMd { name, .. } => {
+            Some(name.as_str())
+        }
+        Cmd::Tail { name_or_path, .. } => Some(name_or_path.as_str()),
+        _ => None,
+    };
+    if !given && name.is_some_and(|n| Path::new(n).exists()) {
+        return Ok(());
+    }
+    let whence = if given {
+        ""
+    } else {
+        " (the default; give --sessions-dir DIR or set $OC_CHAT_SESSIONS_DIR)"
+    };
+    match std::fs::metadata(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(Fail::Fatal(format!(
+            "{}: no such folder: the sessions directory is missing{whence}",
+            dir.display()
+        ))),
+        Ok(m) if !m.is_dir() => Err(Fail::Fatal(format!(
+            "{}: not a directory: a sessions directory is a folder{whence}",
+            dir.display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// The failure for a session that does not load: not there (status 1),
+/// with the store's names close to the one asked for, or not readable
+/// (status 2).
+pub fn load_error(store: &SessionStore, e: LoadError) -> Fail {
+    if !e.is_not_found() {
+        return Fail::Fatal(e.to_string());
+    }
+    let msg = e.to_string();
+    let Some(asked) = not_found_name(&e) else {
+        return Fail::Problem(msg);
+    };
+    let list = store.list_sessions();
+    let names: Vec<String> = list.sessions.iter().map(|s| text_of(&s.name)).collect();
+    let hint = crate::suggest::hint(&asked, names.iter().map(String::as_str));
+    Fail::Problem(format!("{msg}{hint}"))
+}
+
+/// The name a not-found error is about (a name, not a path).
+fn not_found_name(e: &LoadError) -> Option<String> {
+    match e {
+        LoadError::NotFound { query, .. } => Some(query.clone()),
+        _ => None,
+    }
+}
+
 /// Runs the command.
 pub fn run(args: Args, out: &mut Out) -> Res<u8> {
     let dir = match &args.cmd {
@@ -237,17 +297,16 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
             None
         }
     };
+    let given = dir.is_some() || std::env::var_os("OC_CHAT_SESSIONS_DIR").is_some();
     let store = SessionStore::locate(dir.as_deref());
+    if !matches!(args.cmd, Cmd::SafeName { .. }) {
+        missing_dir(&store, given, &args.cmd)?;
+    }
     let fatal = |e: &dyn std::fmt::Display| Fail::Fatal(e.to_string());
-    // A session that is not there is what was asked for missing (1); a
-    // store that cannot be read is fatal (2).
-    let load = |e: LoadError| {
-        if e.is_not_found() {
-            Fail::Problem(e.to_string())
-        } else {
-            Fail::Fatal(e.to_string())
-        }
-    };
+    // A session that is not there is what was asked for missing (1), with
+    // the close names the store has; a store that cannot be read is fatal
+    // (2).
+    let load = |e: LoadError| load_error(&store, e);
     match args.cmd {
         Cmd::List { json, .. } => {
             if !store.dir().is_dir() {
@@ -294,11 +353,19 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
                 )?;
             } else {
                 let st = &session.stats;
+                let tz = agentlog::occhat::TimeZone::local();
+                let g = |n: i64| {
+                    let s = crate::ls::group(n.unsigned_abs());
+                    if n < 0 { format!("-{s}") } else { s }
+                };
                 out.line(&format!("name:      {}", session.name))?;
                 out.line(&format!("id:        {}", session.session_id))?;
                 out.line(&format!(
                     "created:   {}",
-                    session.created.as_deref().unwrap_or("-")
+                    session
+                        .created
+                        .as_deref()
+                        .map_or_else(|| "-".to_owned(), |c| crate::when::second(c, &tz))
                 ))?;
                 out.line(&format!(
                     "model:     {} (reasoning effort {})",
@@ -306,14 +373,17 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
                 ))?;
                 out.line(&format!(
                     "tokens:    {} prompt, {} completion, {} total, {} cache hit, {} cache miss",
-                    st.total_prompt_tokens,
-                    st.total_completion_tokens,
-                    st.total_tokens,
-                    st.prompt_cache_hit_tokens,
-                    st.prompt_cache_miss_tokens
+                    g(st.total_prompt_tokens),
+                    g(st.total_completion_tokens),
+                    g(st.total_tokens),
+                    g(st.prompt_cache_hit_tokens),
+                    g(st.prompt_cache_miss_tokens)
                 ))?;
                 out.line(&format!("meta:      {}", meta.path.display()))?;
-                out.line(&format!("messages:  {}", session.messages.len()))?;
+                out.line(&format!(
+                    "messages:  {}",
+                    crate::ls::group(session.messages.len() as u64)
+                ))?;
                 for (i, m) in session.messages.iter().enumerate() {
                     let role = m.get("role").and_then(OwnedValue::as_str).unwrap_or("?");
                     out.line(&format!("  [{i:>3}] {role:<9} {}", preview(m)))?;

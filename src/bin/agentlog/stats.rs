@@ -39,13 +39,15 @@
 //!   `input_tokens_details.cached_tokens` and
 //!   `output_tokens_details.reasoning_tokens` (no cache writes, no cost).
 //!   `prompt_tokens` is the count as recorded, which for most models
-//!   includes cached tokens.
+//!   includes cached tokens. What a format does not record is 0 here
+//!   (OC Chat's calls and cost, ASF's cost); the human table shows `-`
+//!   for it, whatever the format, and labels only the formats read.
 //! - `files`: event files by status (`bad_name`: names that are not an
 //!   event file's); `bad_state`: `base_state.json` or `meta.json` that does
 //!   not read as a JSON object.
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use agentlog::json::{Document, OwnedValue};
@@ -106,6 +108,36 @@ struct Totals {
     duplicate: u64,
     bad_name: u64,
     bad_state: u64,
+    /// Which formats were read (human output labels only those).
+    read: Formats,
+    /// The models whose calls are recorded (OpenHands, ASF).
+    calls_known: BTreeSet<String>,
+    /// The models whose cost is recorded (OpenHands).
+    cost_known: BTreeSet<String>,
+}
+
+/// Which formats a run read.
+#[derive(Debug, Default, Clone, Copy)]
+struct Formats {
+    openhands: bool,
+    occhat: bool,
+    asf: bool,
+}
+
+impl Formats {
+    /// The session formats read, as a label: `(OC Chat, ASF)`.
+    fn sessions(self) -> String {
+        let names: Vec<&str> = [(self.occhat, "OC Chat"), (self.asf, "ASF")]
+            .iter()
+            .filter(|(read, _)| *read)
+            .map(|(_, n)| *n)
+            .collect();
+        if names.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", names.join(", "))
+        }
+    }
 }
 
 fn bump(map: &mut BTreeMap<String, u64>, key: &str, n: u64) {
@@ -134,6 +166,11 @@ impl Totals {
         add(&mut self.duplicate, o.duplicate);
         add(&mut self.bad_name, o.bad_name);
         add(&mut self.bad_state, o.bad_state);
+        self.read.openhands |= o.read.openhands;
+        self.read.occhat |= o.read.occhat;
+        self.read.asf |= o.read.asf;
+        self.calls_known.extend(o.calls_known.iter().cloned());
+        self.cost_known.extend(o.cost_known.iter().cloned());
         for (k, v) in &o.kinds {
             bump(&mut self.kinds, k, *v);
         }
@@ -211,8 +248,8 @@ impl Totals {
         let p =
             |n: u64, one: &str, many: &str| format!("{} {}", g(n), if n == 1 { one } else { many });
         let mut l = Vec::new();
-        let openhands = self.conversations > 0 || self.subagents > 0;
-        if openhands || self.sessions == 0 {
+        let openhands = self.read.openhands;
+        if openhands || !(self.read.occhat || self.read.asf) {
             l.push(format!(
                 "{:<34}{:>12}  ({})",
                 "OpenHands conversations",
@@ -220,10 +257,10 @@ impl Totals {
                 p(self.subagents, "sub-agent", "sub-agents")
             ));
         }
-        if self.sessions > 0 {
+        if self.read.occhat || self.read.asf {
             l.push(format!(
                 "{:<34}{:>12}  ({})",
-                "sessions (OC Chat, ASF)",
+                format!("sessions{}", self.read.sessions()),
                 g(self.sessions),
                 p(self.messages, "message", "messages")
             ));
@@ -245,7 +282,7 @@ impl Totals {
             l.push(String::new());
             l.push(format!(
                 "{:<34}{:>12}",
-                "messages by role (OC Chat, ASF)",
+                format!("messages by role{}", self.read.sessions()),
                 g(self.messages)
             ));
             list(&mut l, &self.roles);
@@ -285,12 +322,16 @@ impl Totals {
             head.push_str(&format!("{:>11}", "cost"));
             l.push(head);
             for (k, u) in &self.usage {
-                // OC Chat records no calls and no cost.
-                let unknown = u.calls == 0 && u.cost == 0.0;
+                // What a format does not record is `-`, whatever the
+                // format (OC Chat: calls and cost; ASF: cost).
                 let mut row = format!(
                     "  {:<22}{:>7}{:>14}{:>13}{:>12}{:>11}",
                     crate::brief::fit(k, 22),
-                    if unknown { "-".into() } else { g(u.calls) },
+                    if self.calls_known.contains(k) {
+                        g(u.calls)
+                    } else {
+                        "-".into()
+                    },
                     g(u.prompt_tokens),
                     g(u.cache_read_tokens),
                     g(u.completion_tokens),
@@ -301,7 +342,11 @@ impl Totals {
                 }
                 row.push_str(&format!(
                     "{:>11}",
-                    if unknown { "-".into() } else { dollars(u.cost) }
+                    if self.cost_known.contains(k) {
+                        dollars(u.cost)
+                    } else {
+                        "-".into()
+                    }
                 ));
                 l.push(row);
             }
@@ -340,7 +385,8 @@ fn dollars(cost: f64) -> String {
 }
 
 /// Runs the command.
-pub fn run(args: Args, out: &mut Out) -> Res<u8> {
+pub fn run(mut args: Args, out: &mut Out) -> Res<u8> {
+    args.paths.or_default()?;
     let mut status = Status::OK;
     let mut totals = Totals::default();
     let ahead = args.io.read_ahead();
@@ -390,7 +436,13 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
 /// the reader's own parse of each file ([`walk_with`]), so no file is
 /// parsed twice.
 fn tree_totals(w: &mut Worker, dir: &Path) -> Totals {
-    let t = RefCell::new(Totals::default());
+    let t = RefCell::new(Totals {
+        read: Formats {
+            openhands: true,
+            ..Formats::default()
+        },
+        ..Totals::default()
+    });
     // The state's usage entries of the conversation being read: counted
     // once it is known whether it has sub-agents' directories.
     let usage: RefCell<StateUsage> = RefCell::new(StateUsage::default());
@@ -424,6 +476,8 @@ fn tree_totals(w: &mut Worker, dir: &Path) -> Totals {
                     conversation_totals(c, &mut t);
                     for e in usage.counted(!c.subagents().is_empty()) {
                         t.usage.entry(e.model.clone()).or_default().add(&e.usage);
+                        t.calls_known.insert(e.model.clone());
+                        t.cost_known.insert(e.model.clone());
                     }
                 }
                 Err(e) => {
@@ -518,7 +572,13 @@ fn conversation_totals(conv: &Conversation, t: &mut Totals) {
 /// `function_call` items by name, and its `response` entries' `usage` by
 /// their `model`.
 fn asf_totals(file: &Path) -> Totals {
-    let mut t = Totals::default();
+    let mut t = Totals {
+        read: Formats {
+            asf: true,
+            ..Formats::default()
+        },
+        ..Totals::default()
+    };
     let bytes = match crate::asf_files::read(file) {
         Ok(b) => b,
         Err(e) => {
@@ -572,6 +632,7 @@ fn asf_totals(file: &Path) -> Totals {
                 u.reasoning_tokens = tokens(usage, &["output_tokens_details", "reasoning_tokens"]);
             }
             t.usage.entry(model.to_owned()).or_default().add(&u);
+            t.calls_known.insert(model.to_owned());
             continue;
         }
         let Some(item) = v.get("item") else { continue };
@@ -594,7 +655,13 @@ fn asf_totals(file: &Path) -> Totals {
 fn occhat_totals(root: &Path) -> Totals {
     let store = SessionStore::new(root);
     let list = store.list_sessions();
-    let mut t = Totals::default();
+    let mut t = Totals {
+        read: Formats {
+            occhat: true,
+            ..Formats::default()
+        },
+        ..Totals::default()
+    };
     for s in &list.skipped {
         warn(&format!("{} (skipped)", s.error));
         t.unreadable += 1;

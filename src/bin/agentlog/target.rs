@@ -57,12 +57,22 @@ pub fn is_occhat_root(dir: &Path) -> bool {
     agentlog::occhat::is_sessions_dir(dir)
 }
 
-/// The PATH arguments of the commands that take any number of stores.
+/// The PATH arguments of the commands that take any number of stores
+/// (none: the default store, [`crate::find::paths_or_default`]).
 #[derive(clap::Args, Debug)]
 pub struct Paths {
-    /// Stores, conversation directories or OC Chat sessions directories.
-    #[arg(required = true, value_name = "PATH")]
+    /// Stores, conversation directories or OC Chat sessions directories
+    /// (default: $AGENTLOG_STORE, else ~/.openhands/conversations).
+    #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+}
+
+impl Paths {
+    /// Puts the default store in when no PATH was given.
+    pub fn or_default(&mut self) -> Res<()> {
+        self.paths = crate::find::paths_or_default(&self.paths)?;
+        Ok(())
+    }
 }
 
 /// The loop every multi-PATH command runs: every PATH is [`resolve`]d
@@ -98,13 +108,26 @@ pub fn for_each_target_with(
                 crate::out::error(&e);
                 status.raise(Status::FATAL);
             }
-            Ok(target) => match nothing_found(path, &target) {
-                Some(msg) => {
-                    crate::out::error(&msg);
-                    status.raise(Status::PROBLEMS);
+            Ok(target) => {
+                let nested = nested_occhat(path, &target);
+                if !nested.is_empty()
+                    && matches!(&target, Target::OpenHands { dirs, unreadable }
+                        if dirs.is_empty() && unreadable.is_empty())
+                {
+                    // Only OC Chat stores under it: nothing else to say.
+                } else {
+                    match nothing_found(path, &target) {
+                        Some(msg) => {
+                            crate::out::error(&msg);
+                            status.raise(Status::PROBLEMS);
+                        }
+                        None => targets.push((path, target)),
+                    }
                 }
-                None => targets.push((path, target)),
-            },
+                for root in nested {
+                    targets.push((path, Target::OcChat { root }));
+                }
+            }
         }
     }
     if targets.len() > 1 {
@@ -124,6 +147,55 @@ pub fn for_each_target_with(
     }
     progress.finish();
     Ok(resolved)
+}
+
+/// How deep under a PATH OC Chat sessions directories are looked for.
+const OCCHAT_DEPTH: usize = 6;
+
+/// The OC Chat sessions directories under a PATH that is neither a
+/// conversation nor an OC Chat store (a folder holding stores, as the
+/// OpenHands discovery finds nested stores), sorted: the directories to
+/// [`OCCHAT_DEPTH`] levels down, not through symbolic links, not into the
+/// conversations found (nor their `events/`, `subagents/`), nor into an OC
+/// Chat store found, nor version-control directories.
+fn nested_occhat(path: &Path, target: &Target) -> Vec<PathBuf> {
+    let Target::OpenHands { dirs, .. } = target else {
+        return Vec::new();
+    };
+    if !path.is_dir() || is_conversation_dir(path) {
+        return Vec::new();
+    }
+    let skip: HashSet<&Path> = dirs.iter().map(PathBuf::as_path).collect();
+    let mut found = Vec::new();
+    let mut stack = vec![(path.to_path_buf(), 0usize)];
+    while let Some((dir, depth)) = stack.pop() {
+        let Ok(rd) = fs::read_dir(&dir) else { continue };
+        for e in rd.flatten() {
+            if !e.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
+            let name = e.file_name();
+            if matches!(
+                name.to_str(),
+                Some(".git" | ".hg" | ".svn" | "node_modules")
+            ) {
+                continue;
+            }
+            let sub = e.path();
+            // A conversation (the discovery's, or one it did not take, as
+            // a link's target): never an OC Chat store, nor walked into.
+            if skip.contains(sub.as_path()) || is_conversation_dir(&sub) {
+                continue;
+            }
+            if is_occhat_root(&sub) {
+                found.push(sub);
+            } else if depth + 1 < OCCHAT_DEPTH {
+                stack.push((sub, depth + 1));
+            }
+        }
+    }
+    found.sort();
+    found
 }
 
 /// Removes what more than one PATH names: an OpenHands conversation listed

@@ -58,9 +58,12 @@ path, events, leaf_event_id, head, branches, forks, subagents.";
 #[derive(clap::Args, Debug)]
 #[command(after_help = HELP)]
 pub struct Args {
-    /// A conversation directory, a file of one, or a store holding one.
+    /// A conversation directory, a file of one, a store holding one, or a
+    /// conversation's ID (or a unique prefix of it) in --store.
     #[arg(value_name = "PATH")]
     path: PathBuf,
+    #[command(flatten)]
+    store: crate::find::StoreArg,
     /// One JSON object.
     #[arg(long)]
     json: bool,
@@ -84,7 +87,8 @@ struct Sub {
 
 /// Runs the command.
 pub fn run(args: Args, out: &mut Out) -> Res<u8> {
-    let conv = one_conversation(&args.path, &mut Reader::new())?;
+    let path = crate::find::conversation(&args.path, &args.store)?;
+    let conv = one_conversation(&path, &mut Reader::new())?;
     let view = View::from_conversation(&conv, &ViewOptions::default());
     let tree = view.tree();
     let events = view.events();

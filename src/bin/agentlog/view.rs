@@ -44,9 +44,12 @@ gap), with a warning naming the gap and status 1.";
 #[derive(clap::Args, Debug)]
 #[command(after_help = HELP)]
 pub struct Args {
-    /// A conversation directory, a file of one, or a store holding one.
+    /// A conversation directory, a file of one, a store holding one, or a
+    /// conversation's ID (or a unique prefix of it) in --store.
     #[arg(value_name = "PATH")]
     path: PathBuf,
+    #[command(flatten)]
+    store: crate::find::StoreArg,
     /// JSON: the chat-completions message list (or, with --event-ids, the IDs).
     #[arg(long)]
     json: bool,
@@ -157,7 +160,8 @@ fn list(ix: &[usize]) -> String {
 
 /// Runs the command.
 pub fn run(args: Args, out: &mut Out) -> Res<u8> {
-    let conv = one_conversation(&args.path, &mut Reader::new())?;
+    let path = crate::find::conversation(&args.path, &args.store)?;
+    let conv = one_conversation(&path, &mut Reader::new())?;
     // The branch's head by its file ID, given whole or by a unique prefix.
     let head = match &args.branch {
         None => None,

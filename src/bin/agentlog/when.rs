@@ -11,24 +11,49 @@ use agentlog::occhat::{LocalDateTime, TimeZone};
 /// `s` as `YYYY-MM-DD HH:MM` local time; as written when it is none of the
 /// formats above.
 pub fn minute(s: &str, tz: &TimeZone) -> String {
-    let s = s.trim();
-    if let Ok(ts) = s.parse::<jiff::Timestamp>() {
-        let secs = ts.as_second();
-        let local = LocalDateTime::from_unix(secs.saturating_add(i64::from(tz.offset_at(secs))));
-        return format!(
-            "{:04}-{:02}-{:02} {:02}:{:02}",
-            local.year, local.month, local.day, local.hour, local.minute
-        );
-    }
-    if let Ok(dt) = s.parse::<jiff::civil::DateTime>() {
-        return format!(
+    match local(s, tz) {
+        Some(dt) => format!(
             "{:04}-{:02}-{:02} {:02}:{:02}",
             dt.year(),
             dt.month(),
             dt.day(),
             dt.hour(),
             dt.minute()
+        ),
+        None => s.trim().to_owned(),
+    }
+}
+
+/// `s` as a local date and time (to the nanosecond written), for sorting
+/// and comparing: any of the formats above, or a date alone (its
+/// midnight); `None` for anything else.
+pub fn local(s: &str, tz: &TimeZone) -> Option<jiff::civil::DateTime> {
+    let s = s.trim();
+    if let Ok(ts) = s.parse::<jiff::Timestamp>() {
+        let secs = ts.as_second();
+        let l = LocalDateTime::from_unix(secs.saturating_add(i64::from(tz.offset_at(secs))));
+        let dt = jiff::civil::DateTime::new(
+            i16::try_from(l.year).ok()?,
+            i8::try_from(l.month).ok()?,
+            i8::try_from(l.day).ok()?,
+            i8::try_from(l.hour).ok()?,
+            i8::try_from(l.minute).ok()?,
+            i8::try_from(l.second).ok()?,
+            ts.subsec_nanosecond(),
         );
+        return dt.ok();
+    }
+    if let Ok(dt) = s.parse::<jiff::civil::DateTime>() {
+        return Some(dt);
+    }
+    // OC Chat's list time, `YYYY-MM-DD HH:MM`.
+    if s.len() == 16
+        && let Ok(dt) = format!("{s}:00").parse::<jiff::civil::DateTime>()
+    {
+        return Some(dt);
+    }
+    if let Ok(d) = s.parse::<jiff::civil::Date>() {
+        return Some(d.to_datetime(jiff::civil::Time::midnight()));
     }
     // OC Chat's compact stamp, `YYYYMMDD_HHMMSS`.
     let b = s.as_bytes();
@@ -39,15 +64,35 @@ pub fn minute(s: &str, tz: &TimeZone) -> String {
             .all(|(i, c)| i == 8 || c.is_ascii_digit())
     {
         return format!(
-            "{}-{}-{} {}:{}",
+            "{}-{}-{}T{}:{}:{}",
             &s[..4],
             &s[4..6],
             &s[6..8],
             &s[9..11],
-            &s[11..13]
-        );
+            &s[11..13],
+            &s[13..15]
+        )
+        .parse()
+        .ok();
     }
-    s.to_owned()
+    None
+}
+
+/// `s` as `YYYY-MM-DD HH:MM:SS` (a stamp as [`local`] reads it), as
+/// written when it is none of those formats.
+pub fn second(s: &str, tz: &TimeZone) -> String {
+    match local(s, tz) {
+        Some(dt) => format!(
+            "{:04}-{:02}-{:02} {:02}:{:02}:{:02}",
+            dt.year(),
+            dt.month(),
+            dt.day(),
+            dt.hour(),
+            dt.minute(),
+            dt.second()
+        ),
+        None => s.trim().to_owned(),
+    }
 }
 
 #[cfg(test)]
@@ -65,5 +110,8 @@ mod tests {
         assert_eq!(minute("2025-04-08 14:12", &tz), "2025-04-08 14:12");
         assert_eq!(minute("2025-04-08T14:12:00Z", &tz), "2025-04-08 15:12");
         assert_eq!(minute("soon", &tz), "soon");
+        assert_eq!(second("20250408_140005", &tz), "2025-04-08 14:00:05");
+        assert!(local("2025-04-08", &tz) < local("2025-04-08 00:01", &tz));
+        assert!(local("2025-04-08T14:12:00Z", &tz) > local("2025-04-08T14:12:00", &tz));
     }
 }

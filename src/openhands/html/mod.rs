@@ -64,6 +64,7 @@ use std::path::PathBuf;
 use crate::json::Parser;
 use crate::openhands::view::{Role, View, ViewEntry, ViewOptions};
 use crate::openhands::{Conversation, Reader, hex_id};
+use crate::theme::Theme;
 
 use calls::CallBook;
 use escape::{preview, text, thousands};
@@ -94,6 +95,17 @@ pub fn write_transcript(
     options: &ViewOptions,
     w: &mut impl Write,
 ) -> io::Result<TranscriptSummary> {
+    write_transcript_themed(conv, options, Theme::Light, w)
+}
+
+/// [`write_transcript`] in the colours of `theme` (the layout is the
+/// same; [`Theme::Light`] is the transcript's own).
+pub fn write_transcript_themed(
+    conv: &Conversation,
+    options: &ViewOptions,
+    theme: Theme,
+    w: &mut impl Write,
+) -> io::Result<TranscriptSummary> {
     let mut parser = Parser::new();
     let mut summary = TranscriptSummary::default();
     let info = Info::of(conv, &mut parser);
@@ -105,6 +117,9 @@ pub fn write_transcript(
     text(w, info.title.as_deref().unwrap_or(&info.id))?;
     w.write_all(b"</title>\n<style>")?;
     w.write_all(style::CSS.as_bytes())?;
+    if theme == Theme::Dark {
+        w.write_all(style::DARK.as_bytes())?;
+    }
     w.write_all(b"</style>\n</head>\n<body>\n")?;
     let mut seen: HashSet<PathBuf> = HashSet::new();
     if let Ok(c) = std::fs::canonicalize(conv.dir()) {

@@ -56,3 +56,20 @@ img.content { max-width: 100%; max-height: 480px; border: 1px solid var(--line);
 a { color: #0969da; }
 footer { max-width: 1040px; margin: 0 auto; padding: 8px 20px 24px; color: var(--dim); font-size: 12px; }
 "#;
+
+/// The dark theme ([`Theme::Dark`](crate::theme::Theme::Dark)): written
+/// after [`CSS`], it changes colours only.
+pub(crate) const DARK: &str = r#"
+:root { color-scheme: dark; --fg: #e6e6e0; --dim: #8f908a; --line: #49483e; --bg: #1e1f1c; --panel: #272822; }
+article.system { border-left-color: #75715e; }
+article.user { border-left-color: #3b82f6; }
+article.assistant { border-left-color: #22c55e; }
+article.tool { border-left-color: #e6db74; }
+article.tool.error { border-left-color: #f92672; }
+article.summary, div.mark.condensation { border-left-color: #ae81ff; background: #2d2640; }
+div.mark.condensation, details.thinking > summary { color: #ae81ff; }
+div.mark.subagent { border-left-color: #66d9ef; background: #1f3340; }
+ul.issues { color: #fd971f; }
+details.call > summary .tool, details.result > summary .tool { color: #a6e22e; }
+a { color: #66d9ef; }
+"#;

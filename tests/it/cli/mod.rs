@@ -10,8 +10,10 @@ mod checkpoint;
 mod checkpoint_cmds;
 mod events;
 mod export;
+mod finding;
 mod follow;
 mod follow_occhat;
+mod habits;
 #[cfg(feature = "gen")]
 mod html;
 mod html_browser;
@@ -50,6 +52,10 @@ fn bin() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_agentlog"));
     c.stdin(Stdio::null());
     c.env_remove("OC_CHAT_SESSIONS_DIR");
+    // No store of the user's is read when a test gives no PATH.
+    c.env_remove("AGENTLOG_STORE");
+    c.env_remove("OPENHANDS_CONVERSATIONS_DIR");
+    c.env_remove("OPENHANDS_PERSISTENCE_DIR");
     c
 }
 
