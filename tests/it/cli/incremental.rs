@@ -24,7 +24,7 @@ fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_agentlog"))
 }
 
-fn template() -> PathBuf {
+pub(super) fn template() -> PathBuf {
     let chat = common::corpus_dir().join("openhands/1.31.2/chat");
     fs::read_dir(&chat)
         .unwrap()
@@ -58,7 +58,11 @@ fn apply(held: &mut Held, text: &str) {
 /// Every line a full export gives, by conversation and index (several for
 /// an (ID, index) that directories sharing the ID both hold).
 fn full(root: &Path) -> BTreeMap<String, BTreeMap<u64, Vec<String>>> {
-    let out = bin().args(["export", "--jsonl"]).arg(root).output().unwrap();
+    let out = bin()
+        .args(["export", "--jsonl"])
+        .arg(root)
+        .output()
+        .unwrap();
     let mut m: BTreeMap<String, BTreeMap<u64, Vec<String>>> = BTreeMap::new();
     for l in String::from_utf8(out.stdout).unwrap().lines() {
         let v: serde_json::Value = serde_json::from_str(l).unwrap();
@@ -109,7 +113,7 @@ fn same_as_full(held: &Held, root: &Path) -> Result<(), String> {
 
 /// A store change, or a run.
 #[derive(Debug, Clone)]
-enum Step {
+pub(super) enum Step {
     /// A new conversation of its own ID with the template's first `n` events.
     New(usize),
     /// The template's next `n` events into conversation `k`.
@@ -123,12 +127,14 @@ enum Step {
     Copy(usize),
     /// Conversation `k`'s directory removed.
     Remove(usize),
-    /// A run killed before it saved its checkpoint: its output is not
-    /// committed, the checkpoint stays as it was.
-    Killed,
+    /// A run killed: here before it saved its checkpoint (its output is
+    /// not committed, the checkpoint stays as it was); a Parquet export is
+    /// sent SIGKILL this many milliseconds after it started
+    /// (`incremental_parquet.rs`).
+    Killed(u64),
 }
 
-fn step() -> impl Strategy<Value = Step> {
+pub(super) fn step() -> impl Strategy<Value = Step> {
     prop_oneof![
         (1usize..6).prop_map(Step::New),
         (0usize..8, 1usize..4).prop_map(|(k, n)| Step::Grow(k, n)),
@@ -136,20 +142,21 @@ fn step() -> impl Strategy<Value = Step> {
         (0usize..8).prop_map(Step::Rename),
         (0usize..8).prop_map(Step::Copy),
         (0usize..8).prop_map(Step::Remove),
-        Just(Step::Killed),
+        (0u64..60).prop_map(Step::Killed),
     ]
 }
 
-struct World {
-    root: PathBuf,
-    template: PathBuf,
-    names: Vec<String>,
-    made: usize,
+/// A store the steps change.
+pub(super) struct World {
+    pub(super) root: PathBuf,
+    pub(super) template: PathBuf,
+    pub(super) names: Vec<String>,
+    pub(super) made: usize,
 }
 
 impl World {
     /// The conversation directories now, in order.
-    fn dirs(&self) -> Vec<PathBuf> {
+    pub(super) fn dirs(&self) -> Vec<PathBuf> {
         let mut v: Vec<PathBuf> = fs::read_dir(&self.root)
             .unwrap()
             .flatten()
@@ -164,18 +171,14 @@ impl World {
         self.root.join(format!("d{:03}", self.made))
     }
 
-    fn new_conversation(&mut self, n: usize) {
+    pub(super) fn new_conversation(&mut self, n: usize) {
         let dir = self.fresh_name();
         fs::create_dir_all(dir.join("events")).unwrap();
         let state = fs::read_to_string(self.template.join("base_state.json")).unwrap();
         let v: serde_json::Value = serde_json::from_str(&state).unwrap();
         let old = v["id"].as_str().unwrap().to_owned();
         let own = format!("{}{:012x}", &old[..old.len() - 12], self.made);
-        fs::write(
-            dir.join("base_state.json"),
-            state.replacen(&old, &own, 1),
-        )
-        .unwrap();
+        fs::write(dir.join("base_state.json"), state.replacen(&old, &own, 1)).unwrap();
         self.grow(&dir, n);
     }
 
@@ -195,7 +198,7 @@ impl World {
         (!d.is_empty()).then(|| d[k % d.len()].clone())
     }
 
-    fn apply(&mut self, s: &Step) {
+    pub(super) fn apply(&mut self, s: &Step) {
         match *s {
             Step::New(n) => self.new_conversation(n),
             Step::Grow(k, n) => {
@@ -251,7 +254,7 @@ impl World {
                     fs::remove_dir_all(&d).unwrap();
                 }
             }
-            Step::Killed => {}
+            Step::Killed(_) => {}
         }
     }
 }
@@ -289,7 +292,7 @@ fn check(steps: &[Step]) -> Result<(), TestCaseError> {
     apply(&mut held, &run(&w.root, &cp));
     for (n, s) in steps.iter().enumerate() {
         w.apply(s);
-        if matches!(s, Step::Killed) {
+        if matches!(s, Step::Killed(_)) {
             let before = fs::read(&cp).unwrap();
             let _ = run(&w.root, &cp);
             fs::write(&cp, before).unwrap();
@@ -359,5 +362,8 @@ fn a_last_event_file_touched_but_not_changed_is_no_rewrite() {
     b[n - 2] = if b[n - 2] == b' ' { b'\n' } else { b' ' };
     fs::write(&last, &b).unwrap();
     let out = run(&w.root, &cp);
-    assert!(out.starts_with("{\"conversation\":") && out.contains("\"record\":\"rewrite\""), "{out}");
+    assert!(
+        out.starts_with("{\"conversation\":") && out.contains("\"record\":\"rewrite\""),
+        "{out}"
+    );
 }

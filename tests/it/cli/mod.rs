@@ -12,10 +12,12 @@ mod events;
 mod export;
 mod follow;
 mod follow_occhat;
-mod incremental;
 #[cfg(feature = "gen")]
 mod html;
 mod html_browser;
+mod incremental;
+#[cfg(all(feature = "parquet", feature = "gen"))]
+mod incremental_parquet;
 mod ls;
 mod occhat;
 mod owned_paths;

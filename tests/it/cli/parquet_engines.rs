@@ -380,7 +380,7 @@ fn every_table_reads_in_duckdb_and_pyarrow_with_signed_counts_and_plain_names() 
 
 /// The DuckDB block of `docs/parquet.md`'s "current state" section, for
 /// the dataset `out`.
-fn current_state_sql(out: &Path) -> String {
+pub(super) fn current_state_sql(out: &Path) -> String {
     let doc = fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("docs")
