@@ -180,7 +180,7 @@ pub(crate) fn openhands_docs(
         Kind::ConversationError | Kind::ServerError => {
             if let Some(o) = root.as_object() {
                 for m in o.iter() {
-                    if ENVELOPE.iter().any(|k| m.key == *k) {
+                    if ENVELOPE.contains(&m.key) {
                         continue;
                     }
                     if let Some(t) = m.value.as_str() {

@@ -190,7 +190,7 @@ pub fn run(args: Args, out: &mut Out) -> Res<u8> {
         );
         if args.branch.is_none()
             && matches!(view.tree().head(), Head::Dangling(_))
-            && let Some(last) = conv.events().last()
+            && let Some(last) = conv.events().next_back()
         {
             said.push_str(&format!(
                 ", up to event {} (the state's head is among those not read)",

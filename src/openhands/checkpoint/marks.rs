@@ -360,7 +360,9 @@ mod tests {
             size,
             mtime,
             mtime_nsec: nsec,
-            ctime: (nsec % 2 == 0).then_some((mtime.wrapping_add(7), nsec)),
+            ctime: nsec
+                .is_multiple_of(2)
+                .then_some((mtime.wrapping_add(7), nsec)),
         }
     }
 

@@ -106,12 +106,22 @@ fn refuses() {
         .conversations()
         .map(|(k, mut m)| {
             strip(&mut m.dir);
-            m.events_dir.as_mut().map(strip);
-            m.subagents_dir.as_mut().map(strip);
-            m.last.as_mut().map(|f| strip(&mut f.stamp));
+            if let Some(d) = m.events_dir.as_mut() {
+                strip(d);
+            }
+            if let Some(d) = m.subagents_dir.as_mut() {
+                strip(d);
+            }
+            if let Some(f) = m.last.as_mut() {
+                strip(&mut f.stamp);
+            }
             m.retry.iter_mut().for_each(|f| strip(&mut f.stamp));
-            m.state.as_mut().map(|j| strip(&mut j.stamp));
-            m.meta.as_mut().map(|j| strip(&mut j.stamp));
+            if let Some(j) = m.state.as_mut() {
+                strip(&mut j.stamp);
+            }
+            if let Some(j) = m.meta.as_mut() {
+                strip(&mut j.stamp);
+            }
             (k.to_path_buf(), m)
         })
         .collect();

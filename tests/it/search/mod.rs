@@ -22,9 +22,12 @@ pub(super) fn corpus_store(to: &Path) -> PathBuf {
     store
 }
 
+/// An oracle's events: (index, id, kind).
+type OracleEvents = Vec<(u64, String, String)>;
+
 /// The oracle of scenario `scenario`'s conversation `id`: (active branch
-/// ids, view ids, events as (index, id, kind)).
-fn oracle(scenario: &str, id: &str) -> (Vec<String>, Vec<String>, Vec<(u64, String, String)>) {
+/// ids, view ids, events).
+fn oracle(scenario: &str, id: &str) -> (Vec<String>, Vec<String>, OracleEvents) {
     let o: Value = serde_json::from_slice(
         &fs::read(common::corpus_dir().join(format!("openhands/1.58.2/{scenario}.oracle.json")))
             .unwrap(),
