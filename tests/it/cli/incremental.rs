@@ -328,6 +328,8 @@ fn a_renamed_directory_keeps_its_events_for_a_consumer() {
 fn an_event_file_rewritten_in_place_with_its_stamps_is_exported_again() {
     check(&[Step::Rewrite(0, false)]).unwrap();
     check(&[Step::Rewrite(1, true), Step::Grow(1, 2)]).unwrap();
+    // A malformed last file whose bytes change again, still malformed.
+    check(&[Step::Rewrite(1, true), Step::Rewrite(1, false)]).unwrap();
 }
 
 #[test]

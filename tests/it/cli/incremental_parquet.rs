@@ -280,11 +280,11 @@ fn check(steps: &[Step]) -> Result<(), TestCaseError> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 8, ..ProptestConfig::default() })]
 
     #[test]
     fn the_current_state_of_incremental_parquet_runs_is_one_full_export(
-        steps in proptest::collection::vec(step(), 1..7)
+        steps in proptest::collection::vec(step(), 1..6)
     ) {
         if !duckdb() {
             return Ok(());
@@ -308,6 +308,8 @@ fn renames_copies_rewrites_and_kills_keep_the_current_state_whole() {
         &[Step::Copy(1), Step::Grow(1, 2), Step::Grow(2, 1)],
         &[Step::Rewrite(0, false)],
         &[Step::Rewrite(1, true), Step::Grow(1, 2)],
+        // A malformed last file whose bytes change again, still malformed.
+        &[Step::Rewrite(1, true), Step::Rewrite(1, false)],
         &[
             Step::Killed(5),
             Step::Killed(25),
