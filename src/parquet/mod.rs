@@ -20,28 +20,28 @@
 //!   exported (its files and its view), one row, and fixed buffers (one
 //!   write buffer and one compressor per open part), whatever the store's
 //!   size.
-//! - Append-only: part files are new files, `part-<snapshot>-<pid>-<n>.parquet`,
-//!   written under a hidden temporary name in their directory and renamed
-//!   when complete and synced; a final name is never replaced, a file is
-//!   never rewritten. An export that fails leaves no part file under a
-//!   final name that is not complete (its temporary files are removed; a
-//!   crash leaves at most hidden `.*.tmp` files, which `*.parquet` globs do
-//!   not match).
+//! - Append-only: part files are new files, `part-<snapshot>-<uuid>-<n>.parquet`
+//!   (unique across runs and machines: [`RunId`]), written under a hidden
+//!   temporary name in their directory and published together with their
+//!   run's manifest ([`run`]); a final name is never replaced, a file is
+//!   never rewritten. A run stopped at any moment leaves no part a reader
+//!   sees (hidden `.*.tmp` files, which `*.parquet` globs do not match,
+//!   removed by the next run).
 //! - Times: `Time` columns are Arrow `Timestamp(µs)` without a zone. A time
 //!   written with a zone (`meta.json`'s `created_at`) is stored as its UTC
 //!   time; a naive time (OpenHands events: `datetime.now().isoformat()`,
 //!   the writing machine's local time, whose zone is not recorded; OC
 //!   Chat's `YYYYMMDD_HHMMSS` stamps) is stored as the wall-clock time as
-//!   written. `events.timestamp_naive` and `conversations.times_naive` say
-//!   which; `events.timestamp_text` keeps the text. `snapshot` is
+//!   written. `events.event_time_naive` and `conversations.times_naive` say
+//!   which; `events.event_time_text` keeps the text. `snapshot_at` is
 //!   `Timestamp(µs, "UTC")`: when the export that wrote the row ran.
 //! - Incremental exports (`--checkpoint`): `events` rows are written once,
 //!   when the event is new (every event again for a conversation whose
 //!   history was rewritten); the other tables describe a whole
 //!   conversation, and a conversation that changed gets all its rows in
-//!   them again, with a later `snapshot`: the current rows of a
+//!   them again, with a later `snapshot_at`: the current rows of a
 //!   conversation in `conversations`, `messages`, `tool_calls` and
-//!   `llm_calls` are those of its latest `snapshot`.
+//!   `llm_calls` are those of its latest `snapshot_at`.
 
 mod batch;
 mod dataset;

@@ -23,7 +23,7 @@
 //! in one rename (Linux; elsewhere two), and with `--checkpoint` starts the
 //! checkpoint afresh.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -358,9 +358,60 @@ fn write_full(
     Ok((written, status))
 }
 
+/// One conversation directory a run writes rows of, gathered from the scan
+/// (a directory can come twice in one scan: handed out, then again at its
+/// end when another directory of its ID changed) and written after it.
+struct Planned {
+    /// The directory.
+    dir: PathBuf,
+    id: String,
+    parent: Option<String>,
+    depth: usize,
+    /// `new`, `updated` or `rewrite`: the strongest of its changes.
+    kind: ChangeKind,
+    /// The events to write (the union of its changes'): `from..to`, the
+    /// repaired ones, and the files outside the sequence when `outside`.
+    from: u64,
+    to: u64,
+    repaired: Vec<u64>,
+    outside: bool,
+}
+
+impl Planned {
+    /// Adds another change of the same directory.
+    fn merge(&mut self, kind: ChangeKind, from: u64, to: u64, repaired: &[u64]) {
+        if kind == ChangeKind::Rewrite
+            || (kind == ChangeKind::New && self.kind != ChangeKind::Rewrite)
+        {
+            self.kind = kind;
+        }
+        if self.from == self.to {
+            (self.from, self.to) = (from, to);
+        } else if from < to {
+            (self.from, self.to) = (self.from.min(from), self.to.max(to));
+        }
+        for &i in repaired {
+            if !self.repaired.contains(&i) {
+                self.repaired.push(i);
+            }
+        }
+        self.outside |= kind != ChangeKind::Updated;
+    }
+}
+
 /// What changed in the store `root` since `since`, as the run `run`'s
 /// parts of `dir`; the checkpoint to save once they are staged, and the
 /// conversations whose earlier rows they supersede.
+///
+/// The rows of a run, applied by the current-state rule of
+/// `docs/parquet.md` (a conversation ID's latest snapshot, its events
+/// since its last `new`/`rewrite` snapshot), give what a full export
+/// gives, also for an ID that several directories hold (a copied
+/// directory): each directory's whole-conversation rows are written once
+/// per run, and when a run writes rows of an ID, it writes those of every
+/// directory holding it (an unchanged one as `updated`, with no events),
+/// so that the ID's latest snapshot holds all of them. A renamed
+/// directory is its ID written again, never removed.
 fn write_since(
     dir: &DatasetDir,
     run: &RunId,
@@ -373,12 +424,8 @@ fn write_since(
     for e in changes.unreadable() {
         warn(&format!("{e} (skipped)"));
     }
-    let mut ds = Dataset::create(dir.root(), run, options(args)).map_err(fatal)?;
-    let mut reader = Reader::new();
-    let mut whole = Conversation::default();
-    let mut parser = agentlog::json::Parser::new();
-    let mut supersedes: Vec<Superseded> = Vec::new();
-    let mut exported: HashSet<String> = HashSet::new();
+    let mut plan: Vec<Planned> = Vec::new();
+    let mut at: HashMap<PathBuf, usize> = HashMap::new();
     let mut removed: Vec<(String, Option<String>, usize)> = Vec::new();
     while let Some(item) = changes.next() {
         let c = match item {
@@ -395,44 +442,101 @@ fn write_since(
             removed.push((c.id.to_owned(), c.parent.map(str::to_owned), c.depth));
             continue;
         }
-        // The change holds the events from the first new one on; the
-        // tables of the whole conversation need all of it.
-        if let Err(e) = reader.read_into(c.dir, &mut whole) {
+        if let Some(&i) = at.get(c.rel) {
+            plan[i].merge(c.kind, c.from, c.to, c.repaired);
+            continue;
+        }
+        at.insert(c.rel.to_path_buf(), plan.len());
+        plan.push(Planned {
+            dir: c.dir.to_path_buf(),
+            id: c.id.to_owned(),
+            parent: c.parent.map(str::to_owned),
+            depth: c.depth,
+            kind: c.kind,
+            from: c.from,
+            to: c.to,
+            repaired: c.repaired.to_vec(),
+            outside: c.kind != ChangeKind::Updated,
+        });
+    }
+    let next = changes.into_checkpoint();
+    // The other directories of the IDs written: their whole-conversation
+    // rows again (no events), so that the ID's latest snapshot is whole.
+    let written_ids: HashSet<String> = plan.iter().map(|p| p.id.clone()).collect();
+    let marks: Vec<(PathBuf, agentlog::openhands::checkpoint::ConversationMark)> = next
+        .conversations()
+        .map(|(rel, m)| (rel.to_path_buf(), m))
+        .collect();
+    for (rel, m) in &marks {
+        if rel.as_os_str().is_empty() || at.contains_key(rel) || !written_ids.contains(&m.id) {
+            continue;
+        }
+        let parent = (m.depth > 0)
+            .then(|| rel.parent().and_then(Path::parent))
+            .flatten()
+            .and_then(|p| marks.iter().find(|(r, _)| r == p))
+            .map(|(_, pm)| pm.id.clone());
+        at.insert(rel.clone(), plan.len());
+        plan.push(Planned {
+            dir: root.join(rel),
+            id: m.id.clone(),
+            parent,
+            depth: m.depth,
+            kind: ChangeKind::Updated,
+            from: 0,
+            to: 0,
+            repaired: Vec::new(),
+            outside: false,
+        });
+    }
+
+    let mut ds = Dataset::create(dir.root(), run, options(args)).map_err(fatal)?;
+    let mut reader = Reader::new();
+    let mut whole = Conversation::default();
+    let mut parser = agentlog::json::Parser::new();
+    let mut supersedes: Vec<Superseded> = Vec::new();
+    for p in &plan {
+        // The tables of the whole conversation need all of it.
+        if let Err(e) = reader.read_into(&p.dir, &mut whole) {
             warn(&e.to_string());
             continue;
         }
         for e in whole.events() {
             if let Some(err) = e.error()
-                && (c.from..c.to).contains(&e.index())
+                && (p.from..p.to).contains(&e.index())
             {
                 warn(&err.to_string());
             }
         }
         let input = OpenHandsInput {
             conversation: &whole,
-            id: c.id,
-            parent: c.parent,
-            depth: c.depth,
-            change: c.kind.as_str(),
+            id: &p.id,
+            parent: p.parent.as_deref(),
+            depth: p.depth,
+            change: p.kind.as_str(),
             events: EventSelection::Since {
-                outside: c.kind != ChangeKind::Updated,
-                from: c.from,
-                to: c.to,
-                repaired: c.repaired,
+                outside: p.outside,
+                from: p.from,
+                to: p.to,
+                repaired: &p.repaired,
             },
         };
         add_openhands(&mut ds, &input, &mut parser).map_err(fatal)?;
         ds.bound_memory().map_err(fatal)?;
-        exported.insert(c.id.to_owned());
-        if c.kind != ChangeKind::New {
-            supersedes.push(Superseded {
-                conversation_id: c.id.to_owned(),
-                change: c.kind.as_str(),
-            });
+        if p.kind == ChangeKind::New {
+            continue;
+        }
+        match supersedes.iter_mut().find(|s| s.conversation_id == p.id) {
+            Some(s) if p.kind == ChangeKind::Rewrite => s.change = "rewrite",
+            Some(_) => {}
+            None => supersedes.push(Superseded {
+                conversation_id: p.id.clone(),
+                change: p.kind.as_str(),
+            }),
         }
     }
     for (id, parent, depth) in removed {
-        if exported.contains(&id) {
+        if written_ids.contains(&id) || supersedes.iter().any(|s| s.conversation_id == id) {
             continue;
         }
         add_removed(&mut ds, &id, parent.as_deref(), depth).map_err(fatal)?;
@@ -442,5 +546,5 @@ fn write_since(
         });
     }
     let written = ds.finish(true).map_err(fatal)?;
-    Ok((written, changes.into_checkpoint(), supersedes))
+    Ok((written, next, supersedes))
 }

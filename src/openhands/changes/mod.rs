@@ -9,8 +9,8 @@
 //! - new events after the checkpoint, in index order, through the same
 //!   lazy envelopes ([`Change::events`]), a gap that filled among them
 //!   ([`Change::gap_filled`]);
-//! - events that were malformed (torn, empty) when handed out and now read
-//!   ([`Change::repaired`]);
+//! - events that were malformed (torn, empty) when handed out and now read,
+//!   or whose file changed while still malformed ([`Change::repaired`]);
 //! - a `base_state.json` or `meta.json` whose bytes changed
 //!   ([`Change::state_changed`], [`Change::meta_changed`]);
 //! - a conversation whose history no longer matches the checkpoint — an
@@ -189,8 +189,8 @@ pub struct Change<'a> {
     /// Whether files past a gap became events (the missing index came).
     pub gap_filled: bool,
     /// The indexes, below the checkpoint's next index, of events that were
-    /// malformed when handed out and now read as objects: handed out
-    /// again.
+    /// malformed when handed out and now read as objects, or whose file
+    /// changed since (its stamp) while still malformed: handed out again.
     pub repaired: &'a [u64],
     /// The new events: indexes `from..to`.
     pub from: u64,

@@ -415,6 +415,16 @@ impl Changes {
                 continue;
             };
             let st = self.event_stamp(&task.path, i, err_name);
+            // Malformed when handed out, and its file changed since (still
+            // malformed): handed out again with its bytes as they are now.
+            if i < first_new
+                && let Some(o) = &old
+                && o.retry
+                    .iter()
+                    .any(|r| r.index == i && st.as_ref() != Some(&r.stamp))
+            {
+                repaired.push(i);
+            }
             if i >= first_new
                 && let Some(settle) = self.opts.settle
                 && st

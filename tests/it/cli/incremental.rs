@@ -24,7 +24,7 @@ fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_agentlog"))
 }
 
-fn template() -> PathBuf {
+pub(super) fn template() -> PathBuf {
     let chat = common::corpus_dir().join("openhands/1.31.2/chat");
     fs::read_dir(&chat)
         .unwrap()
@@ -113,7 +113,7 @@ fn same_as_full(held: &Held, root: &Path) -> Result<(), String> {
 
 /// A store change, or a run.
 #[derive(Debug, Clone)]
-enum Step {
+pub(super) enum Step {
     /// A new conversation of its own ID with the template's first `n` events.
     New(usize),
     /// The template's next `n` events into conversation `k`.
@@ -127,12 +127,14 @@ enum Step {
     Copy(usize),
     /// Conversation `k`'s directory removed.
     Remove(usize),
-    /// A run killed before it saved its checkpoint: its output is not
-    /// committed, the checkpoint stays as it was.
-    Killed,
+    /// A run killed: here before it saved its checkpoint (its output is
+    /// not committed, the checkpoint stays as it was); a Parquet export is
+    /// sent SIGKILL this many milliseconds after it started
+    /// (`incremental_parquet.rs`).
+    Killed(u64),
 }
 
-fn step() -> impl Strategy<Value = Step> {
+pub(super) fn step() -> impl Strategy<Value = Step> {
     prop_oneof![
         (1usize..6).prop_map(Step::New),
         (0usize..8, 1usize..4).prop_map(|(k, n)| Step::Grow(k, n)),
@@ -140,20 +142,21 @@ fn step() -> impl Strategy<Value = Step> {
         (0usize..8).prop_map(Step::Rename),
         (0usize..8).prop_map(Step::Copy),
         (0usize..8).prop_map(Step::Remove),
-        Just(Step::Killed),
+        (0u64..60).prop_map(Step::Killed),
     ]
 }
 
-struct World {
-    root: PathBuf,
-    template: PathBuf,
-    names: Vec<String>,
-    made: usize,
+/// A store the steps change.
+pub(super) struct World {
+    pub(super) root: PathBuf,
+    pub(super) template: PathBuf,
+    pub(super) names: Vec<String>,
+    pub(super) made: usize,
 }
 
 impl World {
     /// The conversation directories now, in order.
-    fn dirs(&self) -> Vec<PathBuf> {
+    pub(super) fn dirs(&self) -> Vec<PathBuf> {
         let mut v: Vec<PathBuf> = fs::read_dir(&self.root)
             .unwrap()
             .flatten()
@@ -168,7 +171,7 @@ impl World {
         self.root.join(format!("d{:03}", self.made))
     }
 
-    fn new_conversation(&mut self, n: usize) {
+    pub(super) fn new_conversation(&mut self, n: usize) {
         let dir = self.fresh_name();
         fs::create_dir_all(dir.join("events")).unwrap();
         let state = fs::read_to_string(self.template.join("base_state.json")).unwrap();
@@ -195,7 +198,7 @@ impl World {
         (!d.is_empty()).then(|| d[k % d.len()].clone())
     }
 
-    fn apply(&mut self, s: &Step) {
+    pub(super) fn apply(&mut self, s: &Step) {
         match *s {
             Step::New(n) => self.new_conversation(n),
             Step::Grow(k, n) => {
@@ -251,7 +254,7 @@ impl World {
                     fs::remove_dir_all(&d).unwrap();
                 }
             }
-            Step::Killed => {}
+            Step::Killed(_) => {}
         }
     }
 }
@@ -289,7 +292,7 @@ fn check(steps: &[Step]) -> Result<(), TestCaseError> {
     apply(&mut held, &run(&w.root, &cp));
     for (n, s) in steps.iter().enumerate() {
         w.apply(s);
-        if matches!(s, Step::Killed) {
+        if matches!(s, Step::Killed(_)) {
             let before = fs::read(&cp).unwrap();
             let _ = run(&w.root, &cp);
             fs::write(&cp, before).unwrap();
@@ -325,6 +328,8 @@ fn a_renamed_directory_keeps_its_events_for_a_consumer() {
 fn an_event_file_rewritten_in_place_with_its_stamps_is_exported_again() {
     check(&[Step::Rewrite(0, false)]).unwrap();
     check(&[Step::Rewrite(1, true), Step::Grow(1, 2)]).unwrap();
+    // A malformed last file whose bytes change again, still malformed.
+    check(&[Step::Rewrite(1, true), Step::Rewrite(1, false)]).unwrap();
 }
 
 #[test]

@@ -18,6 +18,8 @@ mod habits;
 mod html;
 mod html_browser;
 mod incremental;
+#[cfg(all(feature = "parquet", feature = "gen"))]
+mod incremental_parquet;
 mod ls;
 mod occhat;
 mod owned_paths;

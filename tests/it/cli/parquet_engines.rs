@@ -265,6 +265,64 @@ fn pyarrow() -> bool {
     ok
 }
 
+/// Whether Polars can be used (required in CI).
+fn polars() -> bool {
+    let ok = Command::new("python3")
+        .args(["-c", "import polars"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "python3 with the polars package is required in CI (pip install polars)"
+        );
+        eprintln!("note: python3 -c 'import polars' fails: the Polars checks are skipped");
+    }
+    ok
+}
+
+/// Every table in Polars: its rows and column types, the totals `stats`
+/// gives, and the "any engine" example queries of `docs/parquet.md` run
+/// unchanged in Polars' SQL (the tables registered under their names).
+const POLARS_SCHEMA: &str = r#"
+import json, sys
+import polars as pl
+out, queries = sys.argv[1], json.loads(sys.argv[2])
+scan = lambda t: pl.scan_parquet(f"{out}/{t}/**/*.parquet")
+res = {}
+for t in ["conversations", "events", "messages", "tool_calls", "llm_calls"]:
+    df = scan(t).collect()
+    res[t] = {"rows": df.height, "types": {c: str(d) for c, d in df.schema.items()}}
+ev = scan("events").collect()
+res["events_ok"] = ev.filter(pl.col("file_status") == "event").height
+llm = scan("llm_calls").collect()
+res["prompt_tokens"] = int(llm["prompt_tokens"].sum())
+res["calls"] = llm.filter(pl.col("record_kind") == "call").height
+ctx = pl.SQLContext(**{t: scan(t) for t in ["conversations", "events", "messages", "tool_calls", "llm_calls"]})
+res["queries"] = [ctx.execute(q).collect().height for q in queries]
+print(json.dumps(res))
+"#;
+
+/// The statements of SQL blocks, their comment lines left out (a comment
+/// may hold a `;`).
+fn statements(blocks: &[String]) -> Vec<String> {
+    blocks
+        .iter()
+        .flat_map(|b| {
+            let code: String = b
+                .lines()
+                .filter(|l| !l.trim_start().starts_with("--"))
+                .map(|l| format!("{l}\n"))
+                .collect();
+            code.split(';')
+                .map(str::trim)
+                .filter(|q| !q.is_empty())
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
 const PYARROW_SCHEMA: &str = r#"
 import json, sys
 import pyarrow.dataset as pds, pyarrow.compute as pc
@@ -324,7 +382,14 @@ fn every_table_reads_in_duckdb_and_pyarrow_with_signed_counts_and_plain_names() 
                 "{tb}.{col}: {ty}"
             );
             if ty.starts_with("timestamp") {
-                assert!(ty.starts_with("timestamp[us"), "{tb}.{col}: {ty}");
+                // Microseconds; UTC where the zone is known for every row
+                // (snapshot_at), naive where rows may hold local times.
+                let want = if col == "snapshot_at" {
+                    "timestamp[us, tz=UTC]"
+                } else {
+                    "timestamp[us]"
+                };
+                assert_eq!(ty, want, "{tb}.{col}");
             }
             assert!(
                 !keywords.contains(col),
@@ -342,6 +407,48 @@ fn every_table_reads_in_duckdb_and_pyarrow_with_signed_counts_and_plain_names() 
                 "{tb}.{}: {ty}",
                 r[0]
             );
+        }
+    }
+
+    // Polars: every table reads with the same rows, no unsigned or decimal
+    // type, timestamps in microseconds (UTC for snapshot_at), the totals of
+    // stats --json, and the "any engine" queries of the docs run unchanged
+    // in its SQL.
+    if polars() {
+        let any = statements(&doc_blocks(
+            "## Example queries (any engine",
+            "```sql\n",
+            &out,
+        ));
+        assert_eq!(any.len(), 2, "{any:?}");
+        let pl = python(
+            POLARS_SCHEMA,
+            &[out.to_str().unwrap(), &serde_json::to_string(&any).unwrap()],
+        );
+        assert_eq!(u(&pl["events_ok"]), u(&st["events"]));
+        assert_eq!(u(&pl["prompt_tokens"]), sum("prompt_tokens"));
+        assert_eq!(u(&pl["calls"]), sum("calls"));
+        for q in pl["queries"].as_array().unwrap() {
+            assert!(u(q) > 0, "a query of the docs gives rows in Polars");
+        }
+        for tb in TABLES {
+            assert_eq!(u(&pl[tb]["rows"]), u(&pa[tb]["rows"]), "{tb}: Polars rows");
+            for (col, ty) in pl[tb]["types"].as_object().unwrap() {
+                let ty = ty.as_str().unwrap();
+                assert!(
+                    !ty.starts_with("UInt") && !ty.starts_with("Decimal"),
+                    "Polars {tb}.{col}: {ty}"
+                );
+                if ty.starts_with("Datetime") {
+                    let utc = col == "snapshot_at";
+                    let want = if utc {
+                        "Datetime(time_unit='us', time_zone='UTC')"
+                    } else {
+                        "Datetime(time_unit='us', time_zone=None)"
+                    };
+                    assert_eq!(ty, want, "Polars {tb}.{col}");
+                }
+            }
         }
     }
 
@@ -378,9 +485,47 @@ fn every_table_reads_in_duckdb_and_pyarrow_with_signed_counts_and_plain_names() 
     assert!(rates.len() > 1, "{rates:?}");
 }
 
+/// `docs/parquet.md`.
+fn doc() -> String {
+    fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("docs")
+            .join("parquet.md"),
+    )
+    .unwrap()
+}
+
+/// The code blocks opened by `fence` (e.g. "```sql\n") in the section of
+/// `docs/parquet.md` that starts at the heading `heading`, up to the next
+/// heading of its level, with `'OUT/` and `"OUT/` naming `out`.
+fn doc_blocks(heading: &str, fence: &str, out: &Path) -> Vec<String> {
+    let doc = doc();
+    let at = doc
+        .find(heading)
+        .unwrap_or_else(|| panic!("{heading} in docs/parquet.md"));
+    let level = heading.split(' ').next().unwrap();
+    let body = &doc[at + heading.len()..];
+    let end = body.find(&format!("\n{level} ")).unwrap_or(body.len());
+    let mut rest = &body[..end];
+    let mut blocks = Vec::new();
+    while let Some(i) = rest.find(fence) {
+        let from = i + fence.len();
+        let len = rest[from..].find("```").unwrap();
+        let shown = out.display();
+        blocks.push(
+            rest[from..from + len]
+                .replace("'OUT/", &format!("'{shown}/"))
+                .replace("\"OUT/", &format!("\"{shown}/")),
+        );
+        rest = &rest[from + len + 3..];
+    }
+    assert!(!blocks.is_empty(), "{fence} blocks under {heading}");
+    blocks
+}
+
 /// The DuckDB block of `docs/parquet.md`'s "current state" section, for
 /// the dataset `out`.
-fn current_state_sql(out: &Path) -> String {
+pub(super) fn current_state_sql(out: &Path) -> String {
     let doc = fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("docs")
@@ -464,6 +609,26 @@ newest = ev.group_by(["conversation_id", "event_file"]).aggregate([("snapshot_at
     .rename_columns(["conversation_id", "event_file", "snapshot_at"])
 res["events"] = rows(ev.join(newest, ["conversation_id", "event_file", "snapshot_at"], join_type="inner"), "events")
 print(json.dumps(res))
+"#;
+
+/// The current state in Polars: the Polars block of `docs/parquet.md`
+/// (argv[3], `OUT` replaced) run as written, then each of its `current`
+/// frames' rows (argv[2]'s columns left out, in the table's column order);
+/// with a fourth argument, every row of the dataset argv[1] instead.
+const POLARS_CURRENT: &str = r#"
+import json, sys
+import polars as pl
+out, ex, block = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3]
+def rows(frame, t):
+    drop = [x.strip() for x in ex[t].split(",")]
+    cols = [c for c in pl.scan_parquet(f"{out}/{t}/**/*.parquet").collect_schema().names() if c not in drop]
+    return sorted(json.dumps(list(r), default=str) for r in frame.select(cols).collect().rows())
+if len(sys.argv) > 4:
+    print(json.dumps({t: rows(pl.scan_parquet(f"{out}/{t}/**/*.parquet"), t) for t in ex}))
+    sys.exit(0)
+env = {}
+exec(block, env)
+print(json.dumps({t: rows(env["current"][t], t) for t in ex}))
 "#;
 
 /// Asserts two sorted lists of rows are equal, naming the first that
@@ -569,7 +734,67 @@ fn the_current_state_queries_equal_a_fresh_full_export() {
             &format!("PyArrow: current {tb}"),
         );
     }
+    // Polars: the docs' block as written.
+    if polars() {
+        let block = doc_blocks(
+            "### The current state, per engine",
+            "Polars:\n\n```python\n",
+            &inc,
+        )
+        .remove(0);
+        let cur = python(POLARS_CURRENT, &[inc.to_str().unwrap(), &ex, &block]);
+        let all = python(POLARS_CURRENT, &[full.to_str().unwrap(), &ex, "", "all"]);
+        for tb in TABLES {
+            same_rows(&cur[tb], &all[tb], &format!("Polars: current {tb}"));
+        }
+    }
     // Without the rules, the dataset holds more than the current state.
     let all = python(DUCKDB_ALL, &[inc.to_str().unwrap(), &ex]);
     assert_ne!(all["events"], want["events"]);
+}
+
+/// The example queries of `docs/parquet.md` run unchanged in DuckDB: those
+/// of its DuckDB section over the files, and the "any engine" ones over
+/// views named as the tables (as Spark's and DataFusion's `CREATE TABLE`
+/// lines name them); each gives rows.
+#[test]
+fn the_example_queries_of_the_docs_run_unchanged_in_duckdb() {
+    if !duckdb() {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let store = t.path().join("store");
+    generated(&store);
+    let out = t.path().join("ds");
+    export_ok(&[&store], &out, &[]);
+    let own = statements(&doc_blocks("## Example queries (DuckDB)", "```sql\n", &out));
+    assert_eq!(own.len(), 4, "{own:?}");
+    let views: String = TABLES
+        .iter()
+        .map(|tb| {
+            format!(
+                "CREATE VIEW {tb} AS SELECT * FROM read_parquet('{}/{tb}/**/*.parquet');",
+                out.display()
+            )
+        })
+        .collect();
+    let any = statements(&doc_blocks(
+        "## Example queries (any engine",
+        "```sql\n",
+        &out,
+    ));
+    assert_eq!(any.len(), 2, "{any:?}");
+    let script = "import duckdb, json, sys\n\
+        con = duckdb.connect()\n\
+        con.execute(sys.argv[1])\n\
+        print(json.dumps([len(con.execute(q).fetchall()) for q in json.loads(sys.argv[2])]))";
+    let all: Vec<String> = own.iter().chain(&any).cloned().collect();
+    let n = python(script, &[&views, &serde_json::to_string(&all).unwrap()]);
+    for (q, rows) in all.iter().zip(n.as_array().unwrap()) {
+        // The rejection query has rows only where a store holds rejections.
+        if q.contains("UserRejectObservation") {
+            continue;
+        }
+        assert!(u(rows) > 0, "no rows: {q}");
+    }
 }

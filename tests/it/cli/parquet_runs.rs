@@ -244,3 +244,87 @@ fn an_incremental_run_refuses_a_dataset_its_checkpoint_is_not_of() {
     let n = query(&format!("SELECT count(*) FROM {}", table(&pq, "events")));
     assert_eq!(u(&n[0][0]) as usize, full.len());
 }
+
+/// The names of the files under `dir` (recursively), relative to it.
+fn names_under(dir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).unwrap().flatten() {
+            if e.file_type().unwrap().is_dir() {
+                stack.push(e.path());
+            } else {
+                let rel = e.path().strip_prefix(dir).unwrap().to_path_buf();
+                found.push(rel.to_string_lossy().into_owned());
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+#[test]
+fn datasets_of_several_machines_and_runs_copy_into_one_bucket() {
+    if !duckdb() {
+        return;
+    }
+    let (t, store) = generated_store();
+    // Two machines exporting the same store, and two incremental runs of
+    // a third: every part and manifest name differs.
+    let (a, b, c) = (t.path().join("a"), t.path().join("b"), t.path().join("c"));
+    export_ok(&[&store], &a, &["--partition-by", "date"]);
+    export_ok(&[&store], &b, &["--partition-by", "date"]);
+    let cp = t.path().join("cp");
+    export_ok(&[&store], &c, &["--checkpoint", cp.to_str().unwrap()]);
+    let first = fs::read_dir(store.as_path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.join("events").is_dir())
+        .unwrap();
+    fs::remove_dir_all(&first).unwrap();
+    export_ok(&[&store], &c, &["--checkpoint", cp.to_str().unwrap()]);
+    let bucket = t.path().join("bucket");
+    let mut all: Vec<String> = Vec::new();
+    for ds in [&a, &b, &c] {
+        for name in names_under(ds) {
+            if name.starts_with("_agentlog/lock") {
+                continue;
+            }
+            let to = bucket.join(&name);
+            assert!(!to.exists(), "{name} twice");
+            fs::create_dir_all(to.parent().unwrap()).unwrap();
+            fs::copy(ds.join(&name), &to).unwrap();
+            all.push(name);
+        }
+    }
+    // Part names: part-<16-digit snapshot>-<32 hex digits>-<4 digits>.parquet.
+    let parts: Vec<&String> = all.iter().filter(|n| n.ends_with(".parquet")).collect();
+    assert!(parts.len() >= 15, "{parts:?}");
+    for p in &parts {
+        let file = p.rsplit('/').next().unwrap();
+        let body = file
+            .strip_prefix("part-")
+            .and_then(|f| f.strip_suffix(".parquet"))
+            .unwrap_or_else(|| panic!("{p}"));
+        let fields: Vec<&str> = body.split('-').collect();
+        assert_eq!(fields.len(), 3, "{p}");
+        assert!(
+            fields[0].len() == 16 && fields[0].bytes().all(|b| b.is_ascii_digit()),
+            "{p}"
+        );
+        assert!(
+            fields[1].len() == 32 && fields[1].bytes().all(|b| b.is_ascii_hexdigit()),
+            "{p}"
+        );
+        assert!(fields[2].bytes().all(|b| b.is_ascii_digit()), "{p}");
+    }
+    let runs: Vec<&String> = all
+        .iter()
+        .filter(|n| n.starts_with("_agentlog/runs/"))
+        .collect();
+    assert_eq!(runs.len(), 4, "{runs:?}");
+    // Read as one: each dataset's rows, added up.
+    let n = |d: &Path| u(&query(&format!("SELECT count(*) FROM {}", table(d, "events")))[0][0]);
+    assert_eq!(n(&bucket), n(&a) + n(&b) + n(&c));
+}
