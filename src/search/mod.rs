@@ -238,16 +238,21 @@ impl std::fmt::Debug for SearchIndex {
     }
 }
 
-/// Refuses a directory that holds a symbolic link.
+/// Refuses a directory that holds a symbolic link; otherwise whether it
+/// holds anything but what a killed first run can leave before the
+/// index's first `meta.json` (the temporary file tantivy writes it
+/// through, `.tmp…`, a regular file), so that such a run is completed by
+/// the next one rather than its directory refused as not an index.
 fn refuse_links(dir: &Path) -> Result<bool, SearchError> {
     let mut any = false;
     for e in fs::read_dir(dir).map_err(|e| SearchError::io(dir, e))? {
         let e = e.map_err(|e| SearchError::io(dir, e))?;
-        any = true;
         let t = e.file_type().map_err(|x| SearchError::io(&e.path(), x))?;
         if t.is_symlink() {
             return Err(SearchError::Link { path: e.path() });
         }
+        let leftover = t.is_file() && e.file_name().to_string_lossy().starts_with(".tmp");
+        any |= !leftover;
     }
     Ok(any)
 }

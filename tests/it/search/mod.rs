@@ -192,6 +192,28 @@ fn kind_and_since_filter_the_hits() {
     assert_eq!(ix.search(&q).unwrap().len(), actions.len());
 }
 
+/// A first run killed while tantivy wrote the index's first `meta.json`
+/// leaves only the temporary file it writes it through: the next run
+/// makes the index there (a directory of other files is still refused).
+#[test]
+fn a_first_run_killed_before_its_meta_is_completed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ix = tmp.path().join("ix");
+    fs::create_dir(&ix).unwrap();
+    fs::write(ix.join(".tmpAbC123"), b"{\"index_settings\"").unwrap();
+    let mut opened = SearchIndex::open_or_create(&ix).unwrap();
+    opened.update(&[]).unwrap();
+    assert!(ix.join("meta.json").is_file());
+    SearchIndex::open(&ix).unwrap().documents().unwrap();
+    // A `.tmp…` directory is not such a leftover.
+    let other = tmp.path().join("other");
+    fs::create_dir_all(other.join(".tmpdir")).unwrap();
+    assert!(matches!(
+        SearchIndex::open_or_create(&other).unwrap_err(),
+        agentlog::search::SearchError::NotAnIndex { .. }
+    ));
+}
+
 #[test]
 fn a_directory_with_a_link_or_of_other_files_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
