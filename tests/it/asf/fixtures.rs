@@ -478,6 +478,12 @@ const CASES: &[Case] = &[
         problems: &[],
     },
     Case {
+        name: "omitted",
+        format: Format::Read,
+        reference: "valid (omitted lists naming runs of the list in force by `keep`, beside a `replace` and a checkpoint that write it whole)",
+        problems: &[],
+    },
+    Case {
         name: "empty-resume",
         format: Format::Refused,
         reference: "valid 0.11 (a `resume` over an empty segment, accepted from 0.11)",
