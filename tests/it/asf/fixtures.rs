@@ -730,3 +730,26 @@ fn every_reference_context_equals_ours_at_every_tip() {
     }
     assert!(compared >= 13, "{compared}");
 }
+
+/// The reference's hand-written sources earlier than 0.5
+/// (`sessions/v0.4/`): RFC 0001 0.10 says a reader reads them by migrating
+/// them in memory; this reader does not migrate (README, Limitations) and
+/// refuses each one by its header, reading nothing.
+#[test]
+fn reference_files_earlier_than_0_5_are_refused() {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(fixtures().join("sessions/v0.4"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 2);
+    for file in files {
+        let bytes = std::fs::read(&file).unwrap();
+        let err = Session::read(&bytes).unwrap_err();
+        assert!(
+            matches!(&err, HeaderError::UnsupportedFormat(f) if f.starts_with("agentsession/0.") && f != "agentsession/0.5"),
+            "{}: {err:?}",
+            file.display()
+        );
+    }
+}
