@@ -12,10 +12,9 @@ fn fixtures() -> Vec<(String, Vec<u8>)> {
     let dir = common::data_dir().join("asf/sessions");
     let mut out: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
-        .map(|e| {
-            let p = e.unwrap().path();
-            (p.display().to_string(), std::fs::read(&p).unwrap())
-        })
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .map(|p| (p.display().to_string(), std::fs::read(&p).unwrap()))
         .collect();
     out.sort();
     out
@@ -27,8 +26,13 @@ fn every_prefix_reads_without_panic() {
         for cut in (0..bytes.len()).step_by(23) {
             fuzz_check::check(&bytes[..cut]);
         }
+        // A file whose header this reader refuses (a later draft) is
+        // refused whole, cut or not.
+        let Ok(s) = Session::read(&bytes[..bytes.len() - 5]) else {
+            assert!(Session::read(&bytes).is_err(), "{name}");
+            continue;
+        };
         // A cut inside the last line is that line truncated, nothing else.
-        let s = Session::read(&bytes[..bytes.len() - 5]).unwrap();
         let problems = s.verify();
         assert!(
             problems
