@@ -559,10 +559,19 @@ impl Follow {
         }
     }
 
-    /// The checkpoint of what was handed out so far.
+    /// The checkpoint of what the scans so far read, the changes not yet
+    /// taken from the iterator included: save it once the iterator has
+    /// handed out everything it holds (`pending == 0`).
     fn checkpoint(&self) -> PyResult<Option<Checkpoint>> {
         let guard = self.follower.lock().map_err(|_| poisoned())?;
         Ok(guard.checkpoint(0).map(|cp| Checkpoint { cp: cp.clone() }))
+    }
+
+    /// How many changes the last scan found that the iterator has not
+    /// handed out yet.
+    #[getter]
+    fn pending(&self) -> usize {
+        self.queue.len()
     }
 
     /// Why the follower polls although asked for events (`None` when it
