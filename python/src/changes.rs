@@ -262,6 +262,7 @@ impl Change {
 
     /// The new events are the indexes `range(from_index, to_index)`.
     #[getter]
+    #[allow(clippy::wrong_self_convention)] // the Python attribute's name
     fn from_index(&self) -> u64 {
         self.from
     }
