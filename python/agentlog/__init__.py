@@ -14,6 +14,12 @@ of the same name::
                 print(event.source, event["llm_message"]["role"])
         messages = conv.view()                             # the next request's messages
 
+    events = store.events_table().read_all()               # a pyarrow.Table
+    changes = store.changes_since("store.cp")              # what changed since
+    for change in changes:
+        ...
+    changes.checkpoint().save("store.cp")
+
 See the README's "Python" section and ``help(agentlog.Store)``.
 """
 
@@ -22,12 +28,21 @@ from __future__ import annotations
 import os as _os
 
 from ._agentlog import (  # noqa: F401
+    ArrowStream,
+    AsfContext,
+    AsfSession,
+    Change,
+    Changes,
+    Checkpoint,
     Conversation,
+    Converted,
     Event,
     Events,
+    Follow,
     Session,
     Store,
     open as _open,
+    read_asf as _read_asf,
 )
 from ._errors import (  # noqa: F401
     AgentlogError,
@@ -39,11 +54,20 @@ from ._errors import (  # noqa: F401
 
 __all__ = [
     "open",
+    "read_asf",
     "Store",
     "Conversation",
     "Event",
     "Events",
     "Session",
+    "ArrowStream",
+    "Checkpoint",
+    "Change",
+    "Changes",
+    "Follow",
+    "AsfSession",
+    "AsfContext",
+    "Converted",
     "AgentlogError",
     "AmbiguousError",
     "FormatError",
@@ -65,3 +89,18 @@ def open(path: "str | _os.PathLike[str]") -> Store:
     'openhands'
     """
     return _open(_os.path.expanduser(_os.fspath(path)))
+
+
+def read_asf(path: "str | _os.PathLike[str]") -> AsfSession:
+    """Reads an Agent Session Format file (RFC 0001, ``agentsession/0.5``
+    to ``0.10``). ``~`` is expanded.
+
+    Raises :class:`ReadError` when the file cannot be read,
+    :class:`FormatError` when it is not an ASF session file.
+
+    >>> import agentlog
+    >>> s = agentlog.read_asf("tests/data/asf/sessions/basic.jsonl")
+    >>> s.verify()
+    []
+    """
+    return _read_asf(_os.path.expanduser(_os.fspath(path)))

@@ -114,6 +114,37 @@ pub fn read(
     }
 }
 
+/// Reads every directory of `dirs` on rayon's pool (a reader per job,
+/// reused), the results in `dirs`' order; no GIL needed.
+pub fn read_parallel(dirs: &[PathBuf]) -> Vec<PyResult<Conversation>> {
+    let mut out = Vec::with_capacity(dirs.len());
+    agentlog::parallel::for_each_ordered::<_, _, _, std::convert::Infallible>(
+        dirs,
+        0,
+        Reader::new,
+        |r, dir| {
+            r.read(dir).map(|conv| {
+                let h = header(&conv, r.parser());
+                (conv, h)
+            })
+        },
+        |got| {
+            out.push(match got {
+                Ok((conv, header)) => Ok(Conversation {
+                    conv: Arc::new(conv),
+                    header,
+                    parent: None,
+                    depth: 0,
+                }),
+                Err(e) => Err(read_error(path_of(&e), &e)),
+            });
+            Ok(())
+        },
+    )
+    .unwrap_or(());
+    out
+}
+
 /// One OpenHands conversation directory, read.
 ///
 /// Its metadata are attributes (`id`, `title`, `model`, `created`,
@@ -285,10 +316,7 @@ impl Conversation {
             .events()
             .position(|e| e.file_id() == found)
             .unwrap_or(0);
-        Ok(Event {
-            conv: self.conv.clone(),
-            pos,
-        })
+        Ok(Event::at(self.conv.clone(), pos))
     }
 
     /// The sub-agents' conversations directly under `subagents/`, read now,
@@ -415,6 +443,13 @@ impl Conversation {
         let mut t = openhands::Usage::default();
         by_model.values().for_each(|u| t.add(u));
         usage_dict(py, &t)
+    }
+
+    /// The conversation as an ASF session file (`agentlog.Converted`), as
+    /// `agentlog asf convert` writes it: a sub-agent's names its parent's
+    /// session, a parent links its sub-agents'.
+    fn to_asf(&self, py: Python<'_>) -> PyResult<crate::asf::Converted> {
+        crate::asf::convert_openhands(py, &self.conv, self.parent.as_deref())
     }
 
     /// The `agentlog ls --json` row: `format`, `path`, `id`, `title`,

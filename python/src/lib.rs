@@ -6,6 +6,8 @@ use std::path::PathBuf;
 
 use pyo3::prelude::*;
 
+mod asf;
+mod changes;
 mod conversation;
 mod errors;
 mod event;
@@ -30,6 +32,14 @@ fn open(py: Python<'_>, path: PathBuf) -> PyResult<store::Store> {
     store::open(py, path)
 }
 
+/// Reads the Agent Session Format file at `path` (an
+/// `agentlog.AsfSession`); `agentlog.ReadError` when it cannot be read,
+/// `agentlog.FormatError` when it is not an ASF session file.
+#[pyfunction]
+fn read_asf(py: Python<'_>, path: PathBuf) -> PyResult<asf::AsfSession> {
+    asf::read_asf(py, path)
+}
+
 #[pymodule]
 fn _agentlog(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(open, m)?)?;
@@ -41,5 +51,13 @@ fn _agentlog(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<event::EventIter>()?;
     m.add_class::<occhat::Session>()?;
     m.add_class::<tables::ArrowStream>()?;
+    m.add_function(wrap_pyfunction!(read_asf, m)?)?;
+    m.add_class::<asf::AsfSession>()?;
+    m.add_class::<asf::AsfContext>()?;
+    m.add_class::<asf::Converted>()?;
+    m.add_class::<changes::Checkpoint>()?;
+    m.add_class::<changes::Change>()?;
+    m.add_class::<changes::Changes>()?;
+    m.add_class::<changes::Follow>()?;
     Ok(())
 }

@@ -22,26 +22,30 @@ pub struct Session {
     pub messages: Option<Vec<OwnedValue>>,
     pub created: Option<String>,
     pub load_error: Option<String>,
+    /// The session as loaded (for its conversion to ASF).
+    pub loaded: Option<agentlog::occhat::ChatSession>,
 }
 
 /// Loads the session `entry` lists (the GIL released meanwhile).
 pub fn load(py: Python<'_>, root: &std::path::Path, entry: &SessionEntry) -> Session {
     let path = entry.filepath.to_string_lossy().into_owned();
     let loaded = py.detach(|| SessionStore::new(root).load_session(&path));
-    let (messages, created, load_error) = match loaded {
-        Ok(s) if !s.load_failed => (Some(s.messages), s.created, None),
+    let (messages, created, load_error, loaded) = match loaded {
+        Ok(s) if !s.load_failed => (Some(s.messages.clone()), s.created.clone(), None, Some(s)),
         Ok(s) => (
             None,
             s.created,
             Some("the chat log could not be read".to_owned()),
+            None,
         ),
-        Err(e) => (None, None, Some(e.to_string())),
+        Err(e) => (None, None, Some(e.to_string()), None),
     };
     Session {
         entry: entry.clone(),
         messages,
         created,
         load_error,
+        loaded,
     }
 }
 
@@ -120,6 +124,20 @@ impl Session {
 
     fn __len__(&self) -> usize {
         self.messages.as_ref().map_or(0, Vec::len)
+    }
+
+    /// The session as an ASF session file (`agentlog.Converted`), as
+    /// `agentlog asf convert` writes it; `agentlog.ReadError` when its chat
+    /// log could not be read.
+    fn to_asf(&self, py: Python<'_>) -> PyResult<crate::asf::Converted> {
+        let Some(s) = &self.loaded else {
+            return Err(error(
+                Class::Read,
+                Some(&self.entry.filepath),
+                self.load_error.clone().unwrap_or_default(),
+            ));
+        };
+        crate::asf::convert_occhat(py, s, &self.entry.filepath)
     }
 
     /// The `agentlog ls --json` row of the session.

@@ -54,6 +54,37 @@ fn is_occhat_root(dir: &Path) -> bool {
     false
 }
 
+/// What marks `dir` as an OC Chat store in the flat layout from before
+/// session directories (`{name}.json` metas with a `session_name` at the
+/// root, `Chat_logs/`), which `agentlog occhat migrate` converts; the
+/// command's rule.
+fn legacy_occhat(dir: &Path) -> Option<String> {
+    let is_flat_meta = |p: &Path| {
+        fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() <= 1 << 20)
+            && fs::read(p).is_ok_and(|b| {
+                agentlog::json::Parser::new()
+                    .parse(&b)
+                    .is_ok_and(|d| d.root().get("session_name").is_some())
+            })
+    };
+    let metas = fs::read_dir(dir).map_or(0, |rd| {
+        rd.flatten()
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
+            .filter(|e| is_flat_meta(&e.path()))
+            .count()
+    });
+    let logs = dir.join("Chat_logs").is_dir();
+    match (metas, logs) {
+        (0, false) => None,
+        (0, true) => Some("Chat_logs/".to_owned()),
+        (n, logs) => Some(format!(
+            "{n} flat {}{}",
+            if n == 1 { "meta" } else { "metas" },
+            if logs { " and Chat_logs/" } else { "" }
+        )),
+    }
+}
+
 pub enum Kind {
     /// Top-level conversation directories, sorted; their IDs when first asked.
     OpenHands {
@@ -99,6 +130,20 @@ pub fn open(py: Python<'_>, path: PathBuf) -> PyResult<Store> {
         }
         if !openhands::is_conversation_dir(&path) && is_occhat_root(&path) {
             let list = SessionStore::new(&path).list_sessions();
+            if list.sessions.is_empty()
+                && let Some(what) = legacy_occhat(&path)
+            {
+                return Err(error(
+                    Class::Read,
+                    Some(&path),
+                    format!(
+                        "an OC Chat store in the flat layout from before session directories \
+                         ({what}); convert it with `agentlog occhat --sessions-dir {} migrate` \
+                         (--dry-run first)",
+                        path.display()
+                    ),
+                ));
+            }
             return Ok(Kind::OcChat {
                 entries: list.sessions,
             });
@@ -142,6 +187,17 @@ fn dir_id(dir: &Path) -> String {
 }
 
 impl Store {
+    fn openhands_only(&self, what: &str) -> PyResult<()> {
+        match self.kind {
+            Kind::OpenHands { .. } => Ok(()),
+            Kind::OcChat { .. } => Err(error(
+                Class::Format,
+                Some(&self.root),
+                format!("an OC Chat sessions directory; {what} reads OpenHands stores"),
+            )),
+        }
+    }
+
     /// The conversation directories (OpenHands), or `None`.
     pub fn dirs(&self) -> Option<&[PathBuf]> {
         match &self.kind {
@@ -295,6 +351,67 @@ impl Store {
     /// `table("llm_calls")`: each model call from the stored metrics.
     fn llm_calls_table<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         self.table(py, "llm_calls", true)
+    }
+
+    /// What changed since `checkpoint` (an `agentlog.Checkpoint`, the path
+    /// of a checkpoint file — a missing or empty one is none yet — or
+    /// `None`: everything), as `agentlog export --checkpoint` reads it: an
+    /// iterator of `agentlog.Change`, one conversation read at a time; its
+    /// `checkpoint()` afterwards is where the next call starts. `settle`
+    /// (seconds) holds back a malformed event file modified less than that
+    /// long ago. OpenHands stores only.
+    #[pyo3(signature = (checkpoint=None, settle=None))]
+    fn changes_since(
+        &self,
+        py: Python<'_>,
+        checkpoint: Option<Bound<'_, PyAny>>,
+        settle: Option<f64>,
+    ) -> PyResult<crate::changes::Changes> {
+        self.openhands_only("changes_since")?;
+        let since = crate::changes::given_checkpoint(py, checkpoint.as_ref())?;
+        crate::changes::changes_since(py, &self.root, since, settle)
+    }
+
+    /// Follows the store live, as `agentlog follow --checkpoint` does: an
+    /// iterator of `agentlog.Change`, first everything since `checkpoint`
+    /// (as for `changes_since`), then each change as it is written (woken
+    /// by the file system, or every `poll` seconds). A malformed event file
+    /// is held back while modified less than `settle` seconds ago. Ends
+    /// once nothing came for `idle_timeout` seconds (`None`: never; Ctrl-C
+    /// stops it). OpenHands stores only.
+    #[pyo3(signature = (checkpoint=None, poll=None, settle=2.0, idle_timeout=None))]
+    fn follow(
+        &self,
+        py: Python<'_>,
+        checkpoint: Option<Bound<'_, PyAny>>,
+        poll: Option<f64>,
+        settle: f64,
+        idle_timeout: Option<f64>,
+    ) -> PyResult<crate::changes::Follow> {
+        self.openhands_only("follow")?;
+        let since = crate::changes::given_checkpoint(py, checkpoint.as_ref())?;
+        crate::changes::follow(py, &self.root, since, poll, settle, idle_timeout)
+    }
+
+    /// Every top-level conversation read at once, in parallel on all cores
+    /// (the GIL released), in iteration order: a list of
+    /// `agentlog.Conversation` (or `agentlog.Session`). A conversation that
+    /// cannot be read raises, as iterating would.
+    fn read_all(&self, py: Python<'_>) -> PyResult<Vec<Py<PyAny>>> {
+        match &self.kind {
+            Kind::OcChat { entries } => entries
+                .iter()
+                .map(|e| Ok(Py::new(py, load(py, &self.root, e))?.into_any()))
+                .collect(),
+            Kind::OpenHands { dirs, .. } => {
+                let read = py.detach(|| crate::conversation::read_parallel(dirs));
+                let mut out = Vec::with_capacity(read.len());
+                for r in read {
+                    out.push(Py::new(py, r?)?.into_any());
+                }
+                Ok(out)
+            }
+        }
     }
 
     fn __repr__(&self) -> String {

@@ -1,0 +1,63 @@
+"""Shared helpers of the package's tests: the repository's corpus and the
+`agentlog` command built from the same tree (its `--json` outputs are what
+the package is compared with)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+DATA = REPO / "tests" / "data"
+CORPUS = DATA / "corpus" / "openhands"
+OCCHAT = DATA / "corpus" / "occhat"
+ASF = DATA / "asf"
+VERSIONS = sorted(p.name for p in CORPUS.iterdir() if p.is_dir())
+OCCHAT_STORES = sorted(p.name for p in OCCHAT.iterdir() if p.is_dir())
+
+
+def _binary() -> Path:
+    given = os.environ.get("AGENTLOG_BIN")
+    if given:
+        return Path(given)
+    target = Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target"))
+    return target / "debug" / "agentlog"
+
+
+AGENTLOG = _binary()
+
+
+def cli(*args: object, ok: tuple[int, ...] = (0,)) -> str:
+    """Runs the command; its standard output (a status not in `ok` fails)."""
+    if not AGENTLOG.is_file():
+        pytest.fail(
+            f"{AGENTLOG}: the agentlog command is not built "
+            "(cargo build --features cli,parquet, or set AGENTLOG_BIN)"
+        )
+    r = subprocess.run(
+        [str(AGENTLOG), *map(str, args)], capture_output=True, text=True, check=False
+    )
+    if r.returncode not in ok:
+        pytest.fail(f"agentlog {' '.join(map(str, args))}: status {r.returncode}: {r.stderr}")
+    return r.stdout
+
+
+def cli_json(*args: object) -> object:
+    return json.loads(cli(*args))
+
+
+def cli_lines(*args: object, ok: tuple[int, ...] = (0,)) -> list:
+    return [json.loads(line) for line in cli(*args, ok=ok).splitlines() if line.strip()]
+
+
+@pytest.fixture
+def store_copy(tmp_path: Path) -> Path:
+    """A copy of the 1.31.2 part of the corpus, free to change."""
+    dst = tmp_path / "store"
+    shutil.copytree(CORPUS / "1.31.2", dst, symlinks=True)
+    return dst

@@ -1,0 +1,138 @@
+"""Incremental reading against `agentlog export --checkpoint`."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+import time
+
+import pytest
+
+import agentlog
+from conftest import cli_lines
+
+
+def as_lines(changes):
+    """The changes as the lines `export --checkpoint` prints."""
+    out = []
+    for c in changes:
+        if c.kind in ("removed", "rewrite"):
+            out.append({"conversation": c.id, "parent": c.parent_id, "record": c.kind})
+        if c.kind == "removed":
+            continue
+        for e in c.events:
+            out.append(
+                {
+                    "conversation": c.id,
+                    "parent": c.parent_id,
+                    "index": e.index,
+                    "file": e.file,
+                    "error": e.error,
+                    "event": None if e.error else json.loads(e.raw),
+                }
+            )
+    return out
+
+
+def test_first_scan_is_everything_and_the_next_nothing(store_copy, tmp_path):
+    store = agentlog.open(store_copy)
+    changes = store.changes_since(None)
+    got = list(changes)
+    assert {c.kind for c in got} == {"new"}
+    assert changes.finished and changes.errors == []
+    want = cli_lines("export", "--checkpoint", tmp_path / "cli.cp", store_copy)
+    assert as_lines(got) == want
+    cp = changes.checkpoint()
+    assert cp.events == sum(len(c.events) for c in got)
+    assert list(store.changes_since(cp)) == []
+    cp.save(tmp_path / "py.cp")
+    assert list(store.changes_since(str(tmp_path / "py.cp"))) == []
+    assert agentlog.Checkpoint.from_bytes(cp.to_bytes()).events == cp.events
+    # A path not there yet, or an empty file: a first run.
+    (tmp_path / "empty.cp").write_bytes(b"")
+    assert len(list(store.changes_since(tmp_path / "empty.cp"))) == len(got)
+    assert len(list(store.changes_since(tmp_path / "none-yet.cp"))) == len(got)
+
+
+def test_changes_equal_the_command_after_the_store_changed(store_copy, tmp_path):
+    store = agentlog.open(store_copy)
+    changes = store.changes_since(None)
+    list(changes)
+    changes.checkpoint().save(tmp_path / "py.cp")
+    shutil.copyfile(tmp_path / "py.cp", tmp_path / "cli.cp")
+    # One conversation removed, one added (a copy of another scenario's),
+    # one gaining an event (its last one again under the next index).
+    scenarios = sorted(p for p in store_copy.iterdir() if p.is_dir())
+    gone = next(p for p in sorted(scenarios[0].iterdir()) if p.is_dir())
+    shutil.rmtree(gone)
+    grow = next(p for p in sorted(scenarios[1].iterdir()) if p.is_dir())
+    events = sorted(p for p in (grow / "events").iterdir() if p.name.startswith("event-"))
+    last = events[-1]
+    n = len(events)
+    new_name = f"event-{n:05d}-{'0' * 8}-0000-4000-8000-{'0' * 12}.json"
+    data = json.loads(last.read_bytes())
+    data["id"] = f"{'0' * 8}-0000-4000-8000-{'0' * 12}"
+    (grow / "events" / new_name).write_text(json.dumps(data))
+    time.sleep(0.05)
+    got = list(store.changes_since(tmp_path / "py.cp"))
+    kinds = {c.kind for c in got}
+    assert "removed" in kinds and "updated" in kinds, kinds
+    grown = next(c for c in got if c.path == grow)
+    assert [e.file for e in grown.events] == [new_name]
+    assert grown.from_index == n and grown.to_index == n + 1
+    want = cli_lines("export", "--checkpoint", tmp_path / "cli.cp", store_copy)
+    assert as_lines(got) == want
+
+
+def test_a_checkpoint_of_another_store_is_refused(store_copy, tmp_path):
+    from conftest import CORPUS
+
+    other = agentlog.open(CORPUS / "1.0.0")
+    changes = other.changes_since(None)
+    list(changes)
+    with pytest.raises(agentlog.FormatError) as e:
+        agentlog.open(store_copy).changes_since(changes.checkpoint())
+    assert e.value.path == str(store_copy)
+    (tmp_path / "junk.cp").write_text("not a checkpoint")
+    with pytest.raises(agentlog.FormatError):
+        agentlog.open(store_copy).changes_since(tmp_path / "junk.cp")
+
+
+def test_follow_hands_out_what_is_written(store_copy, tmp_path):
+    store = agentlog.open(store_copy)
+    first = store.changes_since(None)
+    n = len(list(first))
+    cp = first.checkpoint()
+    scenarios = sorted(p for p in store_copy.iterdir() if p.is_dir())
+    src = next(p for p in sorted(scenarios[0].iterdir()) if p.is_dir())
+
+    def write_later():
+        # Made beside the store, then renamed into it: one change.
+        time.sleep(0.5)
+        shutil.copytree(src, tmp_path / "stage" / src.name)
+        (tmp_path / "stage" / src.name).rename(store_copy / "copied")
+
+    t = threading.Thread(target=write_later)
+    t.start()
+    got = []
+    for change in store.follow(cp, poll=0.1, idle_timeout=3.0):
+        got.append(change)
+        if change.path == store_copy / "copied":
+            break
+    t.join()
+    assert n > 0
+    copied = [c for c in got if c.path == store_copy / "copied"]
+    assert len(copied) == 1
+    assert copied[0].kind in ("new", "rewrite")
+    assert [e.file for e in copied[0].events] == sorted(
+        p.name for p in (src / "events").iterdir() if p.name.startswith("event-")
+    )
+
+
+def test_follow_from_nothing_ends_when_idle(store_copy):
+    store = agentlog.open(store_copy)
+    f = store.follow(None, idle_timeout=0.5)
+    got = list(f)
+    assert len(got) == len(list(store.changes_since(None)))
+    assert f.checkpoint().events == sum(len(c.events) for c in got)
