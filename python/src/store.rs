@@ -6,53 +6,14 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use agentlog::occhat::{
-    ARCHIVE_DIR_NAME, CLEAN_EXIT_MARKER_NAME, LEGACY_DIR_NAME, SessionEntry, SessionStore,
-};
-use agentlog::openhands::{self, DIR_EVENTS, FILE_BASE_STATE, FILE_META};
+use agentlog::occhat::{SessionEntry, SessionStore};
+use agentlog::openhands::{self, FILE_META};
 use pyo3::prelude::*;
 
 use crate::conversation::{Conversation, MAX_SUBAGENT_DEPTH, path_of, read};
 use crate::errors::{Class, error, read_error};
 use crate::ids::by_prefix;
 use crate::occhat::load;
-
-/// Whether `dir` looks like an OC Chat sessions root: a clean-exit marker,
-/// an `archive/`, `legacy/` or `Chat_logs/` directory, or a first
-/// subdirectory holding a `*_meta.json` (before one holding an OpenHands
-/// `base_state.json` or `events/`) — the command's rule.
-fn is_occhat_root(dir: &Path) -> bool {
-    if dir.join(CLEAN_EXIT_MARKER_NAME).is_file()
-        || dir.join(ARCHIVE_DIR_NAME).is_dir()
-        || dir.join(LEGACY_DIR_NAME).is_dir()
-        || dir.join("Chat_logs").is_dir()
-    {
-        return true;
-    }
-    let Ok(rd) = fs::read_dir(dir) else {
-        return false;
-    };
-    let mut subdirs: Vec<PathBuf> = rd
-        .flatten()
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .map(|e| e.path())
-        .collect();
-    subdirs.sort();
-    for sub in subdirs {
-        let Ok(rd) = fs::read_dir(&sub) else { continue };
-        for e in rd.flatten() {
-            let name = e.file_name();
-            let name = name.to_string_lossy();
-            if name.ends_with("_meta.json") {
-                return true;
-            }
-            if name == FILE_BASE_STATE || name == DIR_EVENTS {
-                return false;
-            }
-        }
-    }
-    false
-}
 
 /// What marks `dir` as an OC Chat store in the flat layout from before
 /// session directories (`{name}.json` metas with a `session_name` at the
@@ -128,7 +89,7 @@ pub fn open(py: Python<'_>, path: PathBuf) -> PyResult<Store> {
                 ids: OnceLock::new(),
             });
         }
-        if !openhands::is_conversation_dir(&path) && is_occhat_root(&path) {
+        if !openhands::is_conversation_dir(&path) && agentlog::occhat::is_sessions_dir(&path) {
             let list = SessionStore::new(&path).list_sessions();
             if list.sessions.is_empty()
                 && let Some(what) = legacy_occhat(&path)
