@@ -20,6 +20,19 @@ pub fn data_dir() -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data"))
 }
 
+/// Says that a part of a test cannot run on this machine and why (printed),
+/// so the caller returns without checking it. Under CI (`CI` set, as
+/// `.ci/run` runs) nothing may be skipped for want of a facility the
+/// project's CI machine has (root, a tmpfs mount, `mknod`, FIFOs,
+/// `setpriv`, file-system events): it panics instead, so a missing
+/// facility fails the run rather than passing it silently.
+pub fn skip_unless_ci(test: &str, why: &str) {
+    if std::env::var_os("CI").is_some() {
+        panic!("{test}: cannot run here ({why}), and CI skips nothing");
+    }
+    eprintln!("note: {test}: skipped: {why}");
+}
+
 /// The name the test harness gives the test function `name` of the module
 /// `module` (the caller's `module_path!()`): the module path without the
 /// crate's name, for running one test of this binary again in a child

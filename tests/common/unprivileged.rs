@@ -52,17 +52,22 @@ pub fn checks_run_here(module: &str, name: &str) -> bool {
     match probe {
         Ok(o) if o.status.success() => {}
         Ok(o) => {
-            eprintln!(
-                "note: {test}: running as root, and `setpriv` cannot run the test binary \
-                 as `nobody` ({}): the permission checks are skipped",
-                String::from_utf8_lossy(&o.stderr).trim()
+            crate::common::skip_unless_ci(
+                &test,
+                &format!(
+                    "running as root, and `setpriv` cannot run the test binary as `nobody` \
+                     ({}): the permission checks",
+                    String::from_utf8_lossy(&o.stderr).trim()
+                ),
             );
             return false;
         }
         Err(e) => {
-            eprintln!(
-                "note: {test}: running as root, and `setpriv` cannot be started ({e}): \
-                 the permission checks are skipped"
+            crate::common::skip_unless_ci(
+                &test,
+                &format!(
+                    "running as root, and `setpriv` cannot be started ({e}): the permission checks"
+                ),
             );
             return false;
         }

@@ -116,3 +116,73 @@ fn an_unreadable_directory() {
     assert_eq!(json_lines(&stdout(&ls_store)).len(), 1);
     assert!(stderr(&ls_store).contains(p(&hidden)));
 }
+
+/// Every command that reads the damaged store (and a damaged OC Chat store
+/// and ASF file) reports each problem as human lines: no line of standard
+/// error carries Rust's `Debug` form of an error, and none panics.
+#[test]
+fn damaged_inputs_give_human_lines_never_debug_output() {
+    let d = damaged();
+    let tmp = tempfile::tempdir().unwrap();
+    let sessions = tmp.path().join("sessions");
+    common::copy_tree(
+        &common::corpus_dir().join("occhat/sample_recovery/sessions"),
+        &sessions,
+    );
+    fs::write(
+        sessions.join("all-good/all-good_2025-04-09--10-07-00_meta.json"),
+        b"{\"session_name\": \"all-good\", \"model\": ",
+    )
+    .unwrap();
+    let asf = tmp.path().join("broken.jsonl");
+    fs::write(
+        &asf,
+        b"{\"type\":\"session\",\"format\":\"agentsession/0.10\"\n{not json\n",
+    )
+    .unwrap();
+    let out_dir = tmp.path().join("out");
+    let (root, chat, coding, sub) = (p(&d.root), p(&d.chat), p(&d.coding), p(&d.subagent));
+    let (s, a, o) = (p(&sessions), p(&asf), p(&out_dir));
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["ls", root],
+        vec!["stats", root],
+        vec!["check", root],
+        vec!["export", "--jsonl", root],
+        vec!["events", chat],
+        vec!["files", chat],
+        vec!["view", chat],
+        vec!["tree", chat],
+        vec!["show", chat, "--index", "11"],
+        vec!["events", coding],
+        vec!["view", coding],
+        vec!["html", coding],
+        vec!["view", sub],
+        vec!["asf", "convert", root, "-o", o],
+        vec!["asf", "convert", s, "-o", o],
+        vec!["asf", "check", a],
+        vec!["asf", "context", a],
+        vec!["ls", s],
+        vec!["stats", s],
+        vec!["check", s],
+        vec!["occhat", "--sessions-dir", s, "list"],
+    ];
+    for c in cases {
+        let out = run(&c);
+        no_panic(&out, &c);
+        let err = stderr(&out);
+        for line in err.lines() {
+            for debug in [
+                "Some(",
+                " { ",
+                "kind:",
+                "Err(",
+                "Ok(",
+                "JsonError",
+                "Os {",
+                "\\\"",
+            ] {
+                assert!(!line.contains(debug), "{c:?}: Debug output: {line}");
+            }
+        }
+    }
+}

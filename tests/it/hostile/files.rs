@@ -239,7 +239,7 @@ fn fifo_is_not_opened() {
         .status()
         .is_ok_and(|s| s.success());
     if !made {
-        eprintln!("no mkfifo here: skipped");
+        crate::common::skip_unless_ci("FIFOs as event and state files", "no mkfifo here");
         return;
     }
     fs::remove_file(dir.join("base_state.json")).unwrap();
