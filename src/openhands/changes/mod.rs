@@ -306,6 +306,16 @@ fn now_ns() -> i128 {
         .map_or(0, |d| d.as_nanos() as i128)
 }
 
+/// A directory stamp no directory has (inode 0): the next scan takes the
+/// conversation's directory as replaced, a [`ChangeKind::Rewrite`].
+fn unmatchable(dir: Stamp) -> Stamp {
+    Stamp {
+        dev: 0,
+        ino: 0,
+        ..dir
+    }
+}
+
 fn join_rel(rel: &Path, name: &str) -> PathBuf {
     if rel.as_os_str().is_empty() {
         PathBuf::from(name)
@@ -652,6 +662,15 @@ impl Changes {
     /// scan, the store as read; before, the marks of what was handed out
     /// over the old checkpoint's, with the walk's directories to be listed
     /// again.
+    ///
+    /// Before the end, what the end of the scan would still hand out is
+    /// not recorded as done: a removed directory whose
+    /// [`Removed`](ChangeKind::Removed) is not handed out yet keeps the old
+    /// checkpoint's mark (the next scan finds it gone again), and every
+    /// directory of an ID still to be handed out again in full (see
+    /// [Applying the changes](self#applying-the-changes)) gets a mark that
+    /// cannot match its directory, so that the next scan hands it out as a
+    /// [`Rewrite`](ChangeKind::Rewrite) and settles the ID again.
     pub fn checkpoint(&self) -> Checkpoint {
         if self.finished {
             return self.new.clone();
@@ -660,6 +679,50 @@ impl Changes {
         for (k, m) in self.since.conversations.iter() {
             if !cp.conversations.contains_key(k) && !self.gone_done.contains(k) {
                 cp.conversations.insert(k.to_path_buf(), &m);
+            }
+        }
+        let (unsettled, lost) = self.unsettled(&cp);
+        for (rel, id) in lost {
+            match cp.conversations.get(&rel) {
+                // Its ID changed: the next scan sees the old one lost again.
+                Some(mut m) if m.id != id => {
+                    m.id = id;
+                    m.dir = unmatchable(m.dir);
+                    cp.conversations.insert(rel, &m);
+                }
+                Some(_) => {}
+                // Gone: the old mark, to be found gone again (a sub-agent's
+                // named among its parent's, which the next scan looks at).
+                None => {
+                    if let Some(m) = self.since.conversations.get(&rel) {
+                        if m.depth > 0
+                            && let (Some(name), Some(parent)) = (
+                                rel.file_name().and_then(|n| n.to_str()),
+                                rel.parent().and_then(Path::parent),
+                            )
+                            && let Some(mut pm) = cp.conversations.get(parent)
+                            && let Err(at) = pm.subagents.binary_search_by(|s| s.as_str().cmp(name))
+                        {
+                            pm.subagents.insert(at, name.to_owned());
+                            cp.conversations.insert(parent.to_path_buf(), &pm);
+                        }
+                        cp.conversations.insert(rel, &m);
+                    }
+                }
+            }
+        }
+        if !unsettled.is_empty() {
+            let keys: Vec<PathBuf> = cp
+                .conversations
+                .iter()
+                .filter(|(_, m)| unsettled.contains(&m.id))
+                .map(|(k, _)| k.to_path_buf())
+                .collect();
+            for k in keys {
+                if let Some(mut m) = cp.conversations.get(&k) {
+                    m.dir = unmatchable(m.dir);
+                    cp.conversations.insert(k, &m);
+                }
             }
         }
         for d in cp.dirs.values_mut() {
