@@ -27,12 +27,12 @@
 //! Every directory and file a run writes is inside OUT_DIR: `_agentlog/`,
 //! `runs/`, `pending/`, the table and partition directories are made (or
 //! found) as real directories by
-//! [`create_dir_inside`](crate::output::create_dir_inside), the lock is
+//! [`create_dir_inside`], the lock is
 //! opened without following a link, the manifests are written as files the
 //! tool owns ([`Output::create_entry`]: a link at a manifest's name is
 //! replaced, never written through), and part files are new files. A
 //! symbolic link where one of these directories, or the lock, would be is
-//! refused ([`OutputError::Link`](crate::output::OutputError::Link)) before
+//! refused ([`OutputError::Link`]) before
 //! anything is written. OUT_DIR itself may be reached through links: it is
 //! the user's.
 

@@ -22,6 +22,12 @@
 //! writes the whole dataset beside OUT_DIR and puts it in OUT_DIR's place
 //! in one rename (Linux; elsewhere two), and with `--checkpoint` starts the
 //! checkpoint afresh.
+//!
+//! Nothing is written outside OUT_DIR: a symbolic link where one of the
+//! dataset's directories or its lock would be is refused
+//! ([`agentlog::parquet::run`]). The checkpoint path is checked (a link,
+//! a missing directory refused) before anything is written, `--replace`
+//! included.
 
 use std::collections::{HashMap, HashSet};
 use std::fs;
