@@ -50,6 +50,17 @@
 //! [`OutputError::NotAFile`], nothing written. The directory's own path may
 //! go through links: it is the user's.
 //!
+//! # Directories the tool creates
+//!
+//! Directories the tool creates inside a directory the user gave (a
+//! Parquet dataset's `_agentlog/`, its table and partition directories)
+//! are made by [`create_dir_inside`], and looked for by [`dir_inside`]:
+//! each component under the user's directory is a real directory, or is
+//! created as one; a symbolic link there, dangling or not, is
+//! [`OutputError::Link`] and nothing is created past it, so a link planted
+//! in the directory cannot lead a write outside it. As above, the user's
+//! directory itself may be reached through links.
+//!
 //! Before opening, a caller can refuse an output that would replace one of
 //! its inputs ([`OutputPath::refuse_input`], by file identity: device and
 //! inode, links followed) or a file under a directory it must not write
@@ -190,6 +201,14 @@ pub enum OutputError {
     #[error("{}: more than {MAX_LINKS} symbolic links (a loop?); nothing written", path.display())]
     LinkLoop {
         /// The path as given.
+        path: PathBuf,
+    },
+    /// A symbolic link (dangling or not) where a directory or file the
+    /// tool creates inside a directory the user gave would be
+    /// ([`create_dir_inside`], [`dir_inside`]): never followed.
+    #[error("{}: a symbolic link where the tool's own directory or file would be; links are not followed out of the directory given (remove the link); nothing written", path.display())]
+    Link {
+        /// The link.
         path: PathBuf,
     },
     /// The output would replace a file the caller must not write: one of
@@ -556,6 +575,90 @@ impl OutputPath {
     }
 }
 
+/// Makes `root/rel` a directory inside `root` (see the [module
+/// docs](self#directories-the-tool-creates)): each component of `rel` in
+/// turn is a directory already, or is created; a symbolic link among them,
+/// dangling or not, is [`OutputError::Link`], anything else not a
+/// directory [`OutputError::ParentNotDirectory`], and nothing is created
+/// past it. `root` itself may be reached through links (it is the
+/// user's) and must be a directory; `rel` is names only (no `..`, not
+/// absolute). Returns `root/rel`.
+pub fn create_dir_inside(root: &Path, rel: &Path) -> Result<PathBuf, OutputError> {
+    walk_inside(root, rel, true).map(|p| p.unwrap_or_else(|| root.join(rel)))
+}
+
+/// [`create_dir_inside`] creating nothing: whether `root/rel` is a
+/// directory inside `root` (`false`: it, or a directory above it under
+/// `root`, does not exist); the same errors for a link or a non-directory
+/// on the way.
+pub fn dir_inside(root: &Path, rel: &Path) -> Result<bool, OutputError> {
+    walk_inside(root, rel, false).map(|p| p.is_some())
+}
+
+/// The walk of [`create_dir_inside`] and [`dir_inside`]: `None` when a
+/// component is missing and `create` is false.
+fn walk_inside(root: &Path, rel: &Path, create: bool) -> Result<Option<PathBuf>, OutputError> {
+    let target = root.join(rel);
+    match fs::metadata(root) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => {
+            return Err(OutputError::ParentNotDirectory {
+                path: target,
+                parent: root.to_path_buf(),
+            });
+        }
+        Err(e) if e.kind() == ErrorKind::NotFound => {
+            return Err(OutputError::NoParent {
+                path: target,
+                parent: root.to_path_buf(),
+            });
+        }
+        Err(e) => return Err(io_err("examine", root, e)),
+    }
+    let mut cur = root.to_path_buf();
+    for c in rel.components() {
+        let std::path::Component::Normal(name) = c else {
+            return Err(io_err(
+                "create directory",
+                &target,
+                io::Error::new(ErrorKind::InvalidInput, "not a name inside the directory"),
+            ));
+        };
+        cur.push(name);
+        // Twice at most: a directory created by another process between
+        // the look and the creation is looked at again.
+        let mut tries = 0;
+        loop {
+            match fs::symlink_metadata(&cur) {
+                Ok(m) if m.file_type().is_symlink() => {
+                    return Err(OutputError::Link { path: cur });
+                }
+                Ok(m) if m.is_dir() => break,
+                Ok(_) => {
+                    return Err(OutputError::ParentNotDirectory {
+                        path: target,
+                        parent: cur,
+                    });
+                }
+                Err(e) if e.kind() == ErrorKind::NotFound && !create => return Ok(None),
+                Err(e) if e.kind() == ErrorKind::NotFound => {
+                    // `mkdir` follows no link: a link planted since the
+                    // look makes it fail (it exists), and is seen next.
+                    match fs::create_dir(&cur) {
+                        Ok(()) => break,
+                        Err(e) if e.kind() == ErrorKind::AlreadyExists && tries == 0 => {
+                            tries += 1;
+                        }
+                        Err(e) => return Err(io_err("create directory", &cur, e)),
+                    }
+                }
+                Err(e) => return Err(io_err("examine", &cur, e)),
+            }
+        }
+    }
+    Ok(Some(cur))
+}
+
 fn refuse(given: &Path, replaces: Option<FileId>, input: &Path) -> Result<(), OutputError> {
     match replaces {
         Some(id) if FileId::of(input).ok() == Some(id) => Err(OutputError::Refused {
@@ -607,6 +710,41 @@ mod tests {
             OutputPath::classify(&a),
             Err(OutputError::LinkLoop { .. })
         ));
+    }
+
+    #[test]
+    fn dirs_inside_are_created_never_through_a_link() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("root");
+        let outside = tmp.path().join("outside");
+        fs::create_dir_all(&root).unwrap();
+        fs::create_dir_all(&outside).unwrap();
+        let made = create_dir_inside(&root, Path::new("a/b")).unwrap();
+        assert!(fs::symlink_metadata(&made).unwrap().is_dir());
+        assert!(dir_inside(&root, Path::new("a/b")).unwrap());
+        assert!(!dir_inside(&root, Path::new("a/c")).unwrap());
+        // A link to a directory outside, and a dangling one.
+        std::os::unix::fs::symlink(&outside, root.join("l")).unwrap();
+        std::os::unix::fs::symlink(outside.join("new"), root.join("d")).unwrap();
+        for rel in ["l", "l/x", "d", "d/x"] {
+            assert!(
+                matches!(
+                    create_dir_inside(&root, Path::new(rel)),
+                    Err(OutputError::Link { .. })
+                ),
+                "{rel}"
+            );
+            assert!(matches!(
+                dir_inside(&root, Path::new(rel)),
+                Err(OutputError::Link { .. })
+            ));
+        }
+        assert_eq!(fs::read_dir(&outside).unwrap().count(), 0);
+        assert!(create_dir_inside(&root, Path::new("../x")).is_err());
+        // The root itself may be a link: it is the user's.
+        std::os::unix::fs::symlink(&root, tmp.path().join("alias")).unwrap();
+        assert!(create_dir_inside(&tmp.path().join("alias"), Path::new("a/e")).is_ok());
+        assert!(root.join("a/e").is_dir());
     }
 
     #[test]

@@ -344,10 +344,13 @@ impl Dataset {
         let part = if self.only.is_some() {
             None
         } else {
-            let mut dir = self.root.join(table.name());
+            let mut rel = PathBuf::from(table.name());
             if !partition.is_empty() {
-                dir.push(partition);
+                rel.push(partition);
             }
+            // Inside the dataset: a link at the table's or the
+            // partition's directory is refused, never written through.
+            let dir = crate::output::create_dir_inside(&self.root, &rel)?;
             self.seq += 1;
             let dest = dir.join(format!("{}-{:04}.parquet", self.stem, self.seq));
             Some(Part::create(table, dest, self.options.row_group_rows)?)

@@ -86,6 +86,12 @@ pub enum DatasetError {
         /// The writer's error.
         source: ::parquet::errors::ParquetError,
     },
+    /// A directory or file of the dataset could not be made inside
+    /// OUT_DIR: a symbolic link, or something not a directory, where one
+    /// of its directories or files would be (see [`run`]); nothing was
+    /// written through it.
+    #[error(transparent)]
+    Output(#[from] crate::output::OutputError),
     /// Rows did not fit their schema (a bug of this module).
     #[error("rows that do not fit their table: {0}")]
     Arrow(arrow_schema::ArrowError),

@@ -58,15 +58,17 @@ fn properties(table: Table, row_group_rows: usize) -> WriterProperties {
 }
 
 impl Part {
-    /// Creates the temporary file of the part whose final path is `dest`
-    /// (its directory is created when missing).
+    /// Creates the temporary file of the part whose final path is `dest`,
+    /// in its directory, which exists (made by the caller inside the
+    /// dataset: [`create_dir_inside`](crate::output::create_dir_inside)).
+    /// The temporary file is a new file (`O_EXCL`: a link at its name is
+    /// an error, never followed).
     pub(crate) fn create(
         table: Table,
         dest: PathBuf,
         row_group_rows: usize,
     ) -> Result<Part, DatasetError> {
         let dir = dest.parent().unwrap_or(Path::new("."));
-        fs::create_dir_all(dir).map_err(|e| DatasetError::io(dir, e))?;
         let name = dest
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())

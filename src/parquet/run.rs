@@ -23,10 +23,25 @@
 //! and so is every temporary part file no manifest names. So a killed
 //! run's rows are never read, and a run's rows are read once its
 //! checkpoint is saved, whatever moment the run was stopped at.
+//!
+//! Every directory and file a run writes is inside OUT_DIR: `_agentlog/`,
+//! `runs/`, `pending/`, the table and partition directories are made (or
+//! found) as real directories by
+//! [`create_dir_inside`], the lock is
+//! opened without following a link, the manifests are written as files the
+//! tool owns ([`Output::create_entry`]: a link at a manifest's name is
+//! replaced, never written through), and part files are new files. A
+//! symbolic link where one of these directories, or the lock, would be is
+//! refused ([`OutputError::Link`]) before
+//! anything is written. OUT_DIR itself may be reached through links: it is
+//! the user's.
 
 use std::fs::{self, File};
 use std::io::{self, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Component, Path, PathBuf};
+
+use crate::output::{Output, OutputError, create_dir_inside, dir_inside};
 
 use crate::json::Parser;
 use crate::json::write::write_str;
@@ -167,17 +182,37 @@ impl DatasetDir {
     /// checkpoint from one that did not.
     pub fn open(root: &Path, checkpoint: Option<&str>) -> Result<DatasetDir, DatasetError> {
         fs::create_dir_all(root).map_err(io_at(root))?;
-        let meta = root.join(META_DIR);
-        for d in [meta.join("runs"), meta.join("pending")] {
-            fs::create_dir_all(&d).map_err(io_at(&d))?;
-        }
+        // Inside OUT_DIR, never through a link: looked at before anything
+        // is created.
+        let meta = create_dir_inside(root, Path::new(META_DIR))?;
         let lock_path = meta.join("lock");
+        match fs::symlink_metadata(&lock_path) {
+            Ok(m) if m.file_type().is_symlink() => {
+                return Err(OutputError::Link { path: lock_path }.into());
+            }
+            Ok(m) if !m.is_file() => {
+                return Err(DatasetError::io(
+                    &lock_path,
+                    io::Error::other("not a regular file"),
+                ));
+            }
+            _ => {}
+        }
+        for d in ["runs", "pending"] {
+            create_dir_inside(root, &Path::new(META_DIR).join(d))?;
+        }
         let lock = fs::OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
             .open(&lock_path)
-            .map_err(io_at(&lock_path))?;
+            .map_err(|e| match e.raw_os_error() {
+                Some(libc::ELOOP) => DatasetError::from(OutputError::Link {
+                    path: lock_path.clone(),
+                }),
+                _ => DatasetError::io(&lock_path, e),
+            })?;
         if let Err(e) = lock.try_lock() {
             let why = match e {
                 fs::TryLockError::WouldBlock => {
@@ -186,6 +221,11 @@ impl DatasetDir {
                 fs::TryLockError::Error(e) => e,
             };
             return Err(DatasetError::io(root, why));
+        }
+        // A table's directory that is a link is never written through,
+        // nor cleaned.
+        for table in Table::ALL {
+            dir_inside(root, Path::new(table.name()))?;
         }
         let mut dir = DatasetDir {
             root: root.to_path_buf(),
@@ -248,8 +288,12 @@ impl DatasetDir {
                 }
                 _ => {
                     for rel in facts.iter().flat_map(|f| &f.parts) {
-                        let tmp = tmp_of(&self.root.join(rel));
-                        let _ = fs::remove_file(&tmp);
+                        // Only inside the dataset (no link on the way).
+                        let dir = rel.parent().unwrap_or(Path::new(""));
+                        if dir_inside(&self.root, dir)? {
+                            let tmp = tmp_of(&self.root.join(rel));
+                            let _ = fs::remove_file(&tmp);
+                        }
                     }
                     fs::remove_file(&path).map_err(io_at(&path))?;
                 }
@@ -412,6 +456,12 @@ fn publish_all(
 ) -> Result<(), DatasetError> {
     let mut dirs: Vec<&Path> = Vec::new();
     for (tmp, dest) in staged {
+        // Renamed only inside the dataset: no link on the way to the
+        // part's directory.
+        let rel = relative(root, dest)?;
+        if let Some(dir) = Path::new(&rel).parent() {
+            dir_inside(root, dir)?;
+        }
         publish(tmp, dest)?;
         if let Some(d) = dest.parent()
             && !dirs.contains(&d)
@@ -498,11 +548,13 @@ fn parse_manifest(bytes: &[u8], parser: &mut Parser) -> Option<ManifestFacts> {
     })
 }
 
-/// The `*.json` names in `dir` (not hidden), sorted.
+/// The `*.json` names of regular files in `dir` (not hidden; a link is
+/// not a manifest), sorted.
 fn json_files(dir: &Path) -> Result<Vec<String>, DatasetError> {
     let mut names: Vec<String> = fs::read_dir(dir)
         .map_err(io_at(dir))?
         .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .filter(|n| n.ends_with(".json") && !n.starts_with('.'))
         .collect();
@@ -541,27 +593,15 @@ fn remove_tmp_parts(dir: &Path) -> Result<(), DatasetError> {
     Ok(())
 }
 
-/// Writes `bytes` to `dir/name` atomically: a new temporary file beside
-/// it, synced, renamed over the name, the directory synced.
+/// Writes `bytes` to `dir/name` atomically, as a file the tool owns
+/// ([`Output::create_entry`]): a new temporary file beside it, synced,
+/// renamed over the name (a link there replaced, never written through),
+/// the directory synced.
 fn write_atomic_in(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), DatasetError> {
-    let tmp = dir.join(format!(".{name}.{}.tmp", uuid::Uuid::new_v4().simple()));
     let dest = dir.join(name);
-    let res = (|| {
-        let mut f = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)
-            .map_err(io_at(&tmp))?;
-        f.write_all(bytes).map_err(io_at(&tmp))?;
-        f.sync_all().map_err(io_at(&tmp))?;
-        drop(f);
-        fs::rename(&tmp, &dest).map_err(io_at(&dest))
-    })();
-    if res.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    res?;
-    sync_dir(dir);
+    let mut f = Output::create_entry(&dest)?;
+    f.write_all(bytes).map_err(io_at(&dest))?;
+    f.commit()?;
     Ok(())
 }
 

@@ -22,6 +22,12 @@
 //! writes the whole dataset beside OUT_DIR and puts it in OUT_DIR's place
 //! in one rename (Linux; elsewhere two), and with `--checkpoint` starts the
 //! checkpoint afresh.
+//!
+//! Nothing is written outside OUT_DIR: a symbolic link where one of the
+//! dataset's directories or its lock would be is refused
+//! ([`agentlog::parquet::run`]). The checkpoint path is checked (a link,
+//! a missing directory refused) before anything is written, `--replace`
+//! included.
 
 use std::collections::{HashMap, HashSet};
 use std::fs;
@@ -108,6 +114,13 @@ pub fn run(
     if args.replace {
         return run_replace(paths, checkpoint, args, out_dir);
     }
+    // The checkpoint and the store before anything is written: a
+    // checkpoint that could not be saved (a link, a missing directory) or
+    // read leaves OUT_DIR as it was (not even created).
+    let since = match checkpoint {
+        Some(cp) => Some((crate::since::load(cp)?, crate::since::one_store(paths, cp)?)),
+        None => None,
+    };
     let now = checkpoint.and_then(digest_of);
     let dir = DatasetDir::open(out_dir, now.as_deref()).map_err(fatal)?;
     let shown = out_dir.display();
@@ -143,7 +156,7 @@ pub fn run(
         _ => {}
     }
     let run = RunId::new(now_micros());
-    match checkpoint {
+    match checkpoint.zip(since) {
         None => {
             let (written, status) = write_full(&dir, &run, paths, args)?;
             let pending = dir
@@ -152,9 +165,7 @@ pub fn run(
             pending.publish().map_err(fatal)?;
             Ok(status.code())
         }
-        Some(cp) => {
-            let since = crate::since::load(cp)?;
-            let root = crate::since::one_store(paths, cp)?;
+        Some((cp, (since, root))) => {
             let (written, next, supersedes) = write_since(&dir, &run, root, since.as_ref(), args)?;
             let after = checkpoint_digest(&next.to_bytes());
             let pending = dir
@@ -184,6 +195,17 @@ fn run_replace(
     out_dir: &Path,
 ) -> Res<u8> {
     let shown = out_dir.display();
+    // The checkpoint path before anything is written: one that could not
+    // be saved once the dataset is replaced (a link, a missing directory)
+    // leaves OUT_DIR as it was. Its contents are not read: --replace
+    // starts it afresh.
+    let store = match checkpoint {
+        Some(cp) => {
+            crate::since::check_path(cp)?;
+            Some(crate::since::one_store(paths, cp)?)
+        }
+        None => None,
+    };
     let mut old_lock = None;
     if let Ok(m) = fs::symlink_metadata(out_dir) {
         if m.file_type().is_symlink() || !m.is_dir() {
@@ -219,7 +241,7 @@ fn run_replace(
     let run = RunId::new(now_micros());
     let new = parent.join(format!("{prefix}{}", run.name()));
     let dir = DatasetDir::open(&new, None).map_err(fatal)?;
-    let (status, next) = match checkpoint {
+    let (status, next) = match checkpoint.zip(store) {
         None => {
             let (written, status) = write_full(&dir, &run, paths, args)?;
             let pending = dir
@@ -228,8 +250,7 @@ fn run_replace(
             pending.publish().map_err(fatal)?;
             (status, None)
         }
-        Some(cp) => {
-            let root = crate::since::one_store(paths, cp)?;
+        Some((cp, root)) => {
             let (written, next, _) = write_since(&dir, &run, root, None, args)?;
             let after = checkpoint_digest(&next.to_bytes());
             let pending = dir

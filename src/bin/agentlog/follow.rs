@@ -140,6 +140,7 @@ pub fn run(mut args: Args, out: &mut Out) -> Res<u8> {
     match &args.checkpoint {
         Some(cp) => match args.paths.as_slice() {
             [one] if matches!(resolve(one), Ok(Target::OcChat { .. })) => {
+                crate::since::check_path(cp)?;
                 if crate::since::is_empty_file(cp) {
                     crate::out::warn(&format!(
                         "{}: empty: no checkpoint yet (a first run; the checkpoint is saved there)",

@@ -76,9 +76,7 @@ pub fn write_change(out: &mut Out, line: &mut Vec<u8>, c: &Change<'_>) -> Res<()
 /// Loads the checkpoint at `path` (none yet is a first run; an empty file
 /// is none yet, said on standard error).
 pub fn load(path: &Path) -> Res<Option<Checkpoint>> {
-    // A checkpoint that could not be saved is refused before anything is
-    // read or written (a missing directory, a directory or FIFO there).
-    agentlog::output::OutputPath::classify_entry(path).map_err(|e| Fail::Fatal(e.to_string()))?;
+    check_path(path)?;
     if is_empty_file(path) {
         warn(&format!(
             "{}: empty: no checkpoint yet (a first run; the checkpoint is saved there)",
@@ -86,6 +84,22 @@ pub fn load(path: &Path) -> Res<Option<Checkpoint>> {
         ));
     }
     Checkpoint::load_or_none(path).map_err(|e| Fail::Fatal(e.to_string()))
+}
+
+/// Refuses, before anything is read or written, a checkpoint path that
+/// could not be saved (a missing directory, a directory, FIFO or device
+/// there: `OutputPath::classify_entry`) or is a symbolic link (a
+/// checkpoint is the regular file at the path given; `CheckpointError::Link`).
+/// The checkpoint's contents are not read.
+pub fn check_path(path: &Path) -> Res<()> {
+    agentlog::output::OutputPath::classify_entry(path).map_err(|e| Fail::Fatal(e.to_string()))?;
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        let e = agentlog::openhands::CheckpointError::Link {
+            path: path.to_path_buf(),
+        };
+        return Err(Fail::Fatal(e.to_string()));
+    }
+    Ok(())
 }
 
 /// Whether `path` is an empty regular file: no checkpoint yet.

@@ -64,7 +64,11 @@
 //!   rewrite (all of them) or a repair (that one).
 //! - A scan stopped early gives a checkpoint that records only what was
 //!   handed out ([`Changes::checkpoint`] at any point); the walk's
-//!   directories are then listed again by the next scan.
+//!   directories are then listed again by the next scan, a removal not yet
+//!   handed out is found again, and an ID not yet handed out again in full
+//!   (see [Applying the changes](#applying-the-changes)) is rewritten by
+//!   the next scan. What the stopped scan and the next one hand out,
+//!   applied in turn, is what one scan to the end would give.
 //! - With a settle time ([`ScanOptions::settle`]), an event file that is
 //!   malformed and was modified within that time — a writer still writing
 //!   it — is held back, with every later index, and read again by the next
@@ -77,6 +81,44 @@
 //!   symbolic link whose target appears), and a change within one tick of
 //!   a file system whose timestamps are coarser than
 //!   [`RACY_MARGIN_NS`](super::checkpoint::RACY_MARGIN_NS).
+//!
+//!
+//! # Applying the changes
+//!
+//! What a consumer holds is keyed by conversation ID (and an event by its
+//! index within the ID), not by directory: a renamed directory is the same
+//! ID under a new path, and a copied directory is a second directory
+//! holding an ID. Applying each change in the order handed out:
+//!
+//! - a [`Rewrite`](ChangeKind::Rewrite) drops everything held of the ID;
+//!   the change's events follow (all of them);
+//! - a [`Removed`](ChangeKind::Removed) drops everything held of the ID;
+//! - every event handed out ([`Change::events`]) sets the event at its
+//!   index of the ID, an event handed out again (a repair, a rewrite)
+//!   replacing what was held;
+//!
+//! gives, over a chain of scans, what reading the whole store gives: for
+//! every ID its events, at each index the event of one of the directories
+//! holding the ID. To that end each scan settles, at its end, the IDs whose
+//! directories changed:
+//!
+//! - a new directory whose ID was held before (a rename, a copy, a
+//!   directory put back) is a `Rewrite` of the ID, never its events added
+//!   after what is held;
+//! - `Removed` comes at the end of the scan, and only for an ID that no
+//!   directory holds any more: never after the events of another directory
+//!   of the same ID (a rename hands its events out once, as the new
+//!   directory's `Rewrite`);
+//! - an ID that lost a directory while others still hold it, or that was
+//!   rewritten while other directories hold it too, is handed out again in
+//!   full at the end of the scan: its first directory (in path order) as a
+//!   `Rewrite`, every other one as an [`Updated`](ChangeKind::Updated)
+//!   change from index 0, each with [`Change::again`] set (the directory
+//!   itself did not change; a consumer that keeps per-directory state can
+//!   skip it, one keyed by ID must apply it).
+//!
+//! A scan stopped before its end leaves the rest of this settling to the
+//! next scan ([`Changes::checkpoint`]).
 //!
 //! [`find_sessions`]: super::find_sessions
 
@@ -304,6 +346,16 @@ fn now_ns() -> i128 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as i128)
+}
+
+/// A directory stamp no directory has (inode 0): the next scan takes the
+/// conversation's directory as replaced, a [`ChangeKind::Rewrite`].
+fn unmatchable(dir: Stamp) -> Stamp {
+    Stamp {
+        dev: 0,
+        ino: 0,
+        ..dir
+    }
 }
 
 fn join_rel(rel: &Path, name: &str) -> PathBuf {
@@ -652,6 +704,15 @@ impl Changes {
     /// scan, the store as read; before, the marks of what was handed out
     /// over the old checkpoint's, with the walk's directories to be listed
     /// again.
+    ///
+    /// Before the end, what the end of the scan would still hand out is
+    /// not recorded as done: a removed directory whose
+    /// [`Removed`](ChangeKind::Removed) is not handed out yet keeps the old
+    /// checkpoint's mark (the next scan finds it gone again), and every
+    /// directory of an ID still to be handed out again in full (see
+    /// [Applying the changes](self#applying-the-changes)) gets a mark that
+    /// cannot match its directory, so that the next scan hands it out as a
+    /// [`Rewrite`](ChangeKind::Rewrite) and settles the ID again.
     pub fn checkpoint(&self) -> Checkpoint {
         if self.finished {
             return self.new.clone();
@@ -660,6 +721,50 @@ impl Changes {
         for (k, m) in self.since.conversations.iter() {
             if !cp.conversations.contains_key(k) && !self.gone_done.contains(k) {
                 cp.conversations.insert(k.to_path_buf(), &m);
+            }
+        }
+        let (unsettled, lost) = self.unsettled(&cp);
+        for (rel, id) in lost {
+            match cp.conversations.get(&rel) {
+                // Its ID changed: the next scan sees the old one lost again.
+                Some(mut m) if m.id != id => {
+                    m.id = id;
+                    m.dir = unmatchable(m.dir);
+                    cp.conversations.insert(rel, &m);
+                }
+                Some(_) => {}
+                // Gone: the old mark, to be found gone again (a sub-agent's
+                // named among its parent's, which the next scan looks at).
+                None => {
+                    if let Some(m) = self.since.conversations.get(&rel) {
+                        if m.depth > 0
+                            && let (Some(name), Some(parent)) = (
+                                rel.file_name().and_then(|n| n.to_str()),
+                                rel.parent().and_then(Path::parent),
+                            )
+                            && let Some(mut pm) = cp.conversations.get(parent)
+                            && let Err(at) = pm.subagents.binary_search_by(|s| s.as_str().cmp(name))
+                        {
+                            pm.subagents.insert(at, name.to_owned());
+                            cp.conversations.insert(parent.to_path_buf(), &pm);
+                        }
+                        cp.conversations.insert(rel, &m);
+                    }
+                }
+            }
+        }
+        if !unsettled.is_empty() {
+            let keys: Vec<PathBuf> = cp
+                .conversations
+                .iter()
+                .filter(|(_, m)| unsettled.contains(&m.id))
+                .map(|(k, _)| k.to_path_buf())
+                .collect();
+            for k in keys {
+                if let Some(mut m) = cp.conversations.get(&k) {
+                    m.dir = unmatchable(m.dir);
+                    cp.conversations.insert(k, &m);
+                }
             }
         }
         for d in cp.dirs.values_mut() {

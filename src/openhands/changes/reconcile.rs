@@ -157,6 +157,65 @@ impl Changes {
         }
     }
 
+    /// For a checkpoint `cp` taken before the scan's end: the IDs whose
+    /// settling (see the [module docs](self)) is not all handed out yet,
+    /// and the directories that lost one of them (path, the ID lost). Before
+    /// the end is planned, every ID that lost a directory or was rewritten
+    /// so far, unless its rewrite already covers every directory `cp`
+    /// holds it at (a rename); after, the IDs of the items not handed out.
+    pub(super) fn unsettled(&self, cp: &Checkpoint) -> (HashSet<String>, Vec<(PathBuf, String)>) {
+        let mut ids = HashSet::new();
+        let mut lost = Vec::new();
+        if self.ids.planned {
+            for item in &self.ids.todo {
+                match item {
+                    Settle::Removed(g) => {
+                        ids.insert(g.id.clone());
+                        lost.push((g.rel.clone(), g.id.clone()));
+                    }
+                    Settle::Again { id, .. } => {
+                        ids.insert(id.clone());
+                    }
+                }
+            }
+            return (ids, lost);
+        }
+        let candidates: BTreeSet<&String> = self
+            .ids
+            .lost
+            .iter()
+            .map(|g| &g.id)
+            .chain(self.ids.rewritten.keys())
+            .collect();
+        if candidates.is_empty() {
+            return (ids, lost);
+        }
+        let mut holders: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
+        for (k, m) in cp.conversations.iter() {
+            if candidates.contains(&m.id) {
+                holders.entry(m.id).or_default().push(k.to_path_buf());
+            }
+        }
+        for id in candidates {
+            let held = holders.get(id).map_or(&[][..], Vec::as_slice);
+            if self
+                .ids
+                .rewritten
+                .get(id)
+                .is_some_and(|e| e.as_slice() == held)
+            {
+                continue;
+            }
+            ids.insert(id.clone());
+        }
+        for g in &self.ids.lost {
+            if ids.contains(&g.id) {
+                lost.push((g.rel.clone(), g.id.clone()));
+            }
+        }
+        (ids, lost)
+    }
+
     /// The next item of the end of the scan, made current; `None` when
     /// there is none.
     pub(super) fn reconcile_step(&mut self) -> Option<ScanStep> {

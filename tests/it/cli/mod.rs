@@ -23,6 +23,8 @@ mod incremental_parquet;
 mod ls;
 mod occhat;
 mod owned_paths;
+#[cfg(feature = "parquet")]
+mod owned_paths_parquet;
 #[cfg(all(feature = "parquet", feature = "gen"))]
 mod parquet;
 #[cfg(all(feature = "parquet", feature = "gen"))]

@@ -630,3 +630,153 @@ fn history_changes_are_told_when_only_events_changed() {
     let (l, k, _) = scan(&root, Some(&ch.into_checkpoint()), ScanOptions::default());
     assert!(l.is_empty() && k.is_empty(), "{k:?}");
 }
+
+/// What a consumer holds, applying changes by the rule of the changes
+/// module's docs ("Applying the changes"): by conversation ID, by index,
+/// the event's bytes.
+type HeldEvents = BTreeMap<String, BTreeMap<u64, Vec<u8>>>;
+
+/// Applies one change: a `Rewrite` or `Removed` drops what is held of the
+/// ID; each event handed out sets its index.
+fn apply_change(held: &mut HeldEvents, c: &agentlog::openhands::Change<'_>) {
+    if matches!(c.kind, ChangeKind::Rewrite | ChangeKind::Removed) {
+        held.remove(c.id);
+    }
+    for e in c.events() {
+        held.entry(c.id.to_owned())
+            .or_default()
+            .insert(e.index(), e.raw().to_vec());
+    }
+}
+
+/// A scan applied to `held`, stopped after `stop_after` items (to its end
+/// when `None`): how many items it handed out, and its checkpoint, taken
+/// where it stopped and read back from its bytes as a caller saves it.
+fn scan_applying(
+    root: &Path,
+    since: Option<&Checkpoint>,
+    held: &mut HeldEvents,
+    stop_after: Option<usize>,
+) -> (usize, Checkpoint) {
+    let mut ch = Store::changes_since(root, since, ScanOptions::default()).unwrap();
+    let mut n = 0;
+    while stop_after != Some(n) {
+        let Some(c) = ch.next() else { break };
+        apply_change(held, &c.unwrap());
+        n += 1;
+    }
+    let cp = ch.checkpoint();
+    let cp = Checkpoint::from_bytes(&cp.to_bytes(), Path::new("cp")).unwrap();
+    (n, cp)
+}
+
+/// `held` is what a full read gives: the same IDs and indexes, and at each
+/// the bytes of one of the directories holding the ID.
+fn same_as_full_read(held: &HeldEvents, root: &Path) -> Result<(), String> {
+    let (lines, _, _) = scan(root, None, ScanOptions::default());
+    let mut want: BTreeMap<String, BTreeMap<u64, Vec<Vec<u8>>>> = BTreeMap::new();
+    for (id, _, i, _, raw) in lines {
+        want.entry(id)
+            .or_default()
+            .entry(i)
+            .or_default()
+            .push(raw.unwrap_or_default());
+    }
+    let keys = |m: Vec<&String>| m.into_iter().cloned().collect::<Vec<_>>();
+    if keys(held.keys().collect()) != keys(want.keys().collect()) {
+        return Err(format!(
+            "IDs: held {:?}, full {:?}",
+            held.keys().collect::<Vec<_>>(),
+            want.keys().collect::<Vec<_>>()
+        ));
+    }
+    for (id, evs) in &want {
+        let h = &held[id];
+        if h.keys().collect::<Vec<_>>() != evs.keys().collect::<Vec<_>>() {
+            return Err(format!(
+                "{id}: held indexes {:?}, full {:?}",
+                h.keys().collect::<Vec<_>>(),
+                evs.keys().collect::<Vec<_>>()
+            ));
+        }
+        for (i, raws) in evs {
+            if !raws.contains(&h[i]) {
+                return Err(format!("{id} {i}: held bytes of no directory"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// For every point a scan can be stopped at: the scan stopped there, its
+/// checkpoint taken, a rescan from it; what the first scan, the stopped
+/// one and the rescan handed out, applied in turn, is a full read.
+fn stopped_anywhere_loses_nothing(root: &Path, change: impl FnOnce()) {
+    let mut start = HeldEvents::new();
+    let (_, cp1) = scan_applying(root, None, &mut start, None);
+    same_as_full_read(&start, root).unwrap();
+    change();
+    let (total, _) = scan_applying(root, Some(&cp1), &mut start.clone(), None);
+    assert!(total > 1, "something before the deferred items: {total}");
+    for k in 0..=total {
+        let mut held = start.clone();
+        let (_, cp2) = scan_applying(root, Some(&cp1), &mut held, Some(k));
+        let (_, cp3) = scan_applying(root, Some(&cp2), &mut held, None);
+        if let Err(e) = same_as_full_read(&held, root) {
+            panic!("stopped after {k} of {total} items: {e}");
+        }
+        // Settled: the next scan hands out nothing.
+        let (n, _) = scan_applying(root, Some(&cp3), &mut held, None);
+        assert_eq!(n, 0, "stopped after {k}: a scan after the rescan");
+    }
+}
+
+#[test]
+fn a_scan_stopped_before_a_deferred_removal_loses_nothing() {
+    let (_t, root) = store();
+    let sub_parent = full(&root)
+        .keys()
+        .find(|d| d.join("subagents").is_dir())
+        .unwrap()
+        .clone();
+    let chat = full(&root)
+        .keys()
+        .find(|d| d.starts_with(root.join("chat")))
+        .unwrap()
+        .clone();
+    stopped_anywhere_loses_nothing(&root, || {
+        // A sub-agent removed (told at the end of the scan, once no
+        // directory holds its ID), and, after it in the walk, a copy of a
+        // conversation (handed out as a rewrite of its ID, then its ID
+        // again in full at the end).
+        for e in fs::read_dir(sub_parent.join("subagents")).unwrap() {
+            fs::remove_dir_all(e.unwrap().path()).unwrap();
+        }
+        common::copy_tree(&chat, &root.join("zz-copy"));
+    });
+}
+
+#[test]
+fn a_scan_stopped_before_an_id_is_handed_out_again_loses_nothing() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("store");
+    let (_t2, corpus) = store();
+    let chat = full(&corpus)
+        .keys()
+        .find(|d| d.starts_with(corpus.join("chat")))
+        .unwrap()
+        .clone();
+    // Two directories of one ID: `b` holds more events than `a`.
+    common::copy_tree(&chat, &root.join("a"));
+    common::copy_tree(&chat, &root.join("b"));
+    let names = event_file_names(&root.join("a"));
+    for n in names.iter().skip(names.len() - 3) {
+        fs::remove_file(root.join("a/events").join(n)).unwrap();
+    }
+    stopped_anywhere_loses_nothing(&root, || {
+        // `a`'s history changed (a file of it removed): a rewrite of the
+        // ID, then every directory of it again at the end of the scan.
+        let names = event_file_names(&root.join("a"));
+        fs::remove_file(root.join("a/events").join(names.last().unwrap())).unwrap();
+    });
+}
