@@ -72,6 +72,18 @@ mod open;
 pub use dirsync::DirSync;
 pub use open::Output;
 
+/// What the name of every temporary file an [`Output`] makes holds: it is
+/// `.<target's name, at most 100 characters>.agentlog-tmp-<pid>-<n>`,
+/// beside the target.
+pub(crate) const TEMPORARY_MARK: &str = ".agentlog-tmp-";
+
+/// Whether `name` (a file name, no directory) is one an [`Output`] gives
+/// its temporary file: what a killed write leaves beside its target. A
+/// writer that holds its directory's lock may remove such files.
+pub fn is_temporary_name(name: &str) -> bool {
+    name.starts_with('.') && name.contains(TEMPORARY_MARK)
+}
+
 use dirsync::sync_dir;
 
 use std::ffi::OsString;

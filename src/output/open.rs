@@ -71,7 +71,10 @@ impl OutputPath {
         let mut attempt = 0;
         loop {
             let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-            let tmp = dir.join(format!(".{short}.agentlog-tmp-{}-{n}", std::process::id()));
+            let tmp = dir.join(format!(
+                ".{short}{TEMPORARY_MARK}{}-{n}",
+                std::process::id()
+            ));
             let mut o = OpenOptions::new();
             o.write(true).create_new(true);
             // Replacing a file: the temporary file is private until it has

@@ -161,6 +161,10 @@ pub struct DatasetDir {
     latest: Option<RunRecord>,
     empty: bool,
     foreign: Vec<String>,
+    /// `open` created the directory itself.
+    made_root: bool,
+    /// `open` created `_agentlog` (with its lock, `runs` and `pending`).
+    made_meta: bool,
 }
 
 /// A parsed manifest: the fields recovery uses.
@@ -181,6 +185,8 @@ impl DatasetDir {
     /// (`None`: none), which tells a pending incremental run that saved its
     /// checkpoint from one that did not.
     pub fn open(root: &Path, checkpoint: Option<&str>) -> Result<DatasetDir, DatasetError> {
+        let made_root = fs::symlink_metadata(root).is_err();
+        let made_meta = made_root || fs::symlink_metadata(root.join(META_DIR)).is_err();
         fs::create_dir_all(root).map_err(io_at(root))?;
         // Inside OUT_DIR, never through a link: looked at before anything
         // is created.
@@ -233,10 +239,40 @@ impl DatasetDir {
             latest: None,
             empty: true,
             foreign: Vec::new(),
+            made_root,
+            made_meta,
         };
         dir.recover(checkpoint)?;
         dir.survey()?;
         Ok(dir)
+    }
+
+    /// Gives the directory up without writing a run into it, for a caller
+    /// that refuses the run after looking: what `open` made is removed (the
+    /// `_agentlog` folder with its lock, `runs` and `pending` when it was
+    /// not there before, and the directory itself when `open` created it),
+    /// so a refused run leaves the directory as it found it. Best effort: a
+    /// folder no longer empty is left as it is.
+    pub fn give_up(self) {
+        let DatasetDir {
+            root,
+            _lock,
+            made_root,
+            made_meta,
+            ..
+        } = self;
+        if made_meta {
+            let meta = root.join(META_DIR);
+            for d in ["runs", "pending"] {
+                let _ = fs::remove_dir(meta.join(d));
+            }
+            let _ = fs::remove_file(meta.join("lock"));
+            let _ = fs::remove_dir(&meta);
+        }
+        drop(_lock);
+        if made_root {
+            let _ = fs::remove_dir(&root);
+        }
     }
 
     /// The directory.
@@ -301,6 +337,21 @@ impl DatasetDir {
         }
         for table in Table::ALL {
             remove_tmp_parts(&self.root.join(table.name()))?;
+        }
+        // A manifest's temporary file that a killed run left (its write is
+        // atomic: the name holds the whole manifest or nothing); this run
+        // holds the dataset's lock, so no other writer is making one.
+        for d in ["pending", "runs"] {
+            let dir = self.root.join(META_DIR).join(d);
+            for e in fs::read_dir(&dir).map_err(io_at(&dir))?.flatten() {
+                let stale = e
+                    .file_name()
+                    .to_str()
+                    .is_some_and(crate::output::is_temporary_name);
+                if stale && e.file_type().is_ok_and(|t| t.is_file()) {
+                    let _ = fs::remove_file(e.path());
+                }
+            }
         }
         Ok(())
     }

@@ -169,9 +169,8 @@ impl SearchIndex {
                 && !keep.stores.iter().any(|s| s.checkpoint == name);
             // The temporary file of a checkpoint write a killed run left
             // (see `output`): no other writer runs (tantivy's lock is held).
-            let stale = name
-                .strip_prefix('.')
-                .is_some_and(|n| n.starts_with(CHECKPOINT_PREFIX) && n.contains(".agentlog-tmp-"));
+            let stale =
+                crate::output::is_temporary_name(name) && name[1..].starts_with(CHECKPOINT_PREFIX);
             if (old || stale) && e.file_type().is_ok_and(|t| t.is_file()) {
                 let _ = fs::remove_file(self.dir.join(name));
             }

@@ -124,13 +124,11 @@ pub fn run(
     let now = checkpoint.and_then(digest_of);
     let dir = DatasetDir::open(out_dir, now.as_deref()).map_err(fatal)?;
     let shown = out_dir.display();
-    match (checkpoint, dir.latest_run()) {
-        (None, _) if !dir.is_empty() => {
-            return Err(Fail::Fatal(format!(
-                "{shown}: holds a dataset or other files already; a full export writes a new \
-                 dataset: {REPLACE_HINT} (or --checkpoint FILE to add to an incremental one)"
-            )));
-        }
+    let refusal = match (checkpoint, dir.latest_run()) {
+        (None, _) if !dir.is_empty() => Some(format!(
+            "{shown}: holds a dataset or other files already; a full export writes a new \
+             dataset: {REPLACE_HINT} (or --checkpoint FILE to add to an incremental one)"
+        )),
         (Some(cp), None) if !dir.is_empty() || now.is_some() => {
             let why = if dir.is_empty() {
                 format!("the checkpoint {} is not of a dataset in it", cp.display())
@@ -139,21 +137,22 @@ pub fn run(
                  or one of schema version 1)"
                     .to_owned()
             };
-            return Err(Fail::Fatal(format!("{shown}: {why}: {REPLACE_HINT}")));
+            Some(format!("{shown}: {why}: {REPLACE_HINT}"))
         }
-        (Some(_), Some(last)) if last.mode == RunMode::Full => {
-            return Err(Fail::Fatal(format!(
-                "{shown}: holds a full export, not an incremental dataset: {REPLACE_HINT}"
-            )));
-        }
-        (Some(cp), Some(last)) if last.checkpoint_after != now => {
-            return Err(Fail::Fatal(format!(
-                "{shown}: its last run saved another checkpoint than {} holds now (another \
-                 dataset's, or changed since): {REPLACE_HINT}",
-                cp.display()
-            )));
-        }
-        _ => {}
+        (Some(_), Some(last)) if last.mode == RunMode::Full => Some(format!(
+            "{shown}: holds a full export, not an incremental dataset: {REPLACE_HINT}"
+        )),
+        (Some(cp), Some(last)) if last.checkpoint_after != now => Some(format!(
+            "{shown}: its last run saved another checkpoint than {} holds now (another \
+             dataset's, or changed since): {REPLACE_HINT}",
+            cp.display()
+        )),
+        _ => None,
+    };
+    if let Some(why) = refusal {
+        // Refused: OUT_DIR is left as it was found.
+        dir.give_up();
+        return Err(Fail::Fatal(why));
     }
     let run = RunId::new(now_micros());
     match checkpoint.zip(since) {
@@ -216,7 +215,8 @@ fn run_replace(
         // Only a dataset (or an empty directory) is replaced; its lock is
         // held until it is.
         let old = DatasetDir::open(out_dir, None).map_err(fatal)?;
-        if let Some(first) = old.foreign_entries().first() {
+        if let Some(first) = old.foreign_entries().first().cloned() {
+            old.give_up();
             return Err(Fail::Fatal(format!(
                 "{shown}: holds `{first}`, which is not part of a dataset: not replaced"
             )));

@@ -131,3 +131,55 @@ fn a_second_writer_is_refused() {
     let e = DatasetDir::open(&root, None).unwrap_err();
     assert!(e.to_string().contains("another export"), "{e}");
 }
+
+/// A run killed while its manifest was being written leaves the manifest's
+/// temporary file (the write is atomic: the name never holds a part of
+/// it); the next run removes it with the rest of what the killed run left,
+/// and a file of another name is left alone.
+#[test]
+fn a_manifest_half_written_by_a_killed_run_is_removed() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("ds");
+    let dir = DatasetDir::open(&root, None).unwrap();
+    let written = staged(&root, &RunId::new(1));
+    drop(written);
+    drop(dir);
+    let meta = root.join("_agentlog");
+    let half = meta
+        .join("pending")
+        .join(".1-00000000000000000000000000000000.json.agentlog-tmp-4242-0");
+    fs::write(&half, b"{\"format\":\"agentlog-parquet-run\",\"parts\":[").unwrap();
+    let half_run = meta.join("runs").join(".2-0.json.agentlog-tmp-4242-1");
+    fs::write(&half_run, b"{").unwrap();
+    let keep = meta.join("pending").join("notes.txt");
+    fs::write(&keep, b"not ours").unwrap();
+    let dir = DatasetDir::open(&root, None).unwrap();
+    assert!(dir.is_empty());
+    assert_eq!(
+        files(&root),
+        ["_agentlog/lock", "_agentlog/pending/notes.txt"]
+    );
+}
+
+/// A run that looks and refuses gives the directory up as it found it: a
+/// folder `open` made is removed whole, an existing folder keeps only what
+/// it held.
+#[test]
+fn a_run_given_up_leaves_the_directory_as_it_was() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("ds");
+    DatasetDir::open(&root, None).unwrap().give_up();
+    assert!(!root.exists());
+    let other = t.path().join("other");
+    fs::create_dir(&other).unwrap();
+    fs::write(other.join("notes.txt"), b"keep me").unwrap();
+    let dir = DatasetDir::open(&other, None).unwrap();
+    assert_eq!(dir.foreign_entries(), ["notes.txt"]);
+    dir.give_up();
+    assert_eq!(files(&other), ["notes.txt"]);
+    // A dataset that was there keeps its own folder.
+    let dir = DatasetDir::open(&root, None).unwrap();
+    drop(dir);
+    DatasetDir::open(&root, None).unwrap().give_up();
+    assert_eq!(files(&root), ["_agentlog/lock"]);
+}
