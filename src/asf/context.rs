@@ -725,3 +725,44 @@ impl Session<'_> {
         build(self, &kept)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(json: &str) -> OwnedValue {
+        OwnedValue::parse(json.as_bytes()).unwrap()
+    }
+
+    /// A `keep` in an omitted list that takes a part another element of
+    /// the list names names no part: it stays where it stands (RFC 0001
+    /// draft 0.10, `instructions_omitted`), and the writer's fault is
+    /// heard; one that runs past the end likewise.
+    #[test]
+    fn an_omitted_keep_that_names_no_part_stays_as_it_stands() {
+        let prev = [v(r#"{"id":"a"}"#), v(r#"{"id":"b"}"#), v(r#"{"id":"c"}"#)];
+        let mut faults = Vec::new();
+        let delta = [v(r#"{"keep":2}"#), v(r#"{"id":"b","size":1}"#)];
+        let out = resolve_omitted(&prev, &delta, &mut |f| faults.push(f));
+        assert_eq!(out, vec![v(r#"{"keep":2}"#), v(r#"{"id":"b","size":1}"#)]);
+        assert_eq!(faults.len(), 1, "{faults:?}");
+        faults.clear();
+        let delta = [v(r#"{"id":"b","size":1}"#), v(r#"{"keep":2}"#)];
+        let out = resolve_omitted(&prev, &delta, &mut |f| faults.push(f));
+        assert_eq!(out, vec![v(r#"{"id":"b","size":1}"#), v(r#"{"keep":2}"#)]);
+        assert_eq!(faults.len(), 1, "{faults:?}");
+        // A keep that resolves: the parts it takes, no fault.
+        faults.clear();
+        let delta = [v(r#"{"id":"a","size":1}"#), v(r#"{"keep":2}"#)];
+        let out = resolve_omitted(&prev, &delta, &mut |f| faults.push(f));
+        assert_eq!(
+            out,
+            vec![
+                v(r#"{"id":"a","size":1}"#),
+                prev[1].clone(),
+                prev[2].clone()
+            ]
+        );
+        assert!(faults.is_empty(), "{faults:?}");
+    }
+}
