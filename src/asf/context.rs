@@ -5,7 +5,9 @@
 //! 1. Walk `parent` from the leaf to a root (never `parents`).
 //! 2. Replay `config` deltas (`replace` resets; `extra` merges and a null
 //!    deletes; tools are removed, then added by name; instruction parts
-//!    resolved against the parts in force, by `id`, `hash` and `keep`).
+//!    resolved against the parts in force, by `id`, `hash` and `keep`; the
+//!    omitted parts in force beside them, a `keep` there that runs past the
+//!    end or takes a part the list names elsewhere kept as it stands).
 //! 3. With a `compaction` on the path, the last one's checkpoint starts the
 //!    settings and only `config` after it replays; the items are its
 //!    `summary`, its `pinned` items, the items from `first_kept` up to it,
@@ -126,6 +128,20 @@ impl Settings {
 
     /// Applies a `config` delta.
     pub fn apply(&mut self, c: &OwnedValue) {
+        self.apply_checked(c);
+    }
+
+    /// Applies a `config` delta and says which rules it breaks against the
+    /// settings it applies to (RFC 0001, "Instructions as parts" and
+    /// `instructions_omitted`): a `keep` that runs past the end of the
+    /// list in force or takes a part another element of the list names,
+    /// a `keep` over an omitted list in force that names an `id` twice,
+    /// and `instructions` beside parts named by `hash` or `keep` that is
+    /// not their join once resolved. A `replace` resolves nothing against
+    /// the settings before it, so none of these is looked for in one (the
+    /// rules of the line alone say what a `replace` may carry).
+    pub(crate) fn apply_checked(&mut self, c: &OwnedValue) -> Vec<String> {
+        let mut faults = Vec::new();
         let replace = c.get("replace").and_then(OwnedValue::as_bool) == Some(true);
         let prev_parts = if replace {
             Vec::new()
@@ -151,7 +167,27 @@ impl Settings {
         let instructions = c.get("instructions").and_then(OwnedValue::as_str);
         match c.get("instructions_parts").and_then(OwnedValue::as_array) {
             Some(delta) if !delta.is_empty() => {
-                let (parts, ok) = resolve_parts(&prev_parts, delta);
+                let (parts, ok) = resolve_parts(&prev_parts, delta, &mut |f| {
+                    if !replace {
+                        faults.push(format!("`instructions_parts`: {f}"));
+                    }
+                });
+                // Parts that all carry their text are checked on the line
+                // alone; with a `hash` or a `keep` the join needs the path.
+                let by_path = delta.iter().any(|e| match e.get("id") {
+                    Some(_) => e.get("text").is_none() && e.get("hash").is_some(),
+                    None => true,
+                });
+                if ok
+                    && by_path
+                    && let Some(i) = instructions
+                    && join(&parts) != i
+                {
+                    faults.push(
+                        "`instructions` is not the join of the parts the delta resolves to (one blank line between)"
+                            .into(),
+                    );
+                }
                 self.parts = parts;
                 match (ok, instructions) {
                     (true, _) => self.instructions = Some(join(&self.parts)),
@@ -171,7 +207,13 @@ impl Settings {
         }
         match c.get("instructions_omitted") {
             None | Some(OwnedValue::Null) => {}
-            Some(OwnedValue::Array(delta)) => self.omitted = resolve_omitted(&prev_omitted, delta),
+            Some(OwnedValue::Array(delta)) => {
+                self.omitted = resolve_omitted(&prev_omitted, delta, &mut |f| {
+                    if !replace {
+                        faults.push(format!("`instructions_omitted`: {f}"));
+                    }
+                })
+            }
             Some(_) => {}
         }
         if let Some(r) = non_empty(c.get("reasoning")) {
@@ -203,6 +245,7 @@ impl Settings {
                 }
             }
         }
+        faults
     }
 
     /// The settings as the reference fixtures' `settings` object: `model`,
@@ -286,7 +329,14 @@ fn join(parts: &[Part]) -> String {
 
 /// Resolves an `instructions_parts` delta against the parts in force; the
 /// flag is false when some element has no text the path can rebuild.
-fn resolve_parts(prev: &[Part], delta: &[OwnedValue]) -> (Vec<Part>, bool) {
+/// `fault` hears of each `keep` a writer must not write: one that runs
+/// past the end of the list in force, or takes a part another element of
+/// the delta names.
+fn resolve_parts(
+    prev: &[Part],
+    delta: &[OwnedValue],
+    fault: &mut dyn FnMut(String),
+) -> (Vec<Part>, bool) {
     let named: Vec<&str> = delta
         .iter()
         .filter_map(|e| e.get("id").and_then(OwnedValue::as_str))
@@ -345,9 +395,20 @@ fn resolve_parts(prev: &[Part], delta: &[OwnedValue]) -> (Vec<Part>, bool) {
             let end = cursor.saturating_add(n);
             if end > prev.len() {
                 ok = false;
+                fault(format!(
+                    "a `keep` of {n} runs past the end of the {} parts in force",
+                    prev.len()
+                ));
             }
             for p in prev.get(cursor..end.min(prev.len())).unwrap_or(&[]) {
-                if named.contains(&p.id.as_str()) || p.text.is_none() {
+                if named.contains(&p.id.as_str()) {
+                    fault(format!(
+                        "a `keep` takes the part {:?}, which another element names",
+                        p.id
+                    ));
+                    ok = false;
+                }
+                if p.text.is_none() {
                     ok = false;
                 }
                 out.push(p.clone());
@@ -360,8 +421,34 @@ fn resolve_parts(prev: &[Part], delta: &[OwnedValue]) -> (Vec<Part>, bool) {
     (out, ok)
 }
 
-/// Resolves an `instructions_omitted` delta against the list in force.
-fn resolve_omitted(prev: &[OwnedValue], delta: &[OwnedValue]) -> Vec<OwnedValue> {
+/// Resolves an `instructions_omitted` delta against the list in force. A
+/// `keep` that runs past the end of that list or takes a part another
+/// element of the delta names (the whole delta read first) names no part:
+/// it stays in the list where it stands, and still moves the cursor.
+/// `fault` hears of each `keep` a writer must not write: those two, and
+/// any `keep` over a list in force that names an `id` twice.
+fn resolve_omitted(
+    prev: &[OwnedValue],
+    delta: &[OwnedValue],
+    fault: &mut dyn FnMut(String),
+) -> Vec<OwnedValue> {
+    let id_of = |e: &OwnedValue| e.get("id").and_then(OwnedValue::as_str).map(str::to_owned);
+    let named: Vec<String> = delta.iter().filter_map(id_of).collect();
+    let is_keep = |e: &OwnedValue| {
+        e.get("id").is_none()
+            && e.get("keep")
+                .and_then(|v| v.as_number()?.as_i64())
+                .is_some_and(|n| n > 0)
+    };
+    if delta.iter().any(is_keep) {
+        let mut ids: Vec<String> = prev.iter().filter_map(id_of).collect();
+        let n = ids.len();
+        ids.sort_unstable();
+        ids.dedup();
+        if ids.len() != n {
+            fault("a `keep` over a list in force that names an `id` twice".into());
+        }
+    }
     let mut out = Vec::new();
     let mut cursor = 0usize;
     for e in delta {
@@ -379,10 +466,21 @@ fn resolve_omitted(prev: &[OwnedValue], delta: &[OwnedValue]) -> Vec<OwnedValue>
             .filter(|n| *n > 0)
         {
             let end = cursor.saturating_add(n as usize);
-            if end <= prev.len() {
-                out.extend(prev[cursor..end].iter().cloned());
-            } else {
+            let taken = prev.get(cursor..end).unwrap_or(&[]);
+            let clash = taken.iter().filter_map(id_of).find(|id| named.contains(id));
+            if end > prev.len() {
+                fault(format!(
+                    "a `keep` of {n} runs past the end of the {} parts in force",
+                    prev.len()
+                ));
                 out.push(e.clone());
+            } else if let Some(id) = clash {
+                fault(format!(
+                    "a `keep` takes the part {id:?}, which another element names"
+                ));
+                out.push(e.clone());
+            } else {
+                out.extend(taken.iter().cloned());
             }
             cursor = end;
         } else {
@@ -625,5 +723,46 @@ impl Session<'_> {
             .map(|(&i, _)| i)
             .collect();
         build(self, &kept)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(json: &str) -> OwnedValue {
+        OwnedValue::parse(json.as_bytes()).unwrap()
+    }
+
+    /// A `keep` in an omitted list that takes a part another element of
+    /// the list names names no part: it stays where it stands (RFC 0001
+    /// draft 0.10, `instructions_omitted`), and the writer's fault is
+    /// heard; one that runs past the end likewise.
+    #[test]
+    fn an_omitted_keep_that_names_no_part_stays_as_it_stands() {
+        let prev = [v(r#"{"id":"a"}"#), v(r#"{"id":"b"}"#), v(r#"{"id":"c"}"#)];
+        let mut faults = Vec::new();
+        let delta = [v(r#"{"keep":2}"#), v(r#"{"id":"b","size":1}"#)];
+        let out = resolve_omitted(&prev, &delta, &mut |f| faults.push(f));
+        assert_eq!(out, vec![v(r#"{"keep":2}"#), v(r#"{"id":"b","size":1}"#)]);
+        assert_eq!(faults.len(), 1, "{faults:?}");
+        faults.clear();
+        let delta = [v(r#"{"id":"b","size":1}"#), v(r#"{"keep":2}"#)];
+        let out = resolve_omitted(&prev, &delta, &mut |f| faults.push(f));
+        assert_eq!(out, vec![v(r#"{"id":"b","size":1}"#), v(r#"{"keep":2}"#)]);
+        assert_eq!(faults.len(), 1, "{faults:?}");
+        // A keep that resolves: the parts it takes, no fault.
+        faults.clear();
+        let delta = [v(r#"{"id":"a","size":1}"#), v(r#"{"keep":2}"#)];
+        let out = resolve_omitted(&prev, &delta, &mut |f| faults.push(f));
+        assert_eq!(
+            out,
+            vec![
+                v(r#"{"id":"a","size":1}"#),
+                prev[1].clone(),
+                prev[2].clone()
+            ]
+        );
+        assert!(faults.is_empty(), "{faults:?}");
     }
 }

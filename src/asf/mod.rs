@@ -14,10 +14,13 @@
 //!   spelling, the I-JSON test, each `id` equal to its hash (content hash of
 //!   the body, then the envelope hash over it), parents earlier in the file,
 //!   unique ids, `parents` references, the prefix of a file with a `base`,
-//!   `first_kept` and `target` on the path, unique non-empty call ids, the
-//!   members each core type requires, and each `response`'s `request_hash`
-//!   against the request its path rebuilds. An id seen twice is one entry,
-//!   reported.
+//!   `first_kept` and `target` on the path, `from` in the file, unique
+//!   non-empty call ids, the members each core type requires, the
+//!   `records` promise, each call's decision order, `run` entries, the
+//!   `config` rules (those against the settings in force included), and
+//!   each `response`'s `request_hash` against the request its path
+//!   rebuilds. An id seen twice is one entry, reported. The conformance
+//!   table (`docs/asf-conformance.md`) lists every rule.
 //! - [`Session::context`] runs the normative context algorithm at the leaf
 //!   the resume rule gives ([`Session::leaf`]) or at a given entry; the
 //!   [`Context`] gives the settings and items, the request and its

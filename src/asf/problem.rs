@@ -54,8 +54,8 @@ pub enum ProblemKind {
     UnknownType(String),
     /// A member the entry type requires is missing or malformed.
     Member(String),
-    /// A member naming an entry (`first_kept`, `target`, `from`) names none
-    /// where the rule requires one.
+    /// A member naming an entry (`first_kept`, `target`, `from`,
+    /// `queued_from`) names none where the rule requires one.
     Reference(String),
     /// The header's `base` and the file's prefix disagree.
     Prefix(String),
@@ -65,12 +65,16 @@ pub enum ProblemKind {
     /// event happened (a call with an output and no `dispatch`, a model call
     /// outside any run), on the session's own entries (never the prefix).
     Records(String),
-    /// A `dispatch` or `decision` in an order the decision section forbids
-    /// for its call (after a `reject`, an `answer` or the output).
+    /// A `dispatch`, `decision` or output in an order the decision section
+    /// forbids for its call (after a `reject`, an `answer` or the output;
+    /// an output straight after a `hold`).
     CallOrder(String),
     /// A `run` entry without its pair: an end with no start of its own on
     /// the path, or a start while another run is open on it.
     RunPairing(String),
+    /// An item of a run before the run's `start` on the path: an output
+    /// item of a model call whose `response` lies inside the run.
+    RunOrder(String),
     /// A run start's `source` is not the shape its segment has.
     RunSource {
         /// The recorded `source`.
@@ -136,6 +140,7 @@ impl ProblemKind {
             ProblemKind::Records(_) => "records",
             ProblemKind::CallOrder(_) => "call-order",
             ProblemKind::RunPairing(_) => "run-pairing",
+            ProblemKind::RunOrder(_) => "run-order",
             ProblemKind::RunSource { .. } => "run-source",
             ProblemKind::RunReason { .. } => "run-reason",
             ProblemKind::RunPending { .. } => "run-pending",
@@ -165,6 +170,7 @@ impl fmt::Display for ProblemKind {
             | ProblemKind::Records(m)
             | ProblemKind::CallOrder(m)
             | ProblemKind::RunPairing(m)
+            | ProblemKind::RunOrder(m)
             | ProblemKind::ResponseOrder(m)
             | ProblemKind::Config(m) => f.write_str(m),
             ProblemKind::RunSource { written, computed } => write!(

@@ -179,13 +179,10 @@ impl Session<'_> {
     /// takes up a call that was on the path with no output when the run
     /// began.
     fn takes_up(&self, tree: &Tree<'_, '_>, i: usize, k: usize) -> bool {
-        let Some(c) = tree.call_of(i) else {
-            return false;
-        };
-        match tree.events_above(k, c) {
-            Some(before) => !before.iter().any(|&(_, ev)| ev == Event::Output),
-            None => false,
-        }
+        // No event lies between the start and its first event, so the
+        // call's events above the start are those above `i`.
+        tree.call_of(i).is_some()
+            && tree.call_before[i].is_some_and(|b| b.call.is_some_and(|ci| ci < k) && !b.output)
     }
 
     /// The facts of the segment from the start at `k` to the end at `i`.
@@ -205,18 +202,25 @@ impl Session<'_> {
         // The run's calls: those made on the segment and those before it
         // the segment holds an event for.
         let mut ids: Vec<&str> = Vec::new();
+        let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
+        // Each call's latest event on the segment.
+        let mut latest: std::collections::HashMap<&str, usize> = Default::default();
         for &j in &seg {
             let e = &entries[j];
             let c = if e.entry_type == "item" && e.item_type.as_deref() == Some("function_call") {
                 e.call_id.as_deref()
             } else if super::lifecycle::event_of(e).is_some() {
-                tree.call_of(j)
+                let c = tree.call_of(j);
+                if let Some(c) = c {
+                    latest.insert(c, j);
+                }
+                c
             } else {
                 None
             };
             if let Some(c) = c
                 && tree.call_at.contains_key(c)
-                && !ids.contains(&c)
+                && seen.insert(c)
             {
                 ids.push(c);
             }
@@ -224,23 +228,23 @@ impl Session<'_> {
         let calls = ids
             .iter()
             .map(|&c| {
-                // The call's events on the path, the end's own excluded.
-                let evs = tree.events_above(i, c).unwrap_or_default();
-                let output = evs.iter().any(|&(_, e)| e == Event::Output);
-                let last_dispatch = evs.iter().rposition(|&(_, e)| e == Event::Dispatch);
-                let last_decision = evs
-                    .iter()
-                    .rposition(|&(_, e)| matches!(e, Event::Decision(_)));
-                let verdict = |p: usize| match evs[p].1 {
-                    Event::Decision(v) => v,
-                    _ => "",
-                };
-                let held = last_decision
-                    .is_some_and(|d| verdict(d) == "hold" && last_dispatch.is_none_or(|x| x < d));
-                let in_flight = last_dispatch.is_some_and(|x| {
+                // The call's events on the path, as its latest event on
+                // the segment left them (none: a call made on the segment
+                // with no event yet).
+                let f = latest
+                    .get(c)
+                    .and_then(|&j| tree.call_after[j])
+                    .filter(|f| f.call.is_some())
+                    .unwrap_or_default();
+                let output = f.output;
+                let held = f
+                    .last_decision
+                    .is_some_and(|(d, v)| v == "hold" && f.last_dispatch.is_none_or(|x| x < d));
+                let in_flight = f.last_dispatch.is_some_and(|x| {
                     !output
-                        && !last_decision
-                            .is_some_and(|d| d > x && matches!(verdict(d), "hold" | "answer"))
+                        && !f
+                            .last_decision
+                            .is_some_and(|(d, v)| d > x && matches!(v, "hold" | "answer"))
                 });
                 CallState {
                     id: c.to_owned(),
@@ -275,30 +279,12 @@ impl Session<'_> {
     }
 
     /// Over the path to `i`: whether its last response has calls (looked
-    /// for only when `find_response`) and every call on it has an output.
+    /// for only when `find_response`) and every call on it has an output
+    /// (both kept per entry by [`Tree`]'s one walk).
     fn path_stopped(&self, tree: &Tree<'_, '_>, i: usize, find_response: bool) -> bool {
-        let entries = self.entries();
-        let mut calls: Vec<&str> = Vec::new();
-        let mut outputs: Vec<&str> = Vec::new();
-        let mut response: Option<bool> = None;
-        let mut cur = Some(i);
-        while let Some(j) = cur {
-            let e = &entries[j];
-            if e.entry_type == "item" {
-                if e.item_type.as_deref() == Some("function_call")
-                    && let Some(c) = e.call_id.as_deref()
-                {
-                    calls.push(c);
-                }
-                if let Some(c) = e.output_of.as_deref() {
-                    outputs.push(c);
-                }
-            } else if e.entry_type == "response" && response.is_none() {
-                response = Some(self.response_facts(tree, j).calls);
-            }
-            cur = tree.parent[j];
-        }
-        (!find_response || response == Some(true)) && calls.iter().all(|c| outputs.contains(c))
+        let response_ok = !find_response
+            || tree.last_response[i].is_some_and(|j| self.response_facts(tree, j).calls);
+        response_ok && tree.answered[i]
     }
 
     /// A response's error, incomplete and whether its output holds a call:
@@ -306,28 +292,11 @@ impl Session<'_> {
     /// entries that are not items skipped, up to the first item that names
     /// another response or none.
     fn response_facts(&self, tree: &Tree<'_, '_>, j: usize) -> ResponseFacts {
-        let entries = self.entries();
-        let r = &entries[j];
-        let mut calls = false;
-        if let Some(id) = r.response_id.as_deref() {
-            let mut cur = tree.parent[j];
-            while let Some(k) = cur {
-                let e = &entries[k];
-                if e.entry_type == "item" {
-                    if e.response_id.as_deref() != Some(id) {
-                        break;
-                    }
-                    if e.item_type.as_deref() == Some("function_call") {
-                        calls = true;
-                    }
-                }
-                cur = tree.parent[k];
-            }
-        }
+        let r = &self.entries()[j];
         ResponseFacts {
             error: r.error,
             incomplete: r.incomplete,
-            calls,
+            calls: tree.outputs_of(j).is_some_and(|(_, calls)| calls),
         }
     }
 }

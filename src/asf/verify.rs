@@ -1,6 +1,9 @@
 //! The rules that need more than one line: parents before children, unique
-//! call ids, the prefix a `base` promises, references on the path, and each
-//! `response`'s `request_hash` against the request its path rebuilds.
+//! call ids, the prefix a `base` promises, references on the path (and a
+//! `branch_summary`'s `from` in the file), the `config` rules that need the
+//! settings in force (a `keep` against the list it resolves in, the join of
+//! parts named by `hash` or `keep`), and each `response`'s `request_hash`
+//! against the request its path rebuilds.
 
 use std::collections::HashMap;
 
@@ -44,7 +47,9 @@ impl Session<'_> {
             {
                 report(e.line, ProblemKind::UnknownParent(p.to_owned()));
             }
-            let mut seen: Vec<(&Option<String>, &str)> = Vec::new();
+            // The hash is the identity: a reference with `session` and one
+            // without name the same entry when their hashes agree.
+            let mut seen: Vec<&str> = Vec::new();
             for r in &e.parents {
                 if Some(r.entry.as_str()) == e.parent.as_deref() {
                     report(
@@ -52,13 +57,13 @@ impl Session<'_> {
                         ProblemKind::Parents(format!("`parents` repeats the parent {}", r.entry)),
                     );
                 }
-                if seen.contains(&(&r.session, r.entry.as_str())) {
+                if seen.contains(&r.entry.as_str()) {
                     report(
                         e.line,
                         ProblemKind::Parents(format!("`parents` names {} twice", r.entry)),
                     );
                 }
-                seen.push((&r.session, r.entry.as_str()));
+                seen.push(r.entry.as_str());
                 let local = r.session.as_deref().is_none_or(|s| s == self.header().id);
                 if local && self.index_of(&r.entry).is_none_or(|pi| pi >= i) {
                     report(
@@ -202,6 +207,18 @@ impl Session<'_> {
                         }
                     }
                 }
+                "branch_summary" => {
+                    if let Some(f) = e.reference("from")
+                        && self.index_of(f).is_none_or(|k| k >= i)
+                    {
+                        report(
+                            e.line,
+                            ProblemKind::Reference(format!(
+                                "from {f} names no earlier entry of this file (the leaf that was left)"
+                            )),
+                        );
+                    }
+                }
                 "outcome" => {
                     if let Some(t) = e.reference("target")
                         && self.index_of(t).is_none()
@@ -222,9 +239,59 @@ impl Session<'_> {
         // entries, and runs.
         self.check_lifecycle(&tree, &mut out);
         self.check_runs(&tree, &mut out);
+        self.check_config_paths(&tree, &mut out);
 
         out.sort_by_key(|p| p.line);
         out
+    }
+
+    /// The rules a `config` delta breaks against the settings in force on
+    /// its path ([`Settings::apply_checked`](super::context::Settings)):
+    /// the settings are replayed along every path once, in file order, each
+    /// entry sharing its parent's until a `config` or a `compaction`
+    /// changes them, as the context algorithm replays them. Problems are
+    /// appended to `out` unsorted.
+    fn check_config_paths(&self, tree: &super::lifecycle::Tree<'_, '_>, out: &mut Vec<Problem>) {
+        use super::context::Settings;
+        use std::rc::Rc;
+        let entries = self.entries();
+        if !entries.iter().any(|e| e.entry_type == "config") {
+            return;
+        }
+        let mut parser = crate::json::Parser::new();
+        let root = Rc::new(Settings::default());
+        // Per entry: the settings in force after it, when its path is whole.
+        let mut at: Vec<Option<Rc<Settings>>> = Vec::with_capacity(entries.len());
+        for (i, e) in entries.iter().enumerate() {
+            let before = match (&e.parent, tree.parent[i]) {
+                (None, _) => Some(root.clone()),
+                (Some(_), Some(p)) => at[p].clone(),
+                (Some(_), None) => None,
+            };
+            let after = match e.entry_type.as_str() {
+                "config" => before.and_then(|b| {
+                    let v = e.to_owned_value(&mut parser)?;
+                    let mut s = (*b).clone();
+                    for m in s.apply_checked(&v) {
+                        out.push(Problem {
+                            line: e.line,
+                            kind: ProblemKind::Config(m),
+                        });
+                    }
+                    Some(Rc::new(s))
+                }),
+                "compaction" => before.and_then(|_| {
+                    let v = e.to_owned_value(&mut parser)?;
+                    Some(Rc::new(
+                        v.get("config")
+                            .map(Settings::from_checkpoint)
+                            .unwrap_or_default(),
+                    ))
+                }),
+                _ => before,
+            };
+            at.push(after);
+        }
     }
 
     /// Each `response`'s `request_hash` against the request its path

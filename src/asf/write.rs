@@ -319,7 +319,20 @@ impl Appender {
                 &b.entry,
             ))
         });
-        for r in &refs {
+        for (k, r) in refs.iter().enumerate() {
+            // The hash is the identity: one entry is named once, with or
+            // without `session`, and never as well as the parent.
+            let twice = refs[..k].iter().any(|o| o.entry == r.entry);
+            if twice || Some(r.entry.as_str()) == parent {
+                return Err(WriteError::Rule(Problem {
+                    line: self.lines + 1,
+                    kind: super::problem::ProblemKind::Parents(if twice {
+                        format!("`parents` names {} twice", r.entry)
+                    } else {
+                        format!("`parents` repeats the parent {}", r.entry)
+                    }),
+                }));
+            }
             let local = r.session.as_deref().is_none_or(|s| s == self.session_id);
             if local && !self.index.contains_key(&r.entry) {
                 return Err(WriteError::UnknownEntry(r.entry.clone()));

@@ -255,7 +255,11 @@ impl Lines {
                 body.remove(k);
             }
             let content = sha256_ref(&to_canonical(&OwnedValue::Object(body)).unwrap());
-            let parents = m.get("parents").map(|p| to_canonical(p).unwrap());
+            // The envelope holds `parents` only when it is not empty.
+            let parents = m
+                .get("parents")
+                .filter(|p| p.as_array().is_none_or(|a| !a.is_empty()))
+                .map(|p| to_canonical(p).unwrap());
             let mut envelope = Vec::new();
             envelope_bytes(
                 &mut envelope,

@@ -3,8 +3,8 @@
 //! "`compaction`"), checked on the line alone:
 //!
 //! - `instructions` beside parts that all carry their text is their join
-//!   with one blank line (parts named by `hash` or `keep` need the path;
-//!   the `request_hash` checks those);
+//!   with one blank line (parts named by `hash` or `keep` need the path:
+//!   the verifier checks those against the settings in force);
 //! - a `replace` whose parts are named by `hash` or `keep` carries
 //!   `instructions`, and writes its omitted list whole (no `keep`);
 //! - a `keep` element carries no other member, and an omitted list with a

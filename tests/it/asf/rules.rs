@@ -35,6 +35,45 @@ fn line_of(_: &Lines, i: usize) -> usize {
     i + 2
 }
 
+/// A session id other than the fixtures'.
+const OTHER: &str = "01995b2a-0000-7000-8000-0000000000ff";
+
+/// A `parents` reference.
+fn reference(entry: &str, session: Option<&str>) -> OwnedValue {
+    let mut r = agentlog::json::Map::new();
+    r.insert("entry", s(entry));
+    if let Some(x) = session {
+        r.insert("session", s(x));
+    }
+    OwnedValue::Object(r)
+}
+
+/// The `nth` (0-based) `config` whose `member` list holds a `keep` (with
+/// `nth` 0 and no such entry: the first `config` carrying `member`).
+fn keeps(l: &Lines, member: &str, nth: usize) -> usize {
+    let with = |e: &OwnedValue, keep: bool| {
+        e.get(member)
+            .and_then(OwnedValue::as_array)
+            .is_some_and(|a| !keep || a.iter().any(|p| p.get("keep").is_some()))
+    };
+    (0..l.entries.len())
+        .filter(|&i| with(&l.entries[i], true))
+        .nth(nth)
+        .or_else(|| (0..l.entries.len()).find(|&i| with(&l.entries[i], false)))
+        .expect("a config with the list")
+}
+
+/// Sets the `keep` of element `at` of the `member` list of entry `c`.
+fn set_keep(l: &mut Lines, c: usize, member: &str, at: usize, n: i64) {
+    let mut list = l.entries[c].get(member).unwrap().clone();
+    let el = &mut list.as_array_mut().unwrap()[at];
+    assert!(el.get("keep").is_some(), "element {at} is a keep");
+    el.as_object_mut()
+        .unwrap()
+        .insert("keep", OwnedValue::int(n));
+    l.set(c, member, Some(list));
+}
+
 fn problems(text: &str, scope: Scope) -> Vec<Problem> {
     let s = Session::read(text.as_bytes()).expect("reads");
     match scope {
@@ -161,6 +200,26 @@ fn cases() -> Vec<Case> {
                 (l.resign(), line_of(&l, i))
             },
         },
+        Case {
+            name: "an output straight after a hold",
+            code: "call-order",
+            scope: All,
+            build: || {
+                let mut l = Lines::of("runs");
+                l.remove(l.legacy("p0000002"));
+                (l.resign(), line_of(&l, l.legacy("i0000004")))
+            },
+        },
+        Case {
+            name: "an output after a hold that follows the dispatch",
+            code: "call-order",
+            scope: All,
+            build: || {
+                let mut l = Lines::of("runs");
+                l.decide_after(l.legacy("p0000001"), "call_2", "hold");
+                (l.resign(), line_of(&l, l.legacy("i0000002")))
+            },
+        },
         // Call ids and targets.
         Case {
             name: "a dispatch whose target is another call",
@@ -268,6 +327,54 @@ fn cases() -> Vec<Case> {
             },
         },
         Case {
+            name: "an end reason the segment does not compute (error)",
+            code: "run-reason",
+            scope: All,
+            build: || {
+                let mut l = Lines::of("runs");
+                let r = l.legacy("r0000002");
+                l.set(
+                    r,
+                    "error",
+                    Some(OwnedValue::parse(br#"{"code":"server_error","message":"x"}"#).unwrap()),
+                );
+                (l.resign(), line_of(&l, l.legacy("u0000004")))
+            },
+        },
+        Case {
+            name: "an end reason the segment does not compute (aborted)",
+            code: "run-reason",
+            scope: All,
+            build: || {
+                let mut l = Lines::of("runs");
+                l.remove(l.legacy("d0000001"));
+                (l.resign(), line_of(&l, l.legacy("u0000002")))
+            },
+        },
+        Case {
+            name: "an output item of a run's model call before the run's start",
+            code: "run-order",
+            scope: All,
+            build: || {
+                let mut l = Lines::of("resume");
+                let start = l.legacy("u0000005");
+                let members: Vec<(String, OwnedValue)> = l.entries[start]
+                    .as_object()
+                    .unwrap()
+                    .iter()
+                    .filter(|(k, _)| !["id", "parent", "ts", "type"].contains(k))
+                    .map(|(k, v)| (k.to_owned(), v.clone()))
+                    .collect();
+                let members: Vec<(&str, OwnedValue)> = members
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), v.clone()))
+                    .collect();
+                l.remove(start);
+                l.insert_after(l.legacy("i0000005"), "run", &members);
+                (l.resign(), line_of(&l, l.legacy("i0000005")))
+            },
+        },
+        Case {
             name: "a pending list that leaves out a held call",
             code: "run-pending",
             scope: All,
@@ -362,6 +469,17 @@ fn cases() -> Vec<Case> {
                 (l.resign(), line_of(&l, c))
             },
         },
+        Case {
+            name: "a branch_summary whose from names no entry of the file",
+            code: "reference",
+            scope: All,
+            build: || {
+                let mut l = Lines::of("branch");
+                let b = l.legacy("b0000001");
+                l.set(b, "from", Some(s(ZERO)));
+                (l.resign(), line_of(&l, b))
+            },
+        },
         // Config members.
         Case {
             name: "instructions that are not the join of the parts beside them",
@@ -406,6 +524,78 @@ fn cases() -> Vec<Case> {
             },
         },
         Case {
+            name: "instructions that are not the join of parts named by hash",
+            code: "config",
+            scope: All,
+            build: || {
+                let mut l = Lines::of("instructions");
+                let c = l.legacy("c0000002");
+                l.set(c, "instructions", Some(s("Something else.")));
+                (l.resign(), line_of(&l, c))
+            },
+        },
+        Case {
+            name: "a keep among the parts that runs past the end of the list",
+            code: "config",
+            scope: All,
+            build: || {
+                let mut l = Lines::of("parts");
+                let c = keeps(&l, "instructions_parts", 1);
+                set_keep(&mut l, c, "instructions_parts", 3, 8);
+                (l.resign(), line_of(&l, c))
+            },
+        },
+        Case {
+            name: "a keep among the parts that takes a part the list names",
+            code: "config",
+            scope: Entries,
+            build: || {
+                let mut l = Lines::of("parts");
+                let c = keeps(&l, "instructions_parts", 1);
+                set_keep(&mut l, c, "instructions_parts", 0, 5);
+                (l.resign(), line_of(&l, c))
+            },
+        },
+        Case {
+            name: "an omitted keep that runs past the end of the list",
+            code: "config",
+            scope: All,
+            build: || {
+                let mut l = Lines::of("omitted");
+                let c = keeps(&l, "instructions_omitted", 1);
+                set_keep(&mut l, c, "instructions_omitted", 2, 50);
+                (l.resign(), line_of(&l, c))
+            },
+        },
+        Case {
+            name: "an omitted keep that takes a part the list names",
+            code: "config",
+            scope: All,
+            build: || {
+                let mut l = Lines::of("omitted");
+                let c = keeps(&l, "instructions_omitted", 1);
+                set_keep(&mut l, c, "instructions_omitted", 0, 8);
+                (l.resign(), line_of(&l, c))
+            },
+        },
+        Case {
+            name: "an omitted keep over a list in force that names an id twice",
+            code: "config",
+            scope: All,
+            build: || {
+                let mut l = Lines::of("omitted");
+                let mut list = l.entries[0].get("instructions_omitted").unwrap().clone();
+                let a = list.as_array_mut().unwrap();
+                let first = a[0].clone();
+                a.push(first);
+                l.set(0, "instructions_omitted", Some(list));
+                (
+                    l.resign(),
+                    line_of(&l, keeps(&l, "instructions_omitted", 0)),
+                )
+            },
+        },
+        Case {
             name: "a compaction checkpoint holding a delta member",
             code: "config",
             scope: Entries,
@@ -437,6 +627,59 @@ fn cases() -> Vec<Case> {
                     "parents",
                     Some(OwnedValue::Array(vec![OwnedValue::Object(r)])),
                 );
+                (l.resign(), line_of(&l, o))
+            },
+        },
+        Case {
+            name: "parents naming one entry with and without session",
+            code: "parents",
+            scope: All,
+            build: || {
+                let mut l = Lines::of("runs");
+                let o = l.legacy("o0000001");
+                let e = l.id(l.legacy("u0000003"));
+                let refs = vec![reference(&e, None), reference(&e, Some(OTHER))];
+                l.set(o, "parents", Some(OwnedValue::Array(refs)));
+                (l.resign(), line_of(&l, o))
+            },
+        },
+        Case {
+            name: "parents repeating the parent",
+            code: "parents",
+            scope: All,
+            build: || {
+                let mut l = Lines::of("runs");
+                let o = l.legacy("o0000001");
+                let p = l.id(l.legacy("u0000004"));
+                l.set(
+                    o,
+                    "parents",
+                    Some(OwnedValue::Array(vec![reference(&p, None)])),
+                );
+                (l.resign(), line_of(&l, o))
+            },
+        },
+        Case {
+            name: "parents out of order",
+            code: "parents",
+            scope: All,
+            build: || {
+                let mut l = Lines::of("runs");
+                let o = l.legacy("o0000001");
+                let (a, b) = (l.id(l.legacy("u0000003")), l.id(l.legacy("u0000001")));
+                let refs = vec![reference(&a, Some(OTHER)), reference(&b, None)];
+                l.set(o, "parents", Some(OwnedValue::Array(refs)));
+                (l.resign(), line_of(&l, o))
+            },
+        },
+        Case {
+            name: "parents empty",
+            code: "parents",
+            scope: All,
+            build: || {
+                let mut l = Lines::of("runs");
+                let o = l.legacy("o0000001");
+                l.set(o, "parents", Some(OwnedValue::Array(vec![])));
                 (l.resign(), line_of(&l, o))
             },
         },
@@ -527,6 +770,26 @@ fn cases() -> Vec<Case> {
                 let mut l = Lines::of("runs");
                 l.set(0, "parent", None);
                 (l.resign(), line_of(&l, 0))
+            },
+        },
+        Case {
+            name: "an id with another prefix",
+            code: "envelope",
+            scope: All,
+            build: || {
+                let l = Lines::of("runs");
+                let o = l.legacy("o0000001");
+                let text = l.resign();
+                let last = text.lines().last().unwrap();
+                let id = last
+                    .split("\"id\":\"")
+                    .nth(1)
+                    .unwrap()
+                    .split('"')
+                    .next()
+                    .unwrap();
+                let other = id.replacen("sha256:", "sha512:", 1);
+                (text.replacen(id, &other, 1), line_of(&l, o))
             },
         },
         Case {
@@ -627,7 +890,17 @@ fn cases() -> Vec<Case> {
 /// from, re-signed unchanged, verifies.
 #[test]
 fn each_single_fault_file_breaks_only_its_rule() {
-    for name in ["runs", "resume", "replay", "instructions", "fork", "basic"] {
+    for name in [
+        "runs",
+        "resume",
+        "replay",
+        "instructions",
+        "fork",
+        "basic",
+        "branch",
+        "parts",
+        "omitted",
+    ] {
         let text = Lines::of(name).resign();
         let raw = std::fs::read_to_string(crate::common::asf::fixture(name)).unwrap();
         // Re-signing an unchanged file gives its entries back as they were.
@@ -657,8 +930,8 @@ fn each_single_fault_file_breaks_only_its_rule() {
         failed.len(),
         failed.join("\n")
     );
-    // Every code the reader has (`ProblemKind`, 27 of them) is exercised.
-    assert_eq!(codes.len(), 27, "{codes:?}");
+    // Every code the reader has (`ProblemKind`, 28 of them) is exercised.
+    assert_eq!(codes.len(), 28, "{codes:?}");
 }
 
 /// Files that look like faults and are not: each verifies.

@@ -165,7 +165,8 @@ proptest! {
                 Step::Converge(i) if ids.len() > 1 => {
                     let leaf = a.leaf().map(str::to_owned);
                     let other = ids[i % ids.len()].clone();
-                    let refs = [ParentRef { session: None, entry: other.clone() }, ParentRef { session: Some("elsewhere".into()), entry: other.clone() }];
+                    let far = format!("sha256:{}", "ab".repeat(32));
+                    let refs = [ParentRef { session: None, entry: other.clone() }, ParentRef { session: Some("elsewhere".into()), entry: far }];
                     if leaf.as_deref() == Some(other.as_str()) { continue; }
                     a.append_at(leaf.as_deref(), &refs, "item", &ts, obj(vec![("item", text_message("user", "input_text", "merged"))]))
                 }
@@ -242,6 +243,41 @@ fn refusals() {
         ),
         Err(WriteError::Rule(_))
     ));
+    // `parents` naming one entry twice (with and without `session`: the
+    // hash is the identity), or naming the parent.
+    let first = a.append("info", ts, Map::new()).unwrap();
+    let second = a
+        .append("info", "2026-09-17T12:00:01Z", Map::new())
+        .unwrap();
+    let twice = [
+        ParentRef {
+            session: None,
+            entry: first.clone(),
+        },
+        ParentRef {
+            session: Some("elsewhere".into()),
+            entry: first.clone(),
+        },
+    ];
+    let refused = |r: Result<String, WriteError>| matches!(r, Err(WriteError::Rule(p)) if p.kind.code() == "parents");
+    assert!(refused(a.append_at(
+        Some(&second),
+        &twice,
+        "info",
+        "2026-09-17T12:00:02Z",
+        Map::new()
+    )));
+    let parent = [ParentRef {
+        session: None,
+        entry: second.clone(),
+    }];
+    assert!(refused(a.append_at(
+        Some(&second),
+        &parent,
+        "info",
+        "2026-09-17T12:00:02Z",
+        Map::new()
+    )));
     // A number the I-JSON test rejects is rounded and recorded.
     let big = OwnedValue::parse(b"9007199254740993").unwrap();
     a.append("info", ts, obj(vec![("n", big)])).unwrap();
@@ -253,7 +289,7 @@ fn refusals() {
         "{text}"
     );
     // Nothing refused was written.
-    assert_eq!(text.lines().count(), 2);
+    assert_eq!(text.lines().count(), 4);
     assert!(Session::read(a.bytes()).unwrap().verify().is_empty());
 }
 
