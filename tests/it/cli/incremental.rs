@@ -127,10 +127,13 @@ pub(super) enum Step {
     Copy(usize),
     /// Conversation `k`'s directory removed.
     Remove(usize),
-    /// A run killed: here before it saved its checkpoint (its output is
-    /// not committed, the checkpoint stays as it was); a Parquet export is
-    /// sent SIGKILL this many milliseconds after it started
-    /// (`incremental_parquet.rs`).
+    /// New events (one or two, into conversation `ms`), then a run killed
+    /// before it saved its checkpoint, so the killed run had something to
+    /// write. Here (JSONL) the checkpoint stays as it was and the run's
+    /// output is dropped when `ms` is even, or reached the consumer when
+    /// odd (a kill after the lines were read, before the save: the next
+    /// run hands them out again); a Parquet export is sent SIGKILL `ms`
+    /// milliseconds after it started (`incremental_parquet.rs`).
     Killed(u64),
 }
 
@@ -254,7 +257,11 @@ impl World {
                     fs::remove_dir_all(&d).unwrap();
                 }
             }
-            Step::Killed(_) => {}
+            Step::Killed(ms) => {
+                if let Some(d) = self.pick(ms as usize) {
+                    self.grow(&d, 1 + (ms as usize % 2));
+                }
+            }
         }
     }
 }
@@ -292,9 +299,12 @@ fn check(steps: &[Step]) -> Result<(), TestCaseError> {
     apply(&mut held, &run(&w.root, &cp));
     for (n, s) in steps.iter().enumerate() {
         w.apply(s);
-        if matches!(s, Step::Killed(_)) {
+        if let Step::Killed(ms) = s {
             let before = fs::read(&cp).unwrap();
-            let _ = run(&w.root, &cp);
+            let out = run(&w.root, &cp);
+            if ms % 2 == 1 {
+                apply(&mut held, &out);
+            }
             fs::write(&cp, before).unwrap();
             continue;
         }
