@@ -2,7 +2,8 @@
 //! obvious way with the standard library: a directory walk, reading every
 //! file the OpenHands reader reads (`base_state.json`, `meta.json` and the
 //! files of `events/`, sidecars aside), and the same plus simd-json's tape.
-//! Shared by `benches/store.rs` and `examples/parse_floor.rs`.
+//! Shared by `benches/store.rs`, `benches/parquet.rs` and
+//! `examples/parse_floor.rs`.
 #![allow(dead_code)]
 
 use std::fs;

@@ -1,7 +1,7 @@
 //! Measuring variants against each other in one run: criterion's samples
 //! of each, then the variants run again round robin, whose medians and
 //! ratios a bench prints. Shared by `benches/incr.rs`, `benches/rescan.rs`,
-//! `benches/cold.rs` and `benches/asf.rs`.
+//! `benches/cold.rs`, `benches/asf.rs` and `benches/parquet.rs`.
 #![allow(dead_code)]
 
 use std::hint::black_box;
