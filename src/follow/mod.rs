@@ -79,6 +79,10 @@ pub struct FollowOptions {
     /// first, the full scan put off to the next wake for at most one more
     /// period.
     pub full_every: Duration,
+    /// Take the stamp of every event file already handed out on each scan
+    /// of a conversation, and hand it out again (a rewrite) when one of
+    /// them changed in place ([`ScanOptions::verify_files`]).
+    pub verify_files: bool,
 }
 
 impl Default for FollowOptions {
@@ -89,6 +93,7 @@ impl Default for FollowOptions {
             debounce: Duration::from_millis(5),
             fallback_poll: Duration::from_secs(2),
             full_every: Duration::from_secs(60),
+            verify_files: false,
         }
     }
 }
@@ -305,6 +310,7 @@ impl Follower {
     ) -> Result<Result<(), E>, FollowError> {
         let scan_opts = ScanOptions {
             settle: Some(self.opts.settle),
+            verify_files: self.opts.verify_files,
             ..ScanOptions::default()
         };
         let events = self.watch.is_some() && self.opts.poll.is_none();

@@ -12,7 +12,7 @@
 //! # The file
 //!
 //! Two lines, as [`Checkpoint`](crate::openhands::Checkpoint)'s: a header
-//! `{"format":"agentlog-occhat-checkpoint","version":2,"sha256":"…"}` and
+//! `{"format":"agentlog-occhat-checkpoint","version":3,"sha256":"…"}` and
 //! the body whose SHA-256 the header holds; written atomically (a
 //! temporary file in the same directory, synced, renamed over the old one).
 //! Loading refuses, with a typed [`CheckpointError`], a file that is not
@@ -302,10 +302,10 @@ mod tests {
         // A newer version.
         let newer = String::from_utf8(fs::read(&f).unwrap())
             .unwrap()
-            .replace("\"version\":2", "\"version\":3");
+            .replace("\"version\":3", "\"version\":4");
         assert!(matches!(
             SessionsCheckpoint::from_bytes(newer.as_bytes(), &f),
-            Err(CheckpointError::Version { found: 3, .. })
+            Err(CheckpointError::Version { found: 4, .. })
         ));
         // Not a checkpoint; an empty file.
         for junk in [&b"hello\n"[..], b"", b"{}\n{}\n"] {

@@ -70,6 +70,13 @@ pub struct Args {
     /// there is none yet), then save the new checkpoint there.
     #[arg(long, value_name = "FILE")]
     checkpoint: Option<PathBuf>,
+    /// With --checkpoint: stat every event file already handed out and
+    /// hand a conversation out again (as a rewrite) when any of them
+    /// changed in place (an earlier event file edited to the same size and
+    /// modification time); costs one stat per event file, and a listing
+    /// of each conversation's `events/`.
+    #[arg(long, requires = "checkpoint")]
+    verify_files: bool,
     #[command(flatten)]
     io: IoDepth,
 }
@@ -143,7 +150,8 @@ pub fn run(mut args: Args, out: &mut Out) -> Res<u8> {
     let paths: &[PathBuf] = match &args.checkpoint {
         Some(cp) => {
             let root = crate::since::one_store(&args.paths.paths, cp)?;
-            let (dirs, unreadable, new) = crate::since::changed_conversations(root, cp)?;
+            let (dirs, unreadable, new) =
+                crate::since::changed_conversations(root, cp, args.verify_files)?;
             any = true;
             let f = Found {
                 problems: unreadable

@@ -83,6 +83,13 @@ pub struct Args {
     /// output is written and synced. One PATH. See `--help`.
     #[arg(long, value_name = "FILE")]
     checkpoint: Option<PathBuf>,
+    /// With --checkpoint: stat every event file already handed out and
+    /// hand a conversation out again (as a rewrite) when any of them
+    /// changed in place (an earlier event file edited to the same size and
+    /// modification time); costs one stat per event file, and a listing
+    /// of each conversation's `events/`.
+    #[arg(long, requires = "checkpoint")]
+    verify_files: bool,
     #[command(flatten)]
     io: IoDepth,
     /// `--parquet OUT_DIR` and its options.
@@ -114,10 +121,12 @@ pub fn run(mut args: Args, stdout: &mut Out) -> Res<u8> {
     #[cfg(feature = "parquet")]
     if let Some(dir) = &args.parquet.parquet {
         let cp = args.checkpoint.as_deref();
+        args.parquet.verify_files = args.verify_files;
         return crate::export_parquet::run(&args.paths, cp, &args.parquet, dir);
     }
     if let Some(cp) = &args.checkpoint {
-        return crate::since::export(&args.paths, args.output.as_deref(), cp, stdout);
+        let opts = crate::since::scan_options(args.verify_files);
+        return crate::since::export(&args.paths, args.output.as_deref(), cp, opts, stdout);
     }
     let mut status = Status::OK;
     let mut targets = Vec::new();

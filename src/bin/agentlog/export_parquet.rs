@@ -36,7 +36,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use agentlog::occhat::SessionStore as OcStore;
 use agentlog::openhands::Parsed;
-use agentlog::openhands::{ChangeKind, Checkpoint, Conversation, Reader, ScanOptions, Store};
+use agentlog::openhands::{ChangeKind, Checkpoint, Conversation, Reader, Store};
 use agentlog::parquet::{
     Dataset, DatasetDir, DatasetError, DatasetOptions, EventDetails, EventSelection,
     OpenHandsInput, Partitioning, RunId, RunMode, Superseded, Written, add_occhat, add_openhands,
@@ -68,6 +68,9 @@ pub struct ParquetArgs {
     /// exported and the checkpoint starts afresh.
     #[arg(long, requires = "parquet")]
     pub replace: bool,
+    /// `--verify-files` of the command (see `export --help`).
+    #[arg(skip)]
+    pub verify_files: bool,
 }
 
 fn fatal(e: DatasetError) -> Fail {
@@ -440,8 +443,9 @@ fn write_since(
     since: Option<&Checkpoint>,
     args: &ParquetArgs,
 ) -> Res<(Written, Checkpoint, Vec<Superseded>)> {
-    let mut changes = Store::changes_since(root, since, ScanOptions::default())
-        .map_err(|e| Fail::Fatal(e.to_string()))?;
+    let opts = crate::since::scan_options(args.verify_files);
+    let mut changes =
+        Store::changes_since(root, since, opts).map_err(|e| Fail::Fatal(e.to_string()))?;
     for e in changes.unreadable() {
         warn(&format!("{e} (skipped)"));
     }

@@ -77,6 +77,13 @@ pub struct Args {
     /// OpenHands store or an OC Chat sessions directory).
     #[arg(long, value_name = "FILE")]
     checkpoint: Option<PathBuf>,
+    /// OpenHands stores: on every scan of a conversation, stat every event
+    /// file already handed out and hand the conversation out again (as a
+    /// rewrite) when any of them changed in place; costs one stat per
+    /// event file, and a listing of each conversation's `events/`, on
+    /// every scan.
+    #[arg(long)]
+    verify_files: bool,
 }
 
 fn seconds(what: &str, s: f64) -> Res<Duration> {
@@ -130,6 +137,7 @@ pub fn run(mut args: Args, out: &mut Out) -> Res<u8> {
     let opts = FollowOptions {
         poll: args.poll.map(|s| seconds("poll", s)).transpose()?,
         settle: seconds("settle", args.settle)?,
+        verify_files: args.verify_files,
         ..FollowOptions::default()
     };
     let mut roots = Vec::new();

@@ -73,6 +73,13 @@ pub struct Args {
     /// there once the listing is written out.
     #[arg(long, value_name = "FILE")]
     checkpoint: Option<PathBuf>,
+    /// With --checkpoint: stat every event file already handed out and
+    /// hand a conversation out again (as a rewrite) when any of them
+    /// changed in place (an earlier event file edited to the same size and
+    /// modification time); costs one stat per event file, and a listing
+    /// of each conversation's `events/`.
+    #[arg(long, requires = "checkpoint")]
+    verify_files: bool,
     /// Sort by this column (unknown values last) instead of by path.
     #[arg(long, value_name = "KEY", value_parser = SORT_KEYS)]
     sort: Option<String>,
@@ -239,7 +246,8 @@ pub fn run(mut args: Args, out: &mut Out) -> Res<u8> {
     let paths: &[PathBuf] = match &args.checkpoint {
         Some(cp) => {
             let root = crate::since::one_store(&args.paths.paths, cp)?;
-            let (dirs, unreadable, new) = crate::since::changed_conversations(root, cp)?;
+            let (dirs, unreadable, new) =
+                crate::since::changed_conversations(root, cp, args.verify_files)?;
             for e in &unreadable {
                 warn(&format!("{e} (skipped)"));
             }

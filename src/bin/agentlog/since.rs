@@ -187,17 +187,26 @@ pub fn save_after(out: &mut Out, path: &Path, new: Option<&Checkpoint>) -> Res<(
     new.save(path).map_err(|e| Fail::Fatal(e.to_string()))
 }
 
+/// The scan's options: `--verify-files` or not.
+pub fn scan_options(verify_files: bool) -> ScanOptions {
+    ScanOptions {
+        verify_files,
+        ..ScanOptions::default()
+    }
+}
+
 /// `export --checkpoint FILE`.
 pub fn export(
     paths: &[PathBuf],
     output: Option<&Path>,
     cp_path: &Path,
+    opts: ScanOptions,
     stdout: &mut Out,
 ) -> Res<u8> {
     let root = one_store(paths, cp_path)?;
     let since = load(cp_path)?;
-    let mut changes = Store::changes_since(root, since.as_ref(), ScanOptions::default())
-        .map_err(|e| Fail::Fatal(e.to_string()))?;
+    let mut changes =
+        Store::changes_since(root, since.as_ref(), opts).map_err(|e| Fail::Fatal(e.to_string()))?;
     for e in changes.unreadable() {
         warn(&format!("{e} (skipped)"));
     }
@@ -251,9 +260,10 @@ pub fn export(
 pub fn changed_conversations(
     root: &Path,
     cp_path: &Path,
+    verify_files: bool,
 ) -> Res<(Vec<PathBuf>, Vec<String>, Option<Checkpoint>)> {
     let since = load(cp_path)?;
-    let mut changes = Store::changes_since(root, since.as_ref(), ScanOptions::default())
+    let mut changes = Store::changes_since(root, since.as_ref(), scan_options(verify_files))
         .map_err(|e| Fail::Fatal(e.to_string()))?;
     let unreadable = changes.unreadable().iter().map(|e| e.to_string()).collect();
     let mut dirs: Vec<PathBuf> = Vec::new();

@@ -74,13 +74,41 @@
 //!   it — is held back, with every later index, and read again by the next
 //!   scan; it is handed out as malformed only once it has been left alone
 //!   that long.
-//! - What is not detected: an event file of the read history rewritten in
-//!   place under the same name (only the last one's identity is kept), a
-//!   `base_state.json`, `meta.json` or `subagents/` recorded absent that
-//!   comes while the conversation directory keeps its stamp (a dangling
-//!   symbolic link whose target appears), and a change within one tick of
-//!   a file system whose timestamps are coarser than
-//!   [`RACY_MARGIN_NS`](super::checkpoint::RACY_MARGIN_NS).
+//! - See [What is and is not detected](#what-is-and-is-not-detected).
+//!
+//! # What is and is not detected
+//!
+//! The last event file handed out, where a writer writes, is looked at by
+//! every scan: replaced, or rewritten in place with another inode change
+//! time and other bytes, the conversation is a
+//! [`Rewrite`](ChangeKind::Rewrite) (a last file only touched — its times
+//! moved, its bytes kept, by their SHA-256 — is not).
+//!
+//! An earlier event file rewritten in place under the same name — even to
+//! the same size with its modification time put back (`touch -r`) — is
+//! seen only by a scan with [`ScanOptions::verify_files`]: it takes the
+//! stamp (inode, size, modification and change times) of every file
+//! handed out and compares their digest
+//! ([`ConversationMark::stamps`](super::checkpoint::ConversationMark::stamps))
+//! with the checkpoint's; any difference makes the conversation a
+//! `Rewrite`. A stamp is what is compared, not the bytes (they are not
+//! kept): a file whose times moved with its bytes kept (a `touch`, a
+//! `chmod`, a hard link made to it) is handed out again too, an event
+//! handed out twice, never one missed. A checkpoint of format version 1
+//! or 2, or one saved by scans without `verify_files`, holds no such
+//! digest: the first scan with it records the stamps as they are then,
+//! so an edit made before that scan is not seen.
+//!
+//! Not detected by any scan: an event file rewritten in place with its
+//! inode change time put back (only possible by setting the clock, or by
+//! writing the device underneath the file system); an earlier file
+//! rewritten within the same timestamp tick as the scan that read it (on
+//! a file system with coarse timestamps); a `base_state.json`,
+//! `meta.json` or `subagents/` recorded absent that comes while the
+//! conversation directory keeps its stamp (a dangling symbolic link whose
+//! target appears); and a change within one tick of a file system whose
+//! timestamps are coarser than
+//! [`RACY_MARGIN_NS`](super::checkpoint::RACY_MARGIN_NS).
 //!
 //!
 //! # Applying the changes
@@ -168,6 +196,15 @@ pub struct ScanOptions {
     /// The event-name pattern (the SDK 1.30+ one by default); a checkpoint
     /// taken with another is refused.
     pub pattern: NamePattern,
+    /// Take the stamp of every event file already handed out (one `stat`
+    /// each, relative to the open `events/`; `events/` of an unchanged
+    /// conversation is listed) and hand a conversation out again, as a
+    /// [`ChangeKind::Rewrite`], when one of them changed in place since
+    /// (see [What is and is not detected](self#what-is-and-is-not-detected)).
+    /// Off, a scan keeps the digest this compares with
+    /// ([`ConversationMark::stamps`]) from the stamps it has anyway, at no
+    /// further cost.
+    pub verify_files: bool,
 }
 
 /// What happened to a conversation.

@@ -2,6 +2,7 @@
 //! with as few reads as the stamps allow.
 
 use super::*;
+use crate::openhands::checkpoint::{add256, stamps_term, sub256};
 
 /// The stamps of a conversation's entries, taken before it is read.
 pub(super) struct NowStamps {
@@ -261,6 +262,117 @@ impl Changes {
         self.buf = buf;
     }
 
+    /// The digest of the stamps of the files `0..to` for the new mark
+    /// ([`ConversationMark::stamps`]): for an updated conversation (`old`),
+    /// `before` (the old mark's, or what verifying found) with the terms of
+    /// the old last file and of the retried ones replaced by their stamps
+    /// now, and the new files' added; else every file's. Each file's stamp
+    /// is the one the new mark records (its `last`, `retry`), else what the
+    /// `fstat` of its read told (a `stat` where it was not read whole).
+    /// `None` for an updated conversation whose old mark had none.
+    fn stamps_digest(
+        &self,
+        task: &Task,
+        old: Option<&ConversationMark>,
+        before: Option<[u8; 32]>,
+        (first_new, to): (u64, u64),
+        (last, retry, old_last_now): (Option<&FileMark>, &[FileMark], Option<(u64, Stamp)>),
+    ) -> Option<[u8; 32]> {
+        let stamp_now = |i: u64, name: &str| -> Stamp {
+            if let Some(l) = last.filter(|l| l.index == i) {
+                return l.stamp;
+            }
+            if let Some(r) = retry.iter().find(|r| r.index == i) {
+                return r.stamp;
+            }
+            if let Some((j, st)) = old_last_now
+                && j == i
+            {
+                return st;
+            }
+            self.event_stamp(&task.path, i, name).unwrap_or_default()
+        };
+        let files = self.conv.event_files();
+        let mut d = match old {
+            Some(o) => {
+                let mut d = before?;
+                let mut again: Vec<&FileMark> = o.retry.iter().collect();
+                if let Some(l) = &o.last
+                    && !o.retry.iter().any(|r| r.index == l.index)
+                {
+                    again.push(l);
+                }
+                for f in again {
+                    sub256(&mut d, &stamps_term(&f.name, &f.stamp));
+                    add256(&mut d, &stamps_term(&f.name, &stamp_now(f.index, &f.name)));
+                }
+                d
+            }
+            None => [0; 32],
+        };
+        let from = if old.is_some() { first_new } else { 0 };
+        for (i, f) in files
+            .sequence()
+            .enumerate()
+            .skip(from as usize)
+            .take(to.saturating_sub(from) as usize)
+        {
+            add256(
+                &mut d,
+                &stamps_term(f.name(), &stamp_now(i as u64, f.name())),
+            );
+        }
+        Some(d)
+    }
+
+    /// With [`ScanOptions::verify_files`]: the digest of the stamps of the
+    /// recorded conversation's files `0..o.next` as they are now
+    /// ([`ConversationMark::stamps`]; the last file and the retried ones
+    /// counted with the stamps the mark records, which the scan looks at
+    /// on its own), when it is the mark's (or the mark has none: it is
+    /// recorded now); `None` when a file changed, cannot be looked at, or
+    /// the names are not the mark's — the conversation is then rewritten.
+    /// `list`: `events/` is listed first (nothing read yet).
+    pub(super) fn verify_stamps(
+        &mut self,
+        task: &Task,
+        o: &ConversationMark,
+        list: bool,
+    ) -> Option<[u8; 32]> {
+        if list {
+            if !self.read_events_only(task, u64::MAX) {
+                return None;
+            }
+            let mut h = Sha256Stream::default();
+            self.hash_names(&mut h, 0, o.next);
+            if (self.conv.event_files().len() as u64) < o.next || h.finish() != o.names {
+                return None;
+            }
+        }
+        let files = self.conv.event_files();
+        if (files.len() as u64) < o.next {
+            return None;
+        }
+        let mut sum = [0u8; 32];
+        for (i, f) in files.sequence().take(o.next as usize).enumerate() {
+            let i = i as u64;
+            let recorded = o.retry.iter().find(|r| r.index == i).map(|r| r.stamp).or(o
+                .last
+                .as_ref()
+                .filter(|l| l.index == i)
+                .map(|l| l.stamp));
+            let st = match recorded {
+                Some(s) => s,
+                None => self.stat_event(&task.path, f.name())?,
+            };
+            add256(&mut sum, &stamps_term(f.name(), &st));
+        }
+        match o.stamps {
+            Some(d) if d != sum => None,
+            _ => Some(sum),
+        }
+    }
+
     pub(super) fn process(&mut self, task: Task) -> ScanStep {
         if task.depth > MAX_SUBAGENT_DEPTH {
             return ScanStep::Fail(StoreError::TooDeep { path: task.path });
@@ -296,12 +408,38 @@ impl Changes {
             && let Some(o) = &old
             && self.unchanged(o, &task.path, &dir, &mut events_now)
         {
-            // Moved, not copied: a scan holds one mark of each conversation.
-            self.since
-                .conversations
-                .move_to(&task.rel, &mut self.new.conversations);
-            self.push_subs(&task, &o.subagents, &o.id);
-            return ScanStep::Skip;
+            let verified = match self.opts.verify_files {
+                true => self.verify_stamps(&task, o, true).map(Some),
+                false => Some(None),
+            };
+            match verified {
+                // The stamps' digest recorded now (an older checkpoint's
+                // mark had none).
+                Some(Some(d)) if o.stamps != Some(d) => {
+                    let m = ConversationMark {
+                        stamps: Some(d),
+                        ..o.clone()
+                    };
+                    self.new.conversations.insert(task.rel.clone(), &m);
+                    self.since.conversations.remove(&task.rel);
+                    self.push_subs(&task, &o.subagents, &o.id);
+                    return ScanStep::Skip;
+                }
+                Some(_) => {
+                    // Moved, not copied: a scan holds one mark of each
+                    // conversation.
+                    self.since
+                        .conversations
+                        .move_to(&task.rel, &mut self.new.conversations);
+                    self.push_subs(&task, &o.subagents, &o.id);
+                    return ScanStep::Skip;
+                }
+                // A file handed out changed in place.
+                None => {
+                    kind = ChangeKind::Rewrite;
+                    events_now = None;
+                }
+            }
         }
         // Stamps before reading: a change while reading shows next time.
         let now = match kind {
@@ -349,6 +487,8 @@ impl Changes {
         let mut names_to = 0u64;
         // The last file read before, as it is now (when looked at).
         let mut old_last_now: Option<(u64, Stamp)> = None;
+        // The digest of the stamps of the files handed out before.
+        let mut stamps_before = old.as_ref().and_then(|o| o.stamps);
         if kind == ChangeKind::Updated
             && let Some(o) = &old
         {
@@ -377,6 +517,10 @@ impl Changes {
                     });
                     old_last_now = st.map(|s| (last.index, s));
                 }
+            }
+            if ok && self.opts.verify_files {
+                stamps_before = self.verify_stamps(&task, o, false);
+                ok = stamps_before.is_some();
             }
             if !ok {
                 kind = ChangeKind::Rewrite;
@@ -528,6 +672,13 @@ impl Changes {
             _ => self.conv.subagents().to_vec(),
         };
         self.hash_names(&mut names, names_to, to);
+        let stamps = self.stamps_digest(
+            &task,
+            old.as_ref().filter(|_| kind == ChangeKind::Updated),
+            stamps_before,
+            (first_new, to),
+            (last.as_ref(), &retry, old_last_now),
+        );
         let mark = ConversationMark {
             id: id.clone(),
             depth: task.depth,
@@ -539,6 +690,7 @@ impl Changes {
             last,
             last_sha256,
             names: names.finish(),
+            stamps,
             retry,
             unsettled: past || candidates,
             state,

@@ -303,6 +303,11 @@ fn conv_value(p: &Path, m: &ConversationMark) -> OwnedValue {
             "retry",
             OwnedValue::Array(m.retry.iter().map(file_value).collect()),
         ),
+        (
+            "stamps",
+            m.stamps
+                .map_or(OwnedValue::Null, |d| OwnedValue::string(hex(&d))),
+        ),
         ("unsettled", OwnedValue::Bool(m.unsettled)),
         ("gap", m.gap.map_or(OwnedValue::Null, uint)),
         ("state", json_value(m.state.as_ref())),
@@ -331,6 +336,10 @@ fn value_conv(v: &OwnedValue) -> Option<(PathBuf, ConversationMark)> {
         },
         names: digest(v.get("names")?)?,
         retry: retry?,
+        stamps: match v.get("stamps") {
+            None | Some(OwnedValue::Null) => None,
+            Some(d) => Some(digest(d)?),
+        },
         unsettled: v.get("unsettled")?.as_bool()?,
         gap: match v.get("gap")? {
             OwnedValue::Null => None,

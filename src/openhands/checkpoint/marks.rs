@@ -221,6 +221,11 @@ fn pack(m: &ConversationMark) -> Packed {
         out.extend_from_slice(&j.sha256);
     }
     put_str(&mut out, &m.id);
+    // Last, after a byte: older marks had none.
+    if let Some(d) = &m.stamps {
+        out.push(1);
+        out.extend_from_slice(d);
+    }
     out.into_boxed_slice()
 }
 
@@ -330,8 +335,11 @@ fn unpack(p: &[u8]) -> ConversationMark {
     };
     let state = json(STATE);
     let meta = json(META);
+    let id = r.string();
+    let stamps = (r.byte() == 1).then(|| r.digest());
     ConversationMark {
-        id: r.string(),
+        id,
+        stamps,
         depth,
         dir,
         events_dir,
@@ -387,6 +395,7 @@ mod tests {
             last_sha256: Some([9; 32]),
             names: [7; 32],
             retry: vec![file(1, "e1", far), file(3, "", dir)],
+            stamps: Some([3; 32]),
             unsettled: true,
             gap: Some(0),
             state: Some(JsonMark {

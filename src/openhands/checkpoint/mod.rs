@@ -9,7 +9,10 @@
 //! - the identity of its directory, of `events/` and `subagents/`
 //!   ([`Stamp`]: device, inode, size, modification time with nanoseconds);
 //! - how far the event sequence was read: the next index, the last file's
-//!   name and identity, and a digest of the sequence's names;
+//!   name and identity, a digest of the sequence's names, and a digest of
+//!   the stamps of the event files handed out ([`ConversationMark::stamps`],
+//!   what [`ScanOptions::verify_files`](super::ScanOptions::verify_files)
+//!   checks);
 //! - the files of the sequence that were malformed when read (a torn file
 //!   of a live writer among them), with their identity, to read again when
 //!   it changes;
@@ -19,7 +22,7 @@
 //! # The file
 //!
 //! [`Checkpoint::save`] writes two lines: a header,
-//! `{"format":"agentlog-checkpoint","version":2,"sha256":"…"}`, and the
+//! `{"format":"agentlog-checkpoint","version":3,"sha256":"…"}`, and the
 //! body, one JSON object whose SHA-256 the header holds. The file is
 //! written atomically (a temporary file in the same directory, synced, then
 //! renamed over the old one, and the directory synced), as state the tool
@@ -65,8 +68,12 @@ use crate::source::dir::EntryStat;
 /// earlier one: version 1 recorded no inode change times, so its stamps are
 /// never taken as unchanged (the first scan from it lists and reads again
 /// what it looks at, and hands out only what changed, as from any
-/// checkpoint).
-pub const CHECKPOINT_VERSION: u64 = 2;
+/// checkpoint); versions 1 and 2 recorded no digest of the event files'
+/// stamps ([`ConversationMark::stamps`]): a scan with
+/// [`ScanOptions::verify_files`](super::ScanOptions::verify_files) records
+/// it (an edit made before that scan is not seen), one without leaves it
+/// unrecorded.
+pub const CHECKPOINT_VERSION: u64 = 3;
 
 /// The `format` member of a checkpoint file's header.
 pub(crate) const FORMAT: &str = "agentlog-checkpoint";
@@ -211,6 +218,45 @@ impl Stamp {
     }
 }
 
+/// The term of an event file named `name` of stamp `s` in
+/// [`ConversationMark::stamps`]: the SHA-256 of the name, a zero byte,
+/// and the inode, size, modification time and change time (little-endian
+/// integers; no device: a checkpoint of another device's store is refused),
+/// read as a little-endian integer of 256 bits.
+pub fn stamps_term(name: &str, s: &Stamp) -> [u8; 32] {
+    let mut b = Vec::with_capacity(name.len() + 48);
+    b.extend_from_slice(name.as_bytes());
+    b.push(0);
+    b.extend_from_slice(&s.ino.to_le_bytes());
+    b.extend_from_slice(&s.size.to_le_bytes());
+    b.extend_from_slice(&s.mtime.to_le_bytes());
+    b.extend_from_slice(&s.mtime_nsec.to_le_bytes());
+    let (c, n) = s.ctime.unwrap_or((0, u32::MAX));
+    b.extend_from_slice(&c.to_le_bytes());
+    b.extend_from_slice(&n.to_le_bytes());
+    crate::hash::sha256(&b)
+}
+
+/// `a + b` modulo 2^256, both little-endian.
+pub(crate) fn add256(a: &mut [u8; 32], b: &[u8; 32]) {
+    let mut carry = 0u16;
+    for (x, y) in a.iter_mut().zip(b) {
+        let s = u16::from(*x) + u16::from(*y) + carry;
+        *x = s as u8;
+        carry = s >> 8;
+    }
+}
+
+/// `a - b` modulo 2^256, both little-endian.
+pub(crate) fn sub256(a: &mut [u8; 32], b: &[u8; 32]) {
+    let mut borrow = 0i16;
+    for (x, y) in a.iter_mut().zip(b) {
+        let d = i16::from(*x) - i16::from(*y) - borrow;
+        *x = d.rem_euclid(256) as u8;
+        borrow = i16::from(d < 0);
+    }
+}
+
 /// How close to a checkpoint's time a modification time must be for the
 /// stamp not to be trusted: a directory or file modified within this of the
 /// scan (or after it) may have changed again in the same clock tick of a
@@ -275,6 +321,18 @@ pub struct ConversationMark {
     /// The files of the sequence below `next` that were malformed (torn,
     /// empty, not JSON) when handed out: read again when they change.
     pub retry: Vec<FileMark>,
+    /// The digest of the stamps of the sequence's files 0 to `next - 1`
+    /// ([`stamps_term`] of each, added modulo 2^256: the order of the
+    /// files does not count, and a file's term can be taken out and put in
+    /// again when its stamp changes), each file's stamp as this mark
+    /// records it (the last file's and the retried ones' as in
+    /// [`last`](Self::last) and [`retry`](Self::retry)) or as the `fstat`
+    /// of its read told. A scan keeps it from the stamps it has anyway; a
+    /// scan with [`ScanOptions::verify_files`](super::ScanOptions::verify_files)
+    /// takes the stamp of every file and hands the conversation out again
+    /// when the digest differs. `None` when not recorded (a checkpoint of
+    /// format version 1 or 2, kept by scans without `verify_files`).
+    pub stamps: Option<[u8; 32]>,
     /// Whether `events/` must be listed next time whatever its stamp:
     /// files were there past the sequence read (after a gap, or held back
     /// while a writer was still writing them).

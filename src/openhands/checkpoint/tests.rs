@@ -37,6 +37,7 @@ fn sample() -> Checkpoint {
                 stamp: st,
             }),
             names: [0xab; 32],
+            stamps: Some([0xcd; 32]),
             retry: vec![FileMark {
                 index: 0,
                 name: "event-00000-abcdef12.json".into(),
@@ -90,11 +91,29 @@ fn refuses() {
     }
     let newer = String::from_utf8(b.clone())
         .unwrap()
-        .replacen("\"version\":2", "\"version\":3", 1);
+        .replacen("\"version\":3", "\"version\":4", 1);
     assert!(matches!(
         Checkpoint::from_bytes(newer.as_bytes(), p),
-        Err(CheckpointError::Version { found: 3, .. })
+        Err(CheckpointError::Version { found: 4, .. })
     ));
+    // A version 2 file: no stamps' digest in its marks; read as a mark
+    // without one.
+    let mut v2 = sample();
+    let marks: Vec<(PathBuf, ConversationMark)> = v2
+        .conversations()
+        .map(|(k, m)| (k.to_path_buf(), ConversationMark { stamps: None, ..m }))
+        .collect();
+    v2.conversations = marks.into_iter().collect();
+    let body = String::from_utf8(v2.to_bytes()).unwrap();
+    let (_, body) = body.trim_end().split_once('\n').unwrap();
+    let body = body.replace(",\"stamps\":null", "");
+    assert!(!body.contains("stamps"));
+    let v2_file = format!(
+        "{{\"format\":\"agentlog-checkpoint\",\"version\":2,\"sha256\":\"{}\"}}\n{}\n",
+        sha256_hex(body.as_bytes()),
+        body
+    );
+    assert_eq!(Checkpoint::from_bytes(v2_file.as_bytes(), p).unwrap(), v2);
     // A version 1 file: stamps of five members, no change time; read, its
     // stamps never taken as unchanged.
     let mut old = sample();
@@ -112,6 +131,7 @@ fn refuses() {
                 strip(&mut f.stamp);
             }
             m.retry.iter_mut().for_each(|f| strip(&mut f.stamp));
+            m.stamps = None;
             if let Some(j) = m.state.as_mut() {
                 strip(&mut j.stamp);
             }
@@ -125,8 +145,8 @@ fn refuses() {
     let v1 =
         String::from_utf8(old.to_bytes())
             .unwrap()
-            .replacen("\"version\":2", "\"version\":1", 1);
-    assert!(!v1.contains("\"version\":2"));
+            .replacen("\"version\":3", "\"version\":1", 1);
+    assert!(!v1.contains("\"version\":3"));
     let read = Checkpoint::from_bytes(v1.as_bytes(), p).unwrap();
     assert_eq!(read, old);
     assert!(read.racy(&read.conversation("a").unwrap().dir));
@@ -210,4 +230,49 @@ fn saves_atomically_over_links_never_through_them() {
         .filter(|e| e.file_name().to_string_lossy().contains("agentlog-tmp"))
         .collect();
     assert!(left.is_empty());
+}
+
+#[test]
+fn stamps_digest_is_a_sum_of_terms() {
+    let st = |ino: u64, ctime: i64| Stamp {
+        dev: 1,
+        ino,
+        size: 10,
+        mtime: 5,
+        mtime_nsec: 6,
+        ctime: Some((ctime, 0)),
+    };
+    let a = stamps_term("event-00000-a.json", &st(7, 9));
+    let b = stamps_term("event-00001-b.json", &st(8, 9));
+    let (mut ab, mut ba) = ([0u8; 32], [0u8; 32]);
+    add256(&mut ab, &a);
+    add256(&mut ab, &b);
+    add256(&mut ba, &b);
+    add256(&mut ba, &a);
+    assert_eq!(ab, ba, "the order does not count");
+    // A term taken out and another put in: the sum of the other files.
+    let mut x = ab;
+    sub256(&mut x, &b);
+    assert_eq!(x, a);
+    let c = stamps_term("event-00001-b.json", &st(8, 10));
+    assert_ne!(c, b, "the change time counts");
+    add256(&mut x, &c);
+    assert_ne!(x, ab);
+    sub256(&mut x, &c);
+    add256(&mut x, &b);
+    assert_eq!(x, ab);
+    // Carries and borrows wrap around modulo 2^256.
+    let mut m = [0xffu8; 32];
+    add256(&mut m, &{
+        let mut one = [0u8; 32];
+        one[0] = 1;
+        one
+    });
+    assert_eq!(m, [0; 32]);
+    sub256(&mut m, &{
+        let mut one = [0u8; 32];
+        one[0] = 1;
+        one
+    });
+    assert_eq!(m, [0xff; 32]);
 }

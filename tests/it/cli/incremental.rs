@@ -35,10 +35,10 @@ pub(super) fn template() -> PathBuf {
 }
 
 /// What a consumer holds: by conversation, by index, the line.
-type Held = BTreeMap<String, BTreeMap<u64, String>>;
+pub(super) type Held = BTreeMap<String, BTreeMap<u64, String>>;
 
 /// Applies one run's output to `held` (the rule of the module docs).
-fn apply(held: &mut Held, text: &str) {
+pub(super) fn apply(held: &mut Held, text: &str) {
     for l in text.lines() {
         let v: serde_json::Value = serde_json::from_str(l).unwrap();
         let conv = v["conversation"].as_str().unwrap().to_owned();
@@ -80,7 +80,7 @@ fn full(root: &Path) -> BTreeMap<String, BTreeMap<u64, Vec<String>>> {
 /// `held` is what applying the full export gives: the same IDs and
 /// indexes, and for each a line of the full export (the only one, but
 /// where directories sharing an ID hold different bytes at one index).
-fn same_as_full(held: &Held, root: &Path) -> Result<(), String> {
+pub(super) fn same_as_full(held: &Held, root: &Path) -> Result<(), String> {
     let want = full(root);
     let ids = |m: Vec<&String>| m.into_iter().cloned().collect::<Vec<_>>();
     if ids(held.keys().collect()) != ids(want.keys().collect()) {

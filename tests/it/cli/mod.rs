@@ -20,6 +20,7 @@ mod html_browser;
 mod incremental;
 #[cfg(all(feature = "parquet", feature = "gen"))]
 mod incremental_parquet;
+mod incremental_verify;
 mod ls;
 mod occhat;
 mod owned_paths;

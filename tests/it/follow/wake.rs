@@ -232,3 +232,45 @@ fn the_periodic_full_scan_comes_unasked_and_after_named_conversations() {
     f.wait(Some(Duration::from_millis(200)));
     assert!(full(&mut f), "the put-off scan did not come");
 }
+
+/// A polling follower with `verify_files` hands out again a conversation
+/// whose earlier event file was rewritten in place (same size, its
+/// modification time put back); one without does not see it.
+#[test]
+fn a_verifying_follower_sees_an_earlier_file_rewritten_in_place() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("store");
+    conversation(&root.join("c00"), 5);
+    conversation(&root.join("c01"), 3);
+    let mut followers: Vec<Follower> = [false, true]
+        .into_iter()
+        .map(|verify_files| {
+            let opts = FollowOptions {
+                poll: Some(Duration::from_millis(10)),
+                verify_files,
+                ..FollowOptions::default()
+            };
+            Follower::new(vec![(root.clone(), None)], opts)
+        })
+        .collect();
+    for f in &mut followers {
+        assert_eq!(scan(f).1.len(), 2);
+    }
+    let d = root.join("c00");
+    let p = d.join("events").join(&event_file_names(&d)[1]);
+    let mtime = fs::metadata(&p).unwrap().modified().unwrap();
+    let mut b = fs::read(&p).unwrap();
+    let at = b.windows(6).position(|w| w == b"\"id\":\"").unwrap() + 6;
+    b[at] = if b[at] == b'f' { b'e' } else { b'f' };
+    let mut f = fs::OpenOptions::new().write(true).open(&p).unwrap();
+    std::io::Write::write_all(&mut f, &b).unwrap();
+    f.set_modified(mtime).unwrap();
+    assert!(scan(&mut followers[0]).1.is_empty(), "unseen without");
+    let (events, kinds) = scan(&mut followers[1]);
+    assert_eq!(
+        kinds.into_iter().collect::<Vec<_>>(),
+        [("c00".to_owned(), ChangeKind::Rewrite)]
+    );
+    assert_eq!(events.len(), 5);
+    assert!(scan(&mut followers[1]).1.is_empty(), "once");
+}

@@ -780,3 +780,59 @@ fn a_scan_stopped_before_an_id_is_handed_out_again_loses_nothing() {
         fs::remove_file(root.join("a/events").join(names.last().unwrap())).unwrap();
     });
 }
+
+/// Rewrites `p` in place to the same size (one byte of its `"id"` value
+/// changed), its modification time put back.
+fn edit_keeping_stamps(p: &Path) {
+    let mtime = fs::metadata(p).unwrap().modified().unwrap();
+    let mut b = fs::read(p).unwrap();
+    let at = b.windows(6).position(|w| w == b"\"id\":\"").unwrap() + 6;
+    b[at] = if b[at] == b'f' { b'e' } else { b'f' };
+    let mut f = fs::OpenOptions::new().write(true).open(p).unwrap();
+    std::io::Write::write_all(&mut f, &b).unwrap();
+    f.set_modified(mtime).unwrap();
+}
+
+#[test]
+fn checkpoint_verify_files_sees_an_earlier_event_file_edited_in_place() {
+    let (_t, root) = store();
+    let want = full(&root);
+    let verify = ScanOptions {
+        verify_files: true,
+        ..ScanOptions::default()
+    };
+    let (_, _, cp) = scan(&root, None, ScanOptions::default());
+    assert!(
+        cp.conversations().all(|(_, m)| m.stamps.is_some()),
+        "a scan records the stamps' digest of every conversation"
+    );
+    // Nothing changed: a verified rescan of the whole corpus (sub-agents,
+    // gaps, malformed files) finds nothing, and keeps the digests.
+    let (l, k, cp2) = scan(&root, Some(&cp), verify);
+    assert!(l.is_empty() && k.is_empty(), "{k:?}");
+    let digests = |c: &Checkpoint| -> Vec<_> { c.conversations().map(|(_, m)| m.stamps).collect() };
+    assert_eq!(digests(&cp2), digests(&cp));
+    let (dir, evs) = want
+        .iter()
+        .find(|(d, v)| v.len() > 4 && !d.to_string_lossy().contains("subagents"))
+        .unwrap();
+    edit_keeping_stamps(&dir.join("events").join(&evs[1].1));
+    // A default rescan does not see it.
+    let (l, k, cp3) = scan(&root, Some(&cp2), ScanOptions::default());
+    assert!(l.is_empty() && k.is_empty(), "{k:?}");
+    // A verified one rewrites the conversation, every event as read now.
+    let (l, k, cp4) = scan(&root, Some(&cp3), verify);
+    assert_eq!(
+        k.into_iter().collect::<Vec<_>>(),
+        [(dir.clone(), ChangeKind::Rewrite)]
+    );
+    let now = full(&root);
+    let got: Vec<_> = l
+        .iter()
+        .map(|x| (x.2, x.3.clone(), x.4.clone().unwrap()))
+        .collect();
+    assert_eq!(got, now[dir]);
+    assert_ne!(now[dir][1].2, evs[1].2, "the edit is what was handed out");
+    let (l, k, _) = scan(&root, Some(&cp4), verify);
+    assert!(l.is_empty() && k.is_empty(), "{k:?}");
+}
