@@ -107,11 +107,17 @@ class Store:
     def tool_calls_table(self) -> Any: ...
     def llm_calls_table(self) -> Any: ...
     def changes_since(
-        self, checkpoint: Union[Checkpoint, _Path, None] = None, settle: Optional[float] = None
+        self,
+        checkpoint: Union[Checkpoint, _Path, None] = None,
+        settle: Optional[float] = None,
+        verify_files: bool = False,
     ) -> Changes:
         """What changed since ``checkpoint`` (a :class:`Checkpoint`, a
         checkpoint file's path — missing or empty is none yet — or ``None``:
         everything), as ``agentlog export --checkpoint`` reads it.
+        ``verify_files``: stat every event file already handed out and hand a
+        conversation out again (as a rewrite) when one changed in place, as
+        ``--verify-files`` does.
 
         >>> changes = store.changes_since("store.cp")            # doctest: +SKIP
         >>> for change in changes:                               # doctest: +SKIP
@@ -124,6 +130,7 @@ class Store:
         poll: Optional[float] = None,
         settle: float = 2.0,
         idle_timeout: Optional[float] = None,
+        verify_files: bool = False,
     ) -> Follow:
         """Follows the store live (file-system events, or every ``poll``
         seconds): everything since ``checkpoint`` first, then each change as

@@ -364,9 +364,11 @@ pub fn changes_since(
     root: &Path,
     since: Option<RsCheckpoint>,
     settle: Option<f64>,
+    verify_files: bool,
 ) -> PyResult<Changes> {
     let opts = ScanOptions {
         settle: settle.map(Duration::from_secs_f64),
+        verify_files,
         ..ScanOptions::default()
     };
     let started = py.detach(|| Store::changes_since(root, since.as_ref(), opts));
@@ -467,18 +469,34 @@ pub struct Follow {
     errors: Vec<Py<PyAny>>,
 }
 
+/// How often a follower looks and when it stops, in seconds, as Python
+/// gives them.
+pub struct FollowTiming {
+    /// Every this many seconds instead of file-system events.
+    pub poll: Option<f64>,
+    /// A malformed event file younger than this is held back.
+    pub settle: f64,
+    /// Ends after this long with nothing new (`None`: never).
+    pub idle_timeout: Option<f64>,
+}
+
 /// Starts following `root` from `since`.
 pub fn follow(
     py: Python<'_>,
     root: &Path,
     since: Option<RsCheckpoint>,
-    poll: Option<f64>,
-    settle: f64,
-    idle_timeout: Option<f64>,
+    timing: FollowTiming,
+    verify_files: bool,
 ) -> PyResult<Follow> {
+    let FollowTiming {
+        poll,
+        settle,
+        idle_timeout,
+    } = timing;
     let opts = FollowOptions {
         poll: poll.map(Duration::from_secs_f64),
         settle: Duration::from_secs_f64(settle),
+        verify_files,
         ..FollowOptions::default()
     };
     let root = root.to_path_buf();

@@ -320,17 +320,21 @@ impl Store {
     /// iterator of `agentlog.Change`, one conversation read at a time; its
     /// `checkpoint()` afterwards is where the next call starts. `settle`
     /// (seconds) holds back a malformed event file modified less than that
-    /// long ago. OpenHands stores only.
-    #[pyo3(signature = (checkpoint=None, settle=None))]
+    /// long ago. `verify_files` stats every event file already handed out
+    /// and hands a conversation out again (as a rewrite) when one of them
+    /// changed in place, as `agentlog export --verify-files` does (one stat
+    /// per event file). OpenHands stores only.
+    #[pyo3(signature = (checkpoint=None, settle=None, verify_files=false))]
     fn changes_since(
         &self,
         py: Python<'_>,
         checkpoint: Option<Bound<'_, PyAny>>,
         settle: Option<f64>,
+        verify_files: bool,
     ) -> PyResult<crate::changes::Changes> {
         self.openhands_only("changes_since")?;
         let since = crate::changes::given_checkpoint(py, checkpoint.as_ref())?;
-        crate::changes::changes_since(py, &self.root, since, settle)
+        crate::changes::changes_since(py, &self.root, since, settle, verify_files)
     }
 
     /// Follows the store live, as `agentlog follow --checkpoint` does: an
@@ -339,8 +343,9 @@ impl Store {
     /// by the file system, or every `poll` seconds). A malformed event file
     /// is held back while modified less than `settle` seconds ago. Ends
     /// once nothing came for `idle_timeout` seconds (`None`: never; Ctrl-C
-    /// stops it). OpenHands stores only.
-    #[pyo3(signature = (checkpoint=None, poll=None, settle=2.0, idle_timeout=None))]
+    /// stops it). `verify_files` as for `changes_since`. OpenHands stores
+    /// only.
+    #[pyo3(signature = (checkpoint=None, poll=None, settle=2.0, idle_timeout=None, verify_files=false))]
     fn follow(
         &self,
         py: Python<'_>,
@@ -348,10 +353,16 @@ impl Store {
         poll: Option<f64>,
         settle: f64,
         idle_timeout: Option<f64>,
+        verify_files: bool,
     ) -> PyResult<crate::changes::Follow> {
         self.openhands_only("follow")?;
         let since = crate::changes::given_checkpoint(py, checkpoint.as_ref())?;
-        crate::changes::follow(py, &self.root, since, poll, settle, idle_timeout)
+        let timing = crate::changes::FollowTiming {
+            poll,
+            settle,
+            idle_timeout,
+        };
+        crate::changes::follow(py, &self.root, since, timing, verify_files)
     }
 
     /// Every top-level conversation read at once, in parallel on all cores

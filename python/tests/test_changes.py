@@ -85,6 +85,34 @@ def test_changes_equal_the_command_after_the_store_changed(store_copy, tmp_path)
     assert as_lines(got) == want
 
 
+def test_verify_files_sees_an_earlier_event_file_edited_in_place(store_copy, tmp_path):
+    import os
+
+    store = agentlog.open(store_copy)
+    changes = store.changes_since(None)
+    list(changes)
+    changes.checkpoint().save(tmp_path / "py.cp")
+    shutil.copyfile(tmp_path / "py.cp", tmp_path / "cli.cp")
+    # An earlier event file of a conversation rewritten in place: the same
+    # size, its modification time put back.
+    conv = next(c for c in store.conversations() if len(c.events) > 3)
+    files = sorted(p for p in (conv.path / "events").iterdir() if p.name.startswith("event-"))
+    edited = files[1]
+    st = edited.stat()
+    data = bytearray(edited.read_bytes())
+    at = data.index(b'"id":"') + 6
+    data[at] = ord("e") if data[at] == ord("f") else ord("f")
+    edited.write_bytes(bytes(data))
+    os.utime(edited, ns=(st.st_atime_ns, st.st_mtime_ns))
+    # Not seen without the option (one stat per event file), as the command.
+    assert list(store.changes_since(tmp_path / "py.cp")) == []
+    got = list(store.changes_since(tmp_path / "py.cp", verify_files=True))
+    assert [(c.kind, c.path) for c in got] == [("rewrite", conv.path)]
+    assert len(got[0].events) == len(files)
+    want = cli_lines("export", "--checkpoint", tmp_path / "cli.cp", "--verify-files", store_copy)
+    assert as_lines(got) == want
+
+
 def test_a_checkpoint_of_another_store_is_refused(store_copy, tmp_path):
     from conftest import CORPUS
 
