@@ -33,6 +33,39 @@ pub fn skip_unless_ci(test: &str, why: &str) {
     eprintln!("note: {test}: skipped: {why}");
 }
 
+/// What an incremental consumer holds (by conversation ID, by event index)
+/// against what a full read gives (at each, the values of every directory
+/// holding the ID): the same IDs, the same indexes, and at each index a
+/// value one of those directories holds. `Err` says the first difference.
+pub fn held_is_full<T: PartialEq + std::fmt::Debug>(
+    held: &std::collections::BTreeMap<String, std::collections::BTreeMap<u64, T>>,
+    full: &std::collections::BTreeMap<String, std::collections::BTreeMap<u64, Vec<T>>>,
+) -> Result<(), String> {
+    if !held.keys().eq(full.keys()) {
+        return Err(format!(
+            "conversations: held {:?}, full {:?}",
+            held.keys().collect::<Vec<_>>(),
+            full.keys().collect::<Vec<_>>()
+        ));
+    }
+    for (id, evs) in full {
+        let h = &held[id];
+        if !h.keys().eq(evs.keys()) {
+            return Err(format!(
+                "{id}: held indexes {:?}, full {:?}",
+                h.keys().collect::<Vec<_>>(),
+                evs.keys().collect::<Vec<_>>()
+            ));
+        }
+        for (i, values) in evs {
+            if !values.contains(&h[i]) {
+                return Err(format!("{id} {i}: held {:?}, full {values:?}", h[i]));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The name the test harness gives the test function `name` of the module
 /// `module` (the caller's `module_path!()`): the module path without the
 /// crate's name, for running one test of this binary again in a child

@@ -82,33 +82,7 @@ fn full(root: &Path) -> BTreeMap<String, BTreeMap<u64, Vec<String>>> {
 /// where directories sharing an ID hold different bytes at one index).
 pub(super) fn same_as_full(held: &Held, root: &Path) -> Result<(), String> {
     let want = full(root);
-    let ids = |m: Vec<&String>| m.into_iter().cloned().collect::<Vec<_>>();
-    if ids(held.keys().collect()) != ids(want.keys().collect()) {
-        return Err(format!(
-            "conversations: held {:?}, full {:?}",
-            held.keys().collect::<Vec<_>>(),
-            want.keys().collect::<Vec<_>>()
-        ));
-    }
-    for (id, evs) in &want {
-        let h = &held[id];
-        if h.keys().collect::<Vec<_>>() != evs.keys().collect::<Vec<_>>() {
-            return Err(format!(
-                "{id}: held indexes {:?}, full {:?}",
-                h.keys().collect::<Vec<_>>(),
-                evs.keys().collect::<Vec<_>>()
-            ));
-        }
-        for (i, lines) in evs {
-            let mut distinct = lines.clone();
-            distinct.sort();
-            distinct.dedup();
-            if !distinct.contains(&h[i]) || (distinct.len() == 1 && distinct[0] != h[i]) {
-                return Err(format!("{id} {i}: held {}, full {lines:?}", h[i]));
-            }
-        }
-    }
-    Ok(())
+    common::held_is_full(held, &want)
 }
 
 /// A store change, or a run.

@@ -682,30 +682,7 @@ fn same_as_full_read(held: &HeldEvents, root: &Path) -> Result<(), String> {
             .or_default()
             .push(raw.unwrap_or_default());
     }
-    let keys = |m: Vec<&String>| m.into_iter().cloned().collect::<Vec<_>>();
-    if keys(held.keys().collect()) != keys(want.keys().collect()) {
-        return Err(format!(
-            "IDs: held {:?}, full {:?}",
-            held.keys().collect::<Vec<_>>(),
-            want.keys().collect::<Vec<_>>()
-        ));
-    }
-    for (id, evs) in &want {
-        let h = &held[id];
-        if h.keys().collect::<Vec<_>>() != evs.keys().collect::<Vec<_>>() {
-            return Err(format!(
-                "{id}: held indexes {:?}, full {:?}",
-                h.keys().collect::<Vec<_>>(),
-                evs.keys().collect::<Vec<_>>()
-            ));
-        }
-        for (i, raws) in evs {
-            if !raws.contains(&h[i]) {
-                return Err(format!("{id} {i}: held bytes of no directory"));
-            }
-        }
-    }
-    Ok(())
+    crate::common::held_is_full(held, &want)
 }
 
 /// For every point a scan can be stopped at: the scan stopped there, its
