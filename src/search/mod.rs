@@ -243,6 +243,19 @@ impl std::fmt::Debug for SearchIndex {
 /// index's first `meta.json` (the temporary file tantivy writes it
 /// through, `.tmp…`, a regular file), so that such a run is completed by
 /// the next one rather than its directory refused as not an index.
+/// Whether `name` is a file tantivy makes in a new index's directory before
+/// its first `meta.json` is in place: the temporary file it writes
+/// `meta.json` through (`.tmp…`), its list of the files it manages
+/// (`.managed.json`, written when that temporary file is registered) and
+/// its lock files (`.tantivy-….lock`). A first run killed before
+/// `meta.json` leaves only such files, and the next run makes the index
+/// there.
+fn is_first_run_leftover(name: &str) -> bool {
+    name.starts_with(".tmp")
+        || name == ".managed.json"
+        || (name.starts_with(".tantivy-") && name.ends_with(".lock"))
+}
+
 fn refuse_links(dir: &Path) -> Result<bool, SearchError> {
     let mut any = false;
     for e in fs::read_dir(dir).map_err(|e| SearchError::io(dir, e))? {
@@ -251,7 +264,7 @@ fn refuse_links(dir: &Path) -> Result<bool, SearchError> {
         if t.is_symlink() {
             return Err(SearchError::Link { path: e.path() });
         }
-        let leftover = t.is_file() && e.file_name().to_string_lossy().starts_with(".tmp");
+        let leftover = t.is_file() && is_first_run_leftover(&e.file_name().to_string_lossy());
         any |= !leftover;
     }
     Ok(any)

@@ -193,14 +193,19 @@ fn kind_and_since_filter_the_hits() {
 }
 
 /// A first run killed while tantivy wrote the index's first `meta.json`
-/// leaves only the temporary file it writes it through: the next run
-/// makes the index there (a directory of other files is still refused).
+/// leaves only the temporary file it writes it through, its list of
+/// managed files and its lock: the next run makes the index there (a
+/// directory of other files is still refused).
 #[test]
 fn a_first_run_killed_before_its_meta_is_completed() {
     let tmp = tempfile::tempdir().unwrap();
     let ix = tmp.path().join("ix");
     fs::create_dir(&ix).unwrap();
     fs::write(ix.join(".tmpAbC123"), b"{\"index_settings\"").unwrap();
+    // Killed a moment later, tantivy's list of managed files and its lock
+    // may be there too (seen by killing `index` at 0.5 ms steps).
+    fs::write(ix.join(".managed.json"), b"[\".tmpAbC123\"]").unwrap();
+    fs::write(ix.join(".tantivy-writer.lock"), b"").unwrap();
     let mut opened = SearchIndex::open_or_create(&ix).unwrap();
     opened.update(&[]).unwrap();
     assert!(ix.join("meta.json").is_file());
