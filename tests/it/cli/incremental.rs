@@ -132,6 +132,18 @@ pub(super) struct World {
 }
 
 impl World {
+    /// An empty store at `root` (made here), growing from the template.
+    pub(super) fn create(root: PathBuf) -> World {
+        fs::create_dir(&root).unwrap();
+        let template = template();
+        World {
+            root,
+            names: event_file_names(&template),
+            template,
+            made: 0,
+        }
+    }
+
     /// The conversation directories now, in order.
     pub(super) fn dirs(&self) -> Vec<PathBuf> {
         let mut v: Vec<PathBuf> = fs::read_dir(&self.root)
@@ -188,31 +200,7 @@ impl World {
                 let Some(last) = event_file_names(&d).pop() else {
                     return;
                 };
-                let p = d.join("events").join(last);
-                let mtime = fs::metadata(&p).unwrap().modified().unwrap();
-                let mut b = fs::read(&p).unwrap();
-                // Same size: a letter of the event's ID changed (still
-                // JSON), or its first byte (no longer JSON).
-                let at = if bad {
-                    0
-                } else {
-                    b.windows(6).position(|w| w == b"\"id\":\"").unwrap() + 6
-                };
-                b[at] = if b[at] == b'f' { b'e' } else { b'f' };
-                if bad {
-                    b[0] = b'x';
-                }
-                fs::OpenOptions::new()
-                    .write(true)
-                    .open(&p)
-                    .and_then(|mut f| std::io::Write::write_all(&mut f, &b))
-                    .unwrap();
-                fs::File::options()
-                    .write(true)
-                    .open(&p)
-                    .unwrap()
-                    .set_modified(mtime)
-                    .unwrap();
+                edit_in_place(&d.join("events").join(last), bad);
             }
             Step::Rename(k) => {
                 if let Some(d) = self.pick(k) {
@@ -240,6 +228,27 @@ impl World {
     }
 }
 
+/// Rewrites the event file `p` in place to the same size (a letter of the
+/// event's ID changed: still JSON; or its first byte when `bad`: no longer
+/// JSON), its modification time put back.
+pub(super) fn edit_in_place(p: &Path, bad: bool) {
+    let mtime = fs::metadata(p).unwrap().modified().unwrap();
+    let mut b = fs::read(p).unwrap();
+    let at = if bad {
+        0
+    } else {
+        b.windows(6).position(|w| w == b"\"id\":\"").unwrap() + 6
+    };
+    b[at] = if b[at] == b'f' { b'e' } else { b'f' };
+    if bad {
+        b[0] = b'x';
+    }
+    let mut f = fs::OpenOptions::new().write(true).open(p).unwrap();
+    std::io::Write::write_all(&mut f, &b).unwrap();
+    f.set_modified(mtime).unwrap();
+    assert_eq!(fs::metadata(p).unwrap().modified().unwrap(), mtime);
+}
+
 /// One `export --checkpoint` run: its output.
 fn run(root: &Path, cp: &Path) -> String {
     let out = bin()
@@ -258,14 +267,7 @@ fn run(root: &Path, cp: &Path) -> String {
 
 fn check(steps: &[Step]) -> Result<(), TestCaseError> {
     let t = tempfile::tempdir().unwrap();
-    let template = template();
-    let mut w = World {
-        root: t.path().join("store"),
-        names: event_file_names(&template),
-        template,
-        made: 0,
-    };
-    fs::create_dir(&w.root).unwrap();
+    let mut w = World::create(t.path().join("store"));
     w.new_conversation(3);
     w.new_conversation(6);
     let cp = t.path().join("cp");
@@ -319,14 +321,7 @@ fn an_event_file_rewritten_in_place_with_its_stamps_is_exported_again() {
 #[test]
 fn a_last_event_file_touched_but_not_changed_is_no_rewrite() {
     let t = tempfile::tempdir().unwrap();
-    let template = template();
-    let mut w = World {
-        root: t.path().join("store"),
-        names: event_file_names(&template),
-        template,
-        made: 0,
-    };
-    fs::create_dir(&w.root).unwrap();
+    let mut w = World::create(t.path().join("store"));
     w.new_conversation(4);
     let cp = t.path().join("cp");
     assert!(!run(&w.root, &cp).is_empty());

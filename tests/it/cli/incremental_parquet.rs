@@ -13,10 +13,9 @@
 //! export's rows for it (several when directories sharing an ID — a copy —
 //! hold different bytes under one name).
 
-use super::incremental::{Step, World, step, template};
+use super::incremental::{Step, World, step};
 use super::parquet::{agentlog, duckdb};
 use super::parquet_engines::current_state_sql;
-use crate::common::openhands::event_file_names;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -235,14 +234,7 @@ fn same_as_full(res: &Value) -> Result<(), String> {
 
 fn check(steps: &[Step]) -> Result<(), TestCaseError> {
     let t = tempfile::tempdir().unwrap();
-    let template = template();
-    let mut w = World {
-        root: t.path().join("store"),
-        names: event_file_names(&template),
-        template,
-        made: 0,
-    };
-    fs::create_dir(&w.root).unwrap();
+    let mut w = World::create(t.path().join("store"));
     w.new_conversation(3);
     w.new_conversation(6);
     let (inc, cp) = (t.path().join("inc"), t.path().join("cp"));

@@ -10,7 +10,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use super::incremental::{Held, Step, World, apply, same_as_full, step, template};
+use super::incremental::{Held, Step, World, apply, edit_in_place, same_as_full, step};
 
 use proptest::prelude::*;
 
@@ -46,14 +46,7 @@ fn export(root: &Path, cp: &Path, verify: bool) -> String {
 
 /// A store of one conversation of `n` events, its first export applied.
 fn world(t: &Path, n: usize) -> (World, PathBuf, Held) {
-    let template = template();
-    let mut w = World {
-        root: t.join("store"),
-        names: event_file_names(&template),
-        template,
-        made: 0,
-    };
-    fs::create_dir(&w.root).unwrap();
+    let mut w = World::create(t.join("store"));
     w.new_conversation(n);
     let cp = t.join("cp");
     let mut held = Held::new();
@@ -65,27 +58,6 @@ fn world(t: &Path, n: usize) -> (World, PathBuf, Held) {
 fn event_file(w: &World, i: usize) -> PathBuf {
     let d = w.dirs().remove(0);
     d.join("events").join(&event_file_names(&d)[i])
-}
-
-/// Rewrites `p` in place to the same size (a letter of the event's ID
-/// changed, or its first byte when `bad`: no longer JSON), its
-/// modification time put back.
-fn edit_in_place(p: &Path, bad: bool) {
-    let mtime = fs::metadata(p).unwrap().modified().unwrap();
-    let mut b = fs::read(p).unwrap();
-    let at = if bad {
-        0
-    } else {
-        b.windows(6).position(|w| w == b"\"id\":\"").unwrap() + 6
-    };
-    b[at] = if b[at] == b'f' { b'e' } else { b'f' };
-    if bad {
-        b[0] = b'x';
-    }
-    let mut f = fs::OpenOptions::new().write(true).open(p).unwrap();
-    std::io::Write::write_all(&mut f, &b).unwrap();
-    f.set_modified(mtime).unwrap();
-    assert_eq!(fs::metadata(p).unwrap().modified().unwrap(), mtime);
 }
 
 fn is_rewrite(out: &str) -> bool {

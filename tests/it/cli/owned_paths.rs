@@ -10,19 +10,9 @@ use crate::common;
 use std::fs;
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_agentlog"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("runs")
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+use super::{p as s, run};
 
 #[test]
 fn asf_convert_replaces_links_in_out_dir_never_writes_through() {

@@ -14,19 +14,9 @@ use std::fs;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_agentlog"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("runs")
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+use super::{p as s, run};
 
 /// What is under `dir` (links not followed): each path relative to it,
 /// with a file's bytes, a link's target, or nothing for a directory.
