@@ -180,6 +180,18 @@ impl<'a> Value<'a> {
         self.as_int().filter(|i| i.exact).map(|i| i.value)
     }
 
+    /// The number as a `u64` when it was written as a whole number without
+    /// a fraction or exponent and lies in `u64`'s range (`None` otherwise,
+    /// and for another type).
+    #[inline]
+    pub fn as_u64(self) -> Option<u64> {
+        match self.node() {
+            Node::Static(StaticNode::U64(v)) => Some(v),
+            Node::Static(StaticNode::I64(v)) => u64::try_from(v).ok(),
+            _ => None,
+        }
+    }
+
     /// The object; `None` for another type.
     #[inline]
     pub fn as_object(self) -> Option<Object<'a>> {

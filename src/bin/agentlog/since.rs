@@ -25,7 +25,7 @@ use agentlog::openhands::{Change, ChangeKind, Checkpoint, ScanOptions, Store};
 
 use crate::export::push_event_line;
 use crate::out::{Fail, Out, Res, Status, warn};
-use crate::target::{Target, nothing_found, resolve};
+use crate::target::{Target, nothing_found, resolve, resolve_other};
 
 /// Appends the record line `{"conversation":…,"parent":…,"record":WHAT`
 /// and the members of `rest` (already JSON, starting with `,`), then `}`.
@@ -114,8 +114,10 @@ pub fn is_empty_file(path: &Path) -> bool {
 /// that is empty now is a store whose conversations were removed, which
 /// the run reports as such.
 pub fn one_store<'p>(paths: &'p [PathBuf], cp: &Path) -> Res<&'p Path> {
-    let (path, empty) = one_openhands_path(paths)?;
     let first_run = std::fs::symlink_metadata(cp).is_err() || is_empty_file(cp);
+    // Only a first run refuses a store with nothing in it; a later one
+    // does not walk the store twice (the scan walks it) to tell.
+    let (path, empty) = one_openhands_path(paths, first_run)?;
     match empty {
         Some(msg) if first_run => Err(Fail::Problem(msg)),
         _ => Ok(path),
@@ -125,31 +127,37 @@ pub fn one_store<'p>(paths: &'p [PathBuf], cp: &Path) -> Res<&'p Path> {
 /// The one OpenHands store PATH of `follow --checkpoint`: a store under
 /// which nothing is found yet is followed (it may fill), with a warning.
 pub fn one_store_to_follow(paths: &[PathBuf]) -> Res<&Path> {
-    let (path, empty) = one_openhands_path(paths)?;
+    let (path, empty) = one_openhands_path(paths, true)?;
     if let Some(msg) = empty {
         warn(&format!("{msg} (yet): following it"));
     }
     Ok(path)
 }
 
-/// The one PATH of a `--checkpoint` run, which must be an OpenHands store
-/// (or a directory of nothing yet: then with the [`nothing_found`]
-/// message).
-fn one_openhands_path(paths: &[PathBuf]) -> Res<(&Path, Option<String>)> {
+/// The one PATH of a `--checkpoint` run, which must be an OpenHands store;
+/// with `tell_empty`, walked to tell a directory of nothing yet (then with
+/// the [`nothing_found`] message).
+fn one_openhands_path(paths: &[PathBuf], tell_empty: bool) -> Res<(&Path, Option<String>)> {
     let [path] = paths else {
         return Err(Fail::Fatal(format!(
             "--checkpoint takes one PATH ({} given): a checkpoint is of one store",
             paths.len()
         )));
     };
-    match resolve(path) {
+    let target = if tell_empty {
+        resolve(path).map(Some)
+    } else {
+        resolve_other(path)
+    };
+    match target {
         Err(e) => Err(Fail::Fatal(e)),
-        Ok(Target::OcChat { root }) => Err(Fail::Fatal(format!(
+        Ok(Some(Target::OcChat { root })) => Err(Fail::Fatal(format!(
             "{}: an OC Chat sessions directory; --checkpoint reads OpenHands stores",
             root.display()
         ))),
-        Ok(target @ Target::OpenHands { .. }) => Ok((path, nothing_found(path, &target))),
-        Ok(Target::Asf { .. }) => Err(Fail::Fatal(format!(
+        Ok(Some(target @ Target::OpenHands { .. })) => Ok((path, nothing_found(path, &target))),
+        Ok(None) => Ok((path, None)),
+        Ok(Some(Target::Asf { .. })) => Err(Fail::Fatal(format!(
             "{}: Agent Session Format files; --checkpoint reads OpenHands stores",
             path.display()
         ))),

@@ -334,6 +334,27 @@ fn is_flat_meta(path: &Path) -> bool {
         .is_ok_and(|doc| doc.root().get("session_name").is_some())
 }
 
+/// The PATH's target when it is not OpenHands (ASF files, an OC Chat
+/// root); `None` for a path [`resolve`] would walk as an OpenHands store,
+/// told without walking it. The error is [`resolve`]'s.
+pub fn resolve_other(path: &Path) -> Result<Option<Target>, String> {
+    let meta = fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if let Some(files) = crate::asf_files::files(path) {
+        return Ok(Some(Target::Asf { files }));
+    }
+    if meta.is_dir() {
+        // Fail early, with the operating system's reason, on a directory
+        // that cannot be listed.
+        fs::read_dir(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        if !is_conversation_dir(path) && is_occhat_root(path) {
+            return Ok(Some(Target::OcChat {
+                root: path.to_path_buf(),
+            }));
+        }
+    }
+    Ok(None)
+}
+
 /// Resolves a PATH argument (see the module docs). The error, one line
 /// naming the path, is for a PATH that cannot be read at all; directories
 /// under it that cannot be listed are in [`Target::OpenHands`].
@@ -344,19 +365,8 @@ pub fn resolve(path: &Path) -> Result<Target, String> {
 /// [`resolve`] with `read_ahead` listing a store's directories ahead of
 /// its discovery.
 pub fn resolve_with(path: &Path, read_ahead: ReadAhead) -> Result<Target, String> {
-    let meta = fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    if let Some(files) = crate::asf_files::files(path) {
-        return Ok(Target::Asf { files });
-    }
-    if meta.is_dir() {
-        // Fail early, with the operating system's reason, on a directory
-        // that cannot be listed.
-        fs::read_dir(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        if !is_conversation_dir(path) && is_occhat_root(path) {
-            return Ok(Target::OcChat {
-                root: path.to_path_buf(),
-            });
-        }
+    if let Some(target) = resolve_other(path)? {
+        return Ok(target);
     }
     let found = discover_with(path, read_ahead).map_err(|e| e.to_string())?;
     Ok(Target::OpenHands {

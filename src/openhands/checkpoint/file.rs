@@ -75,11 +75,23 @@ pub(crate) fn to_file_bytes(kind: FileKind, body: &OwnedValue, capacity: usize) 
 /// file that is not a checkpoint, one of another kind, of a newer format
 /// version, or whose body does not match its digest or is not JSON.
 /// `path` is only reported in errors.
+#[cfg(feature = "follow")]
 pub(crate) fn parse_file_bytes(
     bytes: &[u8],
     path: &Path,
     kind: FileKind,
 ) -> Result<OwnedValue, CheckpointError> {
+    let body = checked_body(bytes, path, kind)?;
+    OwnedValue::parse(body).map_err(|e| CheckpointError::corrupt(path, &format!("body: {e}")))
+}
+
+/// The body of a checkpoint file of `kind`, its header checked as
+/// [`parse_file_bytes`] checks it, not yet parsed.
+pub(crate) fn checked_body<'b>(
+    bytes: &'b [u8],
+    path: &Path,
+    kind: FileKind,
+) -> Result<&'b [u8], CheckpointError> {
     let not = || CheckpointError::NotACheckpoint {
         path: path.to_path_buf(),
     };
@@ -121,7 +133,7 @@ pub(crate) fn parse_file_bytes(
     if sha256_hex(body) != digest {
         return Err(corrupt("the body does not match its digest"));
     }
-    OwnedValue::parse(body).map_err(|e| corrupt(&format!("body: {e}")))
+    Ok(body)
 }
 
 /// The bytes of the checkpoint file at `path`; refuses anything there but

@@ -40,6 +40,7 @@
 //! [`Store::changes_since`](super::Store::changes_since) refuses a
 //! checkpoint of another store (another root path or root directory).
 
+mod decode;
 mod encode;
 mod file;
 mod marks;
@@ -48,7 +49,9 @@ mod write;
 pub(crate) use encode::{as_u64, obj, uint};
 #[cfg(feature = "follow")]
 pub(crate) use encode::{hex, stamp_value, unhex, value_stamp};
-pub(crate) use file::{FileKind, no_file_yet, parse_file_bytes, read_file, to_file_bytes};
+#[cfg(feature = "follow")]
+pub(crate) use file::parse_file_bytes;
+pub(crate) use file::{FileKind, checked_body, no_file_yet, read_file, to_file_bytes};
 pub(crate) use marks::Marks;
 pub(crate) use write::write_atomic;
 
@@ -471,8 +474,8 @@ impl Checkpoint {
     /// Reads a checkpoint from the bytes [`to_bytes`](Self::to_bytes)
     /// gives; `path` is only reported in errors.
     pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Checkpoint, CheckpointError> {
-        let v = parse_file_bytes(bytes, path, FileKind::OpenHands)?;
-        Checkpoint::from_value(&v).map_err(|r| CheckpointError::corrupt(path, &r))
+        let body = checked_body(bytes, path, FileKind::OpenHands)?;
+        Checkpoint::from_body(body).map_err(|r| CheckpointError::corrupt(path, &r))
     }
 
     /// Loads the checkpoint saved at `path`.

@@ -276,3 +276,52 @@ fn stamps_digest_is_a_sum_of_terms() {
     });
     assert_eq!(m, [0xff; 32]);
 }
+
+/// The body as read from the tape does not depend on the order of the
+/// members of an object, nor of the marks in a list; a path listed twice
+/// keeps its last mark (what recording each in turn would leave).
+#[test]
+fn reads_any_order_and_keeps_the_last_of_a_repeated_path() {
+    let c = sample();
+    let mut v = c.to_value();
+    let OwnedValue::Object(body) = &mut v else {
+        unreachable!()
+    };
+    body.entries_mut().reverse();
+    for (k, list) in body.entries_mut() {
+        if k == "conversations" {
+            let OwnedValue::Array(a) = list else {
+                unreachable!()
+            };
+            a.reverse();
+            for m in a.iter_mut() {
+                if let OwnedValue::Object(o) = m {
+                    o.entries_mut().reverse();
+                }
+            }
+            // "a" again, with another ID: the later one wins.
+            let mut again = a
+                .iter()
+                .find(|m| m.get("path").and_then(OwnedValue::as_str) == Some("a"))
+                .cloned()
+                .unwrap();
+            if let OwnedValue::Object(o) = &mut again {
+                for (k, val) in o.entries_mut() {
+                    if k == "id" {
+                        *val = OwnedValue::string("later");
+                    }
+                }
+            }
+            a.push(again);
+        }
+    }
+    let bytes = to_file_bytes(FileKind::OpenHands, &v, 0);
+    let back = Checkpoint::from_bytes(&bytes, Path::new("cp")).unwrap();
+    assert_eq!(back.conversations.len(), c.conversations.len());
+    assert_eq!(back.conversation("a").unwrap().id, "later");
+    let mut want = c.clone();
+    let mut m = want.conversation("a").unwrap();
+    m.id = "later".into();
+    want.conversations.insert(PathBuf::from("a"), &m);
+    assert_eq!(back, want);
+}
