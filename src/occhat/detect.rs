@@ -3,7 +3,7 @@
 //! tell the two stores apart.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::{ARCHIVE_DIR_NAME, CLEAN_EXIT_MARKER_NAME, LEGACY_DIR_NAME};
 use crate::openhands::{DIR_EVENTS, FILE_BASE_STATE};
@@ -25,14 +25,18 @@ pub fn is_sessions_dir(dir: &Path) -> bool {
     let Ok(rd) = fs::read_dir(dir) else {
         return false;
     };
-    let mut subdirs: Vec<PathBuf> = rd
+    // Names in order, which is the order of the paths they make under
+    // `dir` (one component each), without comparing paths.
+    let mut subdirs: Vec<std::ffi::OsString> = rd
         .flatten()
         .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .map(|e| e.path())
+        .map(|e| e.file_name())
         .collect();
-    subdirs.sort();
+    subdirs.sort_unstable();
     for sub in subdirs {
-        let Ok(rd) = fs::read_dir(&sub) else { continue };
+        let Ok(rd) = fs::read_dir(dir.join(sub)) else {
+            continue;
+        };
         for e in rd.flatten() {
             let name = e.file_name();
             let name = name.to_string_lossy();
