@@ -1,42 +1,5 @@
-//! Replacing many files with one flush of their data: a command that writes
-//! many files ([`Batch`]) writes each to its temporary file as
-//! [`Output`](super::Output) does, makes the data of all of them durable
-//! together, then renames each into place and flushes each directory once.
-//!
-//! The guarantees are [`Output::commit`](super::Output::commit)'s, for each
-//! file:
-//!
-//! - a file's bytes are durable before its rename: every name holds its old
-//!   file or its new one, complete, never a part, at every moment and after
-//!   a power cut;
-//! - a file is written only to a temporary file in its destination's
-//!   directory and renamed over the destination as [`Output`](super::Output)
-//!   says (a link at a name the tool owns is replaced, never followed);
-//! - a failure before the renames (a write, the flush) leaves every name as
-//!   it was and removes the temporary files; a failure at a rename stops
-//!   there: the names renamed hold their new files, the others their old
-//!   ones, and the temporary files not renamed are removed — a state a rerun
-//!   of the command completes. A killed process leaves at most one batch's
-//!   temporary files (named as [`is_temporary_name`](super::is_temporary_name)
-//!   says) beside their destinations, never a part at a name.
-//!
-//! What changes is how the bytes are made durable. On Linux 5.8 and later,
-//! one `syncfs(2)` per file system replaces one `fsync(2)` per file: Linux
-//! waits for the writes to complete in `sync` and `syncfs`, which "provide
-//! the same guarantees as `fsync()` called on every file in the system or
-//! filesystem respectively" (`sync(2)`); the file system's own flush of the
-//! device's write cache comes with it, as with `fsync`. Since 5.8 `syncfs`
-//! also reports every write-back error on the file system since the file
-//! descriptor it is called through was opened (or since its last
-//! `syncfs`); it is called through the batch's first temporary file on that
-//! file system, opened before any of the batch's bytes there were written,
-//! so no error on them goes unreported (an error on another file of the same
-//! file system fails the batch too: a false failure, never a false
-//! success). Older kernels did not report those errors: there, and on other
-//! systems, each temporary file is flushed with `fsync` as it is added, and
-//! only the renames and the directories' flushes are batched. A `syncfs`
-//! the system refuses (`ENOSYS`, or `EPERM` from a sandbox) falls back to
-//! one `fsync` per file, each file opened again without following links.
+//! Replacing many files with one flush of their data ([`Batch`], whose
+//! docs state the guarantees).
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, ErrorKind};
@@ -46,9 +9,47 @@ use std::path::PathBuf;
 use super::open::{Staged, rename_into_place};
 use super::{DirSync, Output, OutputError, io_err, parent_of};
 
-/// Files written before their data is made durable together (see the
-/// [module docs](self)): [`add`](Self::add) each [`Output`] once written,
-/// then [`finish`](Self::finish). A batch commits on its own once it holds
+/// Replacing many files with one flush of their data: a command that writes
+/// many files writes each to its temporary file as [`Output`] does, makes the data of all of them durable
+/// together, then renames each into place and flushes each directory once.
+///
+/// The guarantees are [`Output::commit`]'s, for each
+/// file:
+///
+/// - a file's bytes are durable before its rename: every name holds its old
+///   file or its new one, complete, never a part, at every moment and after
+///   a power cut;
+/// - a file is written only to a temporary file in its destination's
+///   directory and renamed over the destination as [`Output`]
+///   says (a link at a name the tool owns is replaced, never followed);
+/// - a failure before the renames (a write, the flush) leaves every name as
+///   it was and removes the temporary files; a failure at a rename stops
+///   there: the names renamed hold their new files, the others their old
+///   ones, and the temporary files not renamed are removed — a state a rerun
+///   of the command completes. A killed process leaves at most one batch's
+///   temporary files (named as [`is_temporary_name`](super::is_temporary_name)
+///   says) beside their destinations, never a part at a name.
+///
+/// What changes is how the bytes are made durable. On Linux 5.8 and later,
+/// one `syncfs(2)` per file system replaces one `fsync(2)` per file: Linux
+/// waits for the writes to complete in `sync` and `syncfs`, which "provide
+/// the same guarantees as `fsync()` called on every file in the system or
+/// filesystem respectively" (`sync(2)`); the file system's own flush of the
+/// device's write cache comes with it, as with `fsync`. Since 5.8 `syncfs`
+/// also reports every write-back error on the file system since the file
+/// descriptor it is called through was opened (or since its last
+/// `syncfs`); it is called through the batch's first temporary file on that
+/// file system, opened before any of the batch's bytes there were written,
+/// so no error on them goes unreported (an error on another file of the same
+/// file system fails the batch too: a false failure, never a false
+/// success). Older kernels did not report those errors: there, and on other
+/// systems, each temporary file is flushed with `fsync` as it is added, and
+/// only the renames and the directories' flushes are batched. A `syncfs`
+/// the system refuses (`ENOSYS`, or `EPERM` from a sandbox) falls back to
+/// one `fsync` per file, each file opened again without following links.
+///
+/// [`add`](Self::add) each [`Output`] once written, then
+/// [`finish`](Self::finish). A batch commits on its own once it holds
 /// [`MAX_FILES`](Self::MAX_FILES) files or [`MAX_BYTES`](Self::MAX_BYTES)
 /// bytes. Dropped without a finish (an error stopped the caller), it
 /// removes the temporary files not yet renamed and flushes the directories
@@ -169,8 +170,8 @@ impl Batch {
     /// Commits the files staged: their data made durable, then each renamed
     /// into place in the order added (the directories are flushed by
     /// [`finish`](Self::finish)). Returns how many were renamed. On an
-    /// error, the temporary files not renamed are removed (see the [module
-    /// docs](self)).
+    /// error, the temporary files not renamed are removed (see
+    /// [`Batch`]).
     pub fn commit(&mut self) -> Result<usize, OutputError> {
         if self.staged.is_empty() {
             return Ok(0);
@@ -204,8 +205,7 @@ impl Batch {
         Ok(n)
     }
 
-    /// Makes the data of every staged file durable (see the [module
-    /// docs](self)).
+    /// Makes the data of every staged file durable (see [`Batch`]).
     fn flush_data(&mut self, staged: &[Staged]) -> Result<(), OutputError> {
         #[cfg(test)]
         if self.fail_flush {
