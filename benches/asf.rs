@@ -11,8 +11,8 @@
 //! `asf/to_files` is the whole job as `agentlog asf convert` does it, by
 //! process CPU time (user + sys, which is where creating, flushing and
 //! renaming files shows): converting every conversation and writing each
-//! session file as the command does (a temporary file flushed and renamed,
-//! the directory flushed once), against the `stats`-like read, and against
+//! session file as the command does (temporary files made durable in
+//! batches, then renamed, the directory flushed once: `output::Batch`), against the `stats`-like read, and against
 //! a floor that does only what no converter can leave out — the same read
 //! and parse, SHA-256 of every line it writes and of every request tail,
 //! and the same bytes written as the same files.
@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use agentlog::asf::Session;
 use agentlog::convert::openhands::convert;
 use agentlog::openhands::{self, Conversation, Reader};
-use agentlog::output::{DirSync, Output};
+use agentlog::output::{Batch, Output};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 #[path = "support/corpus.rs"]
@@ -171,10 +171,10 @@ fn request_tails_of(file: &[u8]) -> Vec<Vec<u8>> {
 
 /// Writes `bytes` to `dir/name` as `agentlog asf convert` writes a session
 /// file.
-fn write_session(dir: &Path, name: &str, bytes: &[u8], pending: &mut DirSync) {
-    let mut o = Output::create(&dir.join(name)).expect("output");
+fn write_session(dir: &Path, name: &str, bytes: &[u8], pending: &mut Batch) {
+    let mut o = Output::create_entry(&dir.join(name)).expect("output");
     o.write_all(bytes).expect("write");
-    o.commit_into(pending).expect("commit");
+    pending.add(o).expect("commit");
 }
 
 /// The `stats`-like read: every event parsed and its kind looked at.
@@ -234,7 +234,7 @@ fn to_files(c: &mut Criterion) {
             Box::new(|| {
                 let (reader, conv) = &mut *state.borrow_mut();
                 let mut n = stats_read(&dirs, reader, conv) as u64;
-                let mut pending = DirSync::new();
+                let mut pending = Batch::new();
                 for (name, bytes, tails) in &sessions {
                     for line in bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
                         n += u64::from(Sha256::digest(line)[0]);
@@ -252,7 +252,7 @@ fn to_files(c: &mut Criterion) {
             "convert",
             Box::new(|| {
                 let (reader, conv) = &mut *state.borrow_mut();
-                let mut pending = DirSync::new();
+                let mut pending = Batch::new();
                 let mut n = 0u64;
                 for d in &dirs {
                     reader.read_into(d, conv).expect("read");

@@ -16,7 +16,10 @@
 //!   dropped without a commit removes its temporary file and leaves the old
 //!   file as it was. A command writing many files into one directory can
 //!   flush that directory once, after the last rename
-//!   ([`Output::commit_into`], [`DirSync`]).
+//!   ([`Output::commit_into`], [`DirSync`]), or also make the data of many
+//!   files durable together before their renames ([`Batch`]: one `syncfs`
+//!   where the kernel reports write-back errors through it, each file's
+//!   bytes still durable before its rename).
 //! - **A symbolic link** is followed to the end of its chain: the file it
 //!   leads to is what gets replaced (written beside that final target, in
 //!   its directory), and the link stays the link it was. A link that leads
@@ -66,9 +69,11 @@
 //! inode, links followed) or a file under a directory it must not write
 //! into by name ([`OutputPath::under`]).
 
+mod batch;
 mod dirsync;
 mod open;
 
+pub use batch::Batch;
 pub use dirsync::DirSync;
 pub use open::Output;
 

@@ -23,6 +23,7 @@ impl OutputPath {
                 _ => None,
             },
             sink,
+            written: 0,
         })
     }
 
@@ -160,6 +161,8 @@ enum OutputSink {
         /// A link at `dest` is replaced ([`OutputPath::classify_entry`]).
         entry: bool,
     },
+    /// A replacement handed to a [`super::Batch`].
+    Staged,
 }
 
 /// An open output (see the module docs): write to it, then
@@ -170,6 +173,8 @@ pub struct Output {
     given: PathBuf,
     replaces: Option<FileId>,
     sink: OutputSink,
+    /// Bytes written.
+    written: u64,
 }
 
 impl std::fmt::Debug for Output {
@@ -268,31 +273,129 @@ impl Output {
             } => {
                 file.flush().map_err(|e| io_err("write", tmp, e))?;
                 file.sync_all().map_err(|e| io_err("fsync", tmp, e))?;
-                match fs::symlink_metadata(&*dest) {
-                    Ok(m) if *entry && m.file_type().is_symlink() => {}
-                    Ok(m) if !m.is_file() => {
-                        return Err(OutputError::Changed {
-                            path: dest.clone(),
-                            detail: "no longer a regular file",
-                        });
-                    }
-                    _ => {}
-                }
-                fs::rename(&*tmp, &*dest).map_err(|e| io_err("rename", dest, e))?;
+                rename_into_place(tmp, dest, *entry)?;
                 *done = true;
                 Ok(Some(parent_of(dest)))
             }
+            OutputSink::Staged => Err(staged_already(&given)),
         }
     }
+
+    /// Whether the output is a replacement (a temporary file renamed over
+    /// its destination on commit).
+    pub(crate) fn is_replacement(&self) -> bool {
+        matches!(self.sink, OutputSink::Replace { .. })
+    }
+
+    /// A replacement's temporary file, written and (with `sync`) flushed,
+    /// handed over for a later rename ([`super::Batch`]); any other output
+    /// is completed here (`None`).
+    pub(crate) fn stage(mut self, sync: bool) -> Result<Option<Staged>, OutputError> {
+        if !self.is_replacement() {
+            return self.complete().map(|_| None);
+        }
+        let OutputSink::Replace {
+            mut file,
+            tmp,
+            dest,
+            done: false,
+            entry,
+        } = std::mem::replace(&mut self.sink, OutputSink::Staged)
+        else {
+            return Err(staged_already(&self.given));
+        };
+        // From here the staged file owns the temporary file: removed by
+        // its `discard`, not by this output's drop.
+        let staged = Staged {
+            file: None,
+            tmp,
+            dest,
+            entry,
+            len: self.written,
+        };
+        if let Err(e) = file
+            .flush()
+            .and_then(|()| if sync { file.sync_all() } else { Ok(()) })
+        {
+            let err = io_err(if sync { "fsync" } else { "write" }, &staged.tmp, e);
+            staged.discard();
+            return Err(err);
+        }
+        Ok(Some(Staged {
+            file: Some(file),
+            ..staged
+        }))
+    }
+}
+
+fn staged_already(path: &Path) -> OutputError {
+    io_err("write", path, handed_over())
+}
+
+/// Renames a replacement's temporary file over its destination, unless a
+/// node other than a regular file (or, for a name the tool owns, a
+/// symbolic link) has appeared there since the look.
+pub(crate) fn rename_into_place(tmp: &Path, dest: &Path, entry: bool) -> Result<(), OutputError> {
+    match fs::symlink_metadata(dest) {
+        Ok(m) if entry && m.file_type().is_symlink() => {}
+        Ok(m) if !m.is_file() => {
+            return Err(OutputError::Changed {
+                path: dest.to_path_buf(),
+                detail: "no longer a regular file",
+            });
+        }
+        _ => {}
+    }
+    fs::rename(tmp, dest).map_err(|e| io_err("rename", dest, e))
+}
+
+/// A replacement's temporary file waiting for its rename in a
+/// [`super::Batch`]: complete, flushed or waiting for the batch's flush.
+#[derive(Debug)]
+pub(crate) struct Staged {
+    /// The temporary file, while open.
+    pub(crate) file: Option<File>,
+    pub(crate) tmp: PathBuf,
+    pub(crate) dest: PathBuf,
+    /// A link at `dest` is replaced ([`OutputPath::classify_entry`]).
+    pub(crate) entry: bool,
+    /// Bytes written to it.
+    pub(crate) len: u64,
+}
+
+impl Staged {
+    /// The same, its file closed.
+    pub(crate) fn closed(mut self) -> Staged {
+        self.file = None;
+        self
+    }
+
+    /// The same, its open file handed over.
+    pub(crate) fn take_file(mut self) -> (Staged, Option<File>) {
+        let f = self.file.take();
+        (self, f)
+    }
+
+    /// Removes the temporary file (nothing renamed).
+    pub(crate) fn discard(self) {
+        let _ = fs::remove_file(&self.tmp);
+    }
+}
+
+fn handed_over() -> io::Error {
+    io::Error::other("the output was handed to a batch already")
 }
 
 impl Write for Output {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match &mut self.sink {
+        let n = match &mut self.sink {
             OutputSink::Stdout(s) => s.write(buf),
             OutputSink::InPlace { file, .. } | OutputSink::Replace { file, .. } => file.write(buf),
             OutputSink::Socket(s) => s.write(buf),
-        }
+            OutputSink::Staged => Err(handed_over()),
+        }?;
+        self.written += n as u64;
+        Ok(n)
     }
 
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
@@ -302,7 +405,10 @@ impl Write for Output {
                 file.write_all(buf)
             }
             OutputSink::Socket(s) => s.write_all(buf),
-        }
+            OutputSink::Staged => Err(handed_over()),
+        }?;
+        self.written += buf.len() as u64;
+        Ok(())
     }
 
     fn flush(&mut self) -> io::Result<()> {
@@ -310,6 +416,7 @@ impl Write for Output {
             OutputSink::Stdout(s) => s.flush(),
             OutputSink::InPlace { file, .. } | OutputSink::Replace { file, .. } => file.flush(),
             OutputSink::Socket(s) => s.flush(),
+            OutputSink::Staged => Err(handed_over()),
         }
     }
 }

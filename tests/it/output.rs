@@ -1,6 +1,7 @@
 //! Output paths are written as what they are, by every writer of one: the
-//! library's `agentlog::output::Output` (committed alone, or into a
-//! `DirSync` that flushes the directories after), `occhat::SessionStore::export_markdown`
+//! library's `agentlog::output::Output` (committed alone, into a
+//! `DirSync` that flushes the directories after, or into a `Batch` that
+//! flushes the files' data together before their renames), `occhat::SessionStore::export_markdown`
 //! and `export_html` with a given path, and (with the `cli` feature) the
 //! command's `export --jsonl -o` and `occhat export-md -o`.
 //!
@@ -26,7 +27,7 @@ use std::path::{Path, PathBuf};
 use std::thread::JoinHandle;
 
 use agentlog::occhat::{ChatSession, SaveError, SessionStore};
-use agentlog::output::{DirSync, Output, OutputError, OutputKind, OutputPath};
+use agentlog::output::{Batch, DirSync, Output, OutputError, OutputKind, OutputPath};
 
 // ---------------------------------------------------------------- nodes
 
@@ -219,6 +220,27 @@ impl Writer for LibOutputBatched {
     }
 }
 
+/// `Output::create`, a write, `Batch::add`, then `Batch::finish`: a
+/// replacement waits for the batch's flush, any other output is written at
+/// once.
+struct LibOutputBatch(Vec<u8>);
+
+impl Writer for LibOutputBatch {
+    fn name(&self) -> String {
+        "agentlog::output::Batch".into()
+    }
+    fn write(&self, path: &Path) -> Result<(), String> {
+        let mut batch = Batch::new();
+        let mut o = Output::create(path).map_err(|e| e.to_string())?;
+        io::Write::write_all(&mut o, &self.0).map_err(|e| e.to_string())?;
+        batch.add(o).map_err(|e| e.to_string())?;
+        batch.finish().map(drop).map_err(|e| e.to_string())
+    }
+    fn expected(&self) -> Vec<u8> {
+        self.0.clone()
+    }
+}
+
 /// The OC Chat exports the library writes to a given path.
 #[derive(Clone, Copy, Debug)]
 enum Export {
@@ -358,7 +380,8 @@ impl Fixture {
         let session = store.load_session("weekly-report").unwrap();
         let mut v: Vec<Box<dyn Writer>> = vec![
             Box::new(LibOutput(big.clone())),
-            Box::new(LibOutputBatched(big)),
+            Box::new(LibOutputBatched(big.clone())),
+            Box::new(LibOutputBatch(big)),
         ];
         for &kind in EXPORTS {
             v.push(Box::new(LibExport {

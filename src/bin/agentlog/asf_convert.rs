@@ -4,14 +4,18 @@
 //! directory: every session it lists) as ASF session files, one
 //! `<session id>.jsonl` per conversation in OUT_DIR (sub-agents beside
 //! their parent, naming it in `parent_session`), each written to a
-//! temporary file in OUT_DIR, flushed and renamed into place (a symbolic
-//! link at `OUT_DIR/<session id>.jsonl` is replaced by the file, never
-//! written through: the files the command names are created inside
-//! OUT_DIR, as [`agentlog::output::OutputPath::classify_entry`] says; a
-//! directory, device or FIFO there is an error); OUT_DIR is flushed once,
-//! after the last rename (so the renames are durable once the command has
-//! exited, whatever its status; a name holds its old file or its new one,
-//! never a part, at every moment before).
+//! temporary file in OUT_DIR and renamed into place once its bytes are
+//! durable (a symbolic link at `OUT_DIR/<session id>.jsonl` is replaced by
+//! the file, never written through: the files the command names are created
+//! inside OUT_DIR, as [`agentlog::output::OutputPath::classify_entry`]
+//! says; a directory, device or FIFO there is an error). The files are
+//! written in batches ([`agentlog::output::Batch`]): a batch's temporary
+//! files are made durable together (one `syncfs` where the kernel reports
+//! write-back errors through it, else one `fsync` each), then renamed;
+//! OUT_DIR is flushed once, after the last rename (so the renames are
+//! durable once the command has exited, whatever its status; a name holds
+//! its old file or its new one, never a part, at every moment before). A
+//! file's path is printed once it is renamed into place.
 //!
 //! Standard output: one summary line (`converted N conversations: M session
 //! files in OUT_DIR`, and how many could not be converted); with
@@ -31,7 +35,7 @@ use agentlog::convert::Converted;
 use agentlog::convert::openhands::{Options, convert_with, session_id};
 use agentlog::occhat::SessionStore;
 use agentlog::openhands::Reader;
-use agentlog::output::{DirSync, Output};
+use agentlog::output::{Batch, Output};
 
 use crate::out::{Fail, Obj, Out, Res, Status, error, plural};
 use crate::progress::Progress;
@@ -75,7 +79,10 @@ struct Tally {
 struct Sink<'a> {
     args: &'a ConvertArgs,
     out: &'a mut Out,
-    pending: DirSync,
+    pending: Batch,
+    /// The files added to `pending` and not yet renamed, in order: their
+    /// session ids and paths, printed once renamed.
+    waiting: std::collections::VecDeque<(String, PathBuf)>,
     tally: Tally,
 }
 
@@ -108,7 +115,8 @@ pub fn run(a: ConvertArgs, out: &mut Out) -> Res<u8> {
     let mut sink = Sink {
         args: &a,
         out,
-        pending: DirSync::new(),
+        pending: Batch::new(),
+        waiting: Default::default(),
         tally: Tally::default(),
     };
     let mut reader = Reader::new();
@@ -159,9 +167,10 @@ pub fn run(a: ConvertArgs, out: &mut Out) -> Res<u8> {
         }
     }
     progress.finish();
-    std::mem::take(&mut sink.pending)
+    let done = std::mem::take(&mut sink.pending)
         .finish()
         .map_err(|e| Fail::Fatal(e.to_string()))?;
+    sink.written(done)?;
     sink.summary()?;
     Ok(status.code())
 }
@@ -222,16 +231,33 @@ impl Sink<'_> {
             return Ok(());
         };
         let file = out_dir.join(format!("{}.jsonl", done.session_id));
-        write(&file, &done.bytes, &mut self.pending)?;
-        if self.args.json {
-            self.out.json_line(
-                &Obj::new()
-                    .put("session", done.session_id.as_str())
-                    .put("path", crate::out::path_str(&file))
-                    .done(),
-            )?;
-        } else if self.args.verbose {
-            self.out.line(&file.display().to_string())?;
+        let renamed = write(&file, &done.bytes, &mut self.pending)?;
+        if self.args.json || self.args.verbose {
+            self.waiting.push_back((done.session_id.clone(), file));
+        }
+        self.written(renamed)
+    }
+
+    /// Prints the paths of the `n` oldest files waiting (with `--json` or
+    /// `--verbose`): they are renamed into place.
+    fn written(&mut self, n: usize) -> Res<()> {
+        if !(self.args.json || self.args.verbose) {
+            return Ok(());
+        }
+        for _ in 0..n {
+            let Some((session, file)) = self.waiting.pop_front() else {
+                break;
+            };
+            if self.args.json {
+                self.out.json_line(
+                    &Obj::new()
+                        .put("session", session.as_str())
+                        .put("path", crate::out::path_str(&file))
+                        .done(),
+                )?;
+            } else {
+                self.out.line(&file.display().to_string())?;
+            }
         }
         Ok(())
     }
@@ -259,12 +285,13 @@ impl Sink<'_> {
 }
 
 /// Writes a session file as [`agentlog::output`] says (the bytes in one
-/// piece, no buffer between), leaving its directory's flush to `dirs`.
-fn write(path: &Path, bytes: &[u8], dirs: &mut DirSync) -> Res<()> {
+/// piece, no buffer between) and adds it to `batch`; how many of the files
+/// added are now renamed into place ([`Batch::add`]).
+fn write(path: &Path, bytes: &[u8], batch: &mut Batch) -> Res<usize> {
     use std::io::Write;
     let fatal = |e: agentlog::output::OutputError| Fail::Fatal(e.to_string());
     let mut f = Output::create_entry(path).map_err(fatal)?;
     f.write_all(bytes)
         .map_err(|e| Fail::write(e, &path.display().to_string()))?;
-    f.commit_into(dirs).map_err(fatal)
+    batch.add(f).map_err(fatal)
 }
