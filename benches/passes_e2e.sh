@@ -10,12 +10,18 @@
 # (benches/passes_medians.py LOG). Outputs go to a scratch directory under
 # $TMPDIR (removed between runs, outside the timing); STORE is only read.
 #
+# `parse_floor` (examples/parse_floor.rs: every file the reader reads, read
+# and parsed into simd-json's tape, nothing else) runs too when it is built
+# beside BIN (BIN's directory's examples/parse_floor).
+#
 # Usage: benches/passes_e2e.sh BIN STORE ROUNDS LOG
 #   cargo build --release --features cli,parquet --bin agentlog
+#   cargo build --release --example parse_floor
 #   benches/passes_e2e.sh target/release/agentlog /tmp/cstore 5 /tmp/passes.log
 set -u
 BIN=$1; STORE=$2; ROUNDS=$3; LOG=$4
 W=$(mktemp -d "${TMPDIR:-/tmp}/passes_e2e.XXXXXX")
+FLOOR=$(dirname "$BIN")/examples/parse_floor
 T() { # NAME, then the command (an `sh -c` string)
   local name=$1; shift
   local la; la=$(cut -d' ' -f1 /proc/loadavg)
@@ -30,6 +36,7 @@ $BIN index $STORE --index $W/idx2 >/dev/null
 for r in $(seq 1 $ROUNDS); do
   echo "# round $r $(date +%T) loadavg $(cat /proc/loadavg)" | tee -a $LOG
   T stats "$BIN stats --json $STORE"
+  if [ -x "$FLOOR" ]; then T parse_floor "$FLOOR $STORE"; fi
   T find "find $STORE -type d | wc -l"
   T export_cp_unchanged "$BIN export --jsonl --checkpoint $W/cp $STORE -o /dev/stdout > $W/x"
   rm -rf $W/asf

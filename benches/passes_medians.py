@@ -1,6 +1,6 @@
 """Medians of a benches/passes_e2e.sh log: CPU (user + sys) and wall time of
 each command, its range, and the ratios issue 31 asks about (CPU against
-`stats`, the unchanged rescan's wall against `find`'s, `export --parquet`
+`stats`, `stats` against the parse floor when it ran, the unchanged rescan's wall against `find`'s, `export --parquet`
 against the DuckDB route). Usage: python3 benches/passes_medians.py LOG"""
 import collections,statistics,sys
 d=collections.defaultdict(list); loads=collections.defaultdict(list)
@@ -19,6 +19,8 @@ for n,v in d.items():
     print(f"{n:22} n={len(v)} cpu med {cpu:.2f} [{min(x[0] for x in v):.2f}-{max(x[0] for x in v):.2f}] user {statistics.median(x[1] for x in v):.2f} sys {statistics.median(x[2] for x in v):.2f} wall med {wall:.2f} [{min(x[3] for x in v):.2f}-{max(x[3] for x in v):.2f}] rss {statistics.median(x[4] for x in v)/1024:.1f}MB load {min(loads[n])}-{max(loads[n])}")
 s=med['stats'][0]
 for n in med: print(f"{n:22} cpu/stats {r(med[n][0], s):.2f}")
+if 'parse_floor' in med:
+    print("stats cpu / parse_floor cpu", r(s, med['parse_floor'][0]))
 print("export_cp_unchanged wall / find wall", r(med['export_cp_unchanged'][1], med['find'][1]))
 print("export_cp_unchanged cpu / stats", r(med['export_cp_unchanged'][0], s))
 print("index_unchanged cpu / export_cp_unchanged cpu", r(med['index_unchanged'][0], med['export_cp_unchanged'][0]))
