@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use crate::json::{Item, OwnedValue, Parser, Style};
 use crate::openhands::model_of;
-use crate::openhands::view::{View, ViewEntry, ViewOptions};
+use crate::openhands::view::{View, ViewEntry, ViewInput, ViewOptions};
 use crate::openhands::{
     Conversation, FileStatus, Metrics, UtcOffset, count, float, is_subagent_copy, parse_time,
 };
@@ -163,7 +163,11 @@ fn add_rows(
     let partition = ds.partition_of(created.map(|t| t.0));
 
     // The view: which events are in the model's context, and its messages.
-    let view = View::from_conversation(conv, &ViewOptions::default());
+    let view = View::build_with(
+        &ViewInput::from_conversation(conv),
+        &ViewOptions::default(),
+        parser,
+    );
     let mut in_context: Vec<bool> = vec![false; conv.len()];
     // The sequence's events have the indexes 0, 1, 2…: an event's
     // position is its index (checked, rather than looked up in a map).
