@@ -6,7 +6,8 @@
 //!   work `agentlog stats` does on one thread;
 //! - `export`: the same conversations written as a Parquet dataset
 //!   (`agentlog::parquet`: all five tables, the verbatim JSON included) to
-//!   a new directory;
+//!   a new directory, the events' details taken from the reader's parse as
+//!   `agentlog export --parquet` takes them (`add_openhands_with`);
 //! - `export_no_json`: the same without the `events.json` column.
 //!
 //! Sizes (environment): `AGENTLOG_BENCH_PARQUET_CONVERSATIONS` (default
@@ -44,10 +45,10 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use agentlog::json::Parser;
-use agentlog::openhands::{Kind, Store};
+use agentlog::openhands::{Kind, Parsed, Store};
 use agentlog::parquet::{
-    Dataset, DatasetDir, DatasetOptions, EventSelection, OpenHandsInput, RunId, RunMode,
-    add_openhands,
+    Dataset, DatasetDir, DatasetOptions, EventDetails, EventSelection, OpenHandsInput, RunId,
+    RunMode, add_openhands_with,
 };
 use agentlog::synth::{GenConfig, write_store};
 use criterion::Criterion;
@@ -107,7 +108,17 @@ fn export(root: &Path, out: &Path, json: bool) -> u64 {
     .expect("dataset");
     let mut stream = store.stream();
     let mut parser = Parser::new();
-    while let Some(item) = stream.next() {
+    // As `agentlog export --parquet`: the events' details taken from the
+    // reader's parse of each event, not from a parse of their own.
+    let mut details = EventDetails::new();
+    loop {
+        details.clear();
+        let next = stream.next_with(|p, doc| {
+            if let Parsed::Event { index } = p {
+                details.add(index, doc);
+            }
+        });
+        let Some(item) = next else { break };
         let Ok(item) = item else { continue };
         let conv = item.conversation;
         let id = conv.name().to_owned();
@@ -119,7 +130,7 @@ fn export(root: &Path, out: &Path, json: bool) -> u64 {
             change: "full",
             events: EventSelection::All,
         };
-        add_openhands(&mut ds, &input, &mut parser).expect("rows");
+        add_openhands_with(&mut ds, &input, &details, &mut parser).expect("rows");
         ds.bound_memory().expect("bound");
     }
     let w = ds.finish(true).expect("finish");

@@ -64,9 +64,9 @@ impl EventDetails {
     /// once: what [`Reader::read_into_with`](crate::openhands::Reader::read_into_with)
     /// hands its visitor.
     pub fn add(&mut self, index: u64, doc: &Document<'_>) {
-        let root = doc.root();
-        let id = root.get("id").and_then(|v| v.as_str());
-        let cols = event_columns(index, root, &mut self.calls, &mut self.by_call_id);
+        let m = Members::of(doc.root());
+        let id = m.id.and_then(|v| v.as_str());
+        let cols = event_columns(index, &m, &mut self.calls, &mut self.by_call_id);
         self.indexes.push((index, id_hash(id)));
         self.cols.push(cols);
     }
@@ -158,21 +158,84 @@ pub(super) struct EventCols {
     pub(super) text_length: Option<u64>,
 }
 
-/// Reads the filter columns of the event of `index` from its parsed
-/// document, and records the tool call it makes or answers in `calls`.
+/// The members of an event's root object the columns are read from,
+/// found in one pass over its members (the last of a repeated name, as
+/// [`Value::get`] finds it); all `None` when the root is not an object.
+struct Members<'a> {
+    id: Option<Value<'a>>,
+    tool_name: Option<Value<'a>>,
+    tool_call_id: Option<Value<'a>>,
+    llm_response_id: Option<Value<'a>>,
+    kind: Option<Value<'a>>,
+    action: Option<Value<'a>>,
+    tool_call: Option<Value<'a>>,
+    observation: Option<Value<'a>>,
+    rejection_reason: Option<Value<'a>>,
+    error: Option<Value<'a>>,
+    llm_message: Option<Value<'a>>,
+}
+
+impl<'a> Members<'a> {
+    fn of(root: Value<'a>) -> Members<'a> {
+        let [
+            id,
+            tool_name,
+            tool_call_id,
+            llm_response_id,
+            kind,
+            action,
+            tool_call,
+            observation,
+            rejection_reason,
+            error,
+            llm_message,
+        ] = match root.as_object() {
+            Some(o) => o.get_many([
+                "id",
+                "tool_name",
+                "tool_call_id",
+                "llm_response_id",
+                "kind",
+                "action",
+                "tool_call",
+                "observation",
+                "rejection_reason",
+                "error",
+                "llm_message",
+            ]),
+            None => [None; 11],
+        };
+        Members {
+            id,
+            tool_name,
+            tool_call_id,
+            llm_response_id,
+            kind,
+            action,
+            tool_call,
+            observation,
+            rejection_reason,
+            error,
+            llm_message,
+        }
+    }
+}
+
+/// Reads the filter columns of the event of `index` from its members, and
+/// records the tool call it makes or answers in `calls`.
 fn event_columns(
     index: u64,
-    root: Value<'_>,
+    m: &Members<'_>,
     calls: &mut Vec<Call>,
     by_call_id: &mut HashMap<String, usize>,
 ) -> EventCols {
     let mut cols = EventCols {
-        tool_name: s(root.get("tool_name")),
-        tool_call_id: s(root.get("tool_call_id")),
-        llm_response_id: s(root.get("llm_response_id")),
+        tool_name: s(m.tool_name),
+        tool_call_id: s(m.tool_call_id),
+        llm_response_id: s(m.llm_response_id),
         ..EventCols::default()
     };
-    let kind = root.get("kind").and_then(|v| v.as_str()).map(Kind::parse);
+    let kind = m.kind.and_then(|v| v.as_str()).map(Kind::parse);
     let answer = |calls: &mut Vec<Call>| -> Option<usize> {
         let id = cols.tool_call_id.as_deref()?;
         let &n = by_call_id.get(id)?;
@@ -180,9 +243,9 @@ fn event_columns(
     };
     match kind {
         Some(Kind::Action) => {
-            let action = root.get("action");
-            let args = root
-                .get("tool_call")
+            let action = m.action;
+            let args = m
+                .tool_call
                 .and_then(|t| t.get("arguments"))
                 .and_then(|a| a.as_str())
                 .map(str::to_owned)
@@ -202,7 +265,7 @@ fn event_columns(
             });
         }
         Some(Kind::Observation) => {
-            let obs = root.get("observation");
+            let obs = m.observation;
             cols.is_error = obs
                 .and_then(|o| o.get("is_error"))
                 .and_then(|v| v.as_bool());
@@ -226,7 +289,7 @@ fn event_columns(
             if let Some(n) = answer(calls) {
                 let c = &mut calls[n];
                 c.outcome = Some("rejected");
-                c.rejection = s(root.get("rejection_reason"));
+                c.rejection = s(m.rejection_reason);
             }
         }
         Some(Kind::AgentError) => {
@@ -234,11 +297,11 @@ fn event_columns(
                 let c = &mut calls[n];
                 c.outcome = Some("error");
                 c.is_error = Some(true);
-                c.error = s(root.get("error"));
+                c.error = s(m.error);
             }
         }
         Some(Kind::Message) => {
-            cols.text_length = text_length(root.get("llm_message").and_then(|m| m.get("content")));
+            cols.text_length = text_length(m.llm_message.and_then(|l| l.get("content")));
             return cols;
         }
         _ => return cols,

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use crate::json::{Item, OwnedValue, Parser, Style};
 use crate::openhands::model_of;
-use crate::openhands::view::{View, ViewEntry, ViewOptions};
+use crate::openhands::view::{View, ViewEntry, ViewInput, ViewOptions};
 use crate::openhands::{
     Conversation, FileStatus, Metrics, UtcOffset, count, float, is_subagent_copy, parse_time,
 };
@@ -92,6 +92,8 @@ struct Header {
     status: Option<String>,
 }
 
+/// The header's fields from `meta.json` (`base_state.json`'s are read
+/// from its parse in [`add_rows`], which also gives the model calls).
 fn header(conv: &Conversation, parser: &mut Parser) -> Header {
     let mut h = Header::default();
     let own = |s: Option<&str>| s.map(str::to_owned);
@@ -102,14 +104,6 @@ fn header(conv: &Conversation, parser: &mut Parser) -> Header {
         h.forked_event = own(m.forked_from_event_id.as_ref().map(|s| s.as_str()));
         h.created = own(m.created_at.as_ref().map(|s| s.as_str()));
         h.updated = own(m.updated_at.as_ref().map(|s| s.as_str()));
-    }
-    if let Some(Ok(doc)) = conv.state().map(|f| f.open(parser)) {
-        let s = doc.state();
-        let a = s.agent_info();
-        h.agent_kind = own(a.kind);
-        h.model = own(a.model);
-        h.working_dir = own(s.working_dir());
-        h.status = own(s.execution_status.as_ref().map(|s| s.as_str()));
     }
     h
 }
@@ -153,7 +147,7 @@ fn add_rows(
     let conv = input.conversation;
     let id = input.id;
     let snapshot = Some(ds.snapshot());
-    let h = header(conv, parser);
+    let mut h = header(conv, parser);
     // Created and updated: meta.json's (UTC), else the first and last
     // events' (naive local times).
     let first = conv
@@ -169,7 +163,11 @@ fn add_rows(
     let partition = ds.partition_of(created.map(|t| t.0));
 
     // The view: which events are in the model's context, and its messages.
-    let view = View::from_conversation(conv, &ViewOptions::default());
+    let view = View::build_with(
+        &ViewInput::from_conversation(conv),
+        &ViewOptions::default(),
+        parser,
+    );
     let mut in_context: Vec<bool> = vec![false; conv.len()];
     // The sequence's events have the indexes 0, 1, 2…: an event's
     // position is its index (checked, rather than looked up in a map).
@@ -362,11 +360,20 @@ fn add_rows(
     }
     drop(view);
 
-    // Model calls, and the conversation's totals from them.
+    // The state (parsed once): the header's agent, directory and status,
+    // the model calls, and the conversation's totals from them.
     let mut totals = Usage::default();
     let mut models: Vec<String> = Vec::new();
     if let Some(Ok(doc)) = conv.state().map(|f| f.open(parser)) {
         let state = doc.state();
+        let a = state.agent_info();
+        h.agent_kind = a.kind.map(str::to_owned);
+        h.model = a.model.map(str::to_owned);
+        h.working_dir = state.working_dir().map(str::to_owned);
+        h.status = state
+            .execution_status
+            .as_ref()
+            .map(|s| s.as_str().to_owned());
         let has_dirs = !conv.subagents().is_empty();
         let map = state
             .stats

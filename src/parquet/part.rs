@@ -22,6 +22,14 @@ use parquet::schema::types::ColumnPath;
 use super::DatasetError;
 use super::schema::{SCHEMA_VERSION, SCHEMA_VERSION_KEY, TABLE_KEY, Table};
 
+/// The most bytes of distinct values a long text column's dictionary holds
+/// in a row group: past it the writer falls back to plain values for the
+/// rest of the row group (what the dictionary cost is its hashing of the
+/// values it took). Texts that repeat (a store of copied conversations,
+/// the same tool output again) are written once per row group; texts that
+/// do not are written plain after the first few MiB.
+const LONG_TEXT_DICTIONARY_BYTES: usize = 4 << 20;
+
 /// A part file being written.
 pub(crate) struct Part {
     writer: Option<ArrowWriter<BufWriter<File>>>,
@@ -32,7 +40,8 @@ pub(crate) struct Part {
 
 /// The writer's properties for `table`: zstd, row groups of at most
 /// `row_group_rows` rows, the schema version in the key-value metadata, no
-/// dictionary and no statistics for long texts, no dictionary for IDs.
+/// statistics and a dictionary bounded by [`LONG_TEXT_DICTIONARY_BYTES`]
+/// for long texts, no dictionary for IDs.
 /// zstd at its fastest level (1): higher levels trade CPU time for size
 /// (measured in `benches/README.md`).
 fn properties(table: Table, row_group_rows: usize) -> WriterProperties {
@@ -48,7 +57,7 @@ fn properties(table: Table, row_group_rows: usize) -> WriterProperties {
     for c in table.long_text_columns() {
         let path = ColumnPath::from(*c);
         b = b
-            .set_column_dictionary_enabled(path.clone(), false)
+            .set_column_dictionary_page_size_limit(path.clone(), LONG_TEXT_DICTIONARY_BYTES)
             .set_column_statistics_enabled(path, EnabledStatistics::None);
     }
     for c in table.unique_columns() {

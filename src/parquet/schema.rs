@@ -189,8 +189,9 @@ impl Table {
         }
     }
 
-    /// The columns whose values are long texts: no dictionary encoding, no
-    /// statistics (min/max of a JSON text helps no query).
+    /// The columns whose values are long texts: no statistics (min/max of a
+    /// JSON text helps no query), and a dictionary bounded in bytes (texts
+    /// that repeat are written once per row group; past the bound, plain).
     pub(crate) fn long_text_columns(self) -> &'static [&'static str] {
         match self {
             Table::Conversations => &["title"],

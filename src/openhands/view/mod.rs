@@ -240,8 +240,12 @@ struct StateInfo<'a> {
     wire: Option<WireOptions>,
 }
 
-fn read_state<'a>(raw: &'a [u8], det: &mut Detector, issues: &mut Vec<ViewIssue>) -> StateInfo<'a> {
-    let mut parser = Parser::new();
+fn read_state<'a>(
+    raw: &'a [u8],
+    parser: &mut Parser,
+    det: &mut Detector,
+    issues: &mut Vec<ViewIssue>,
+) -> StateInfo<'a> {
     let doc = match parser.parse(raw) {
         Ok(d) => d,
         Err(e) => {
@@ -419,7 +423,17 @@ struct Decoded<'a> {
 impl<'a> View<'a> {
     /// Builds the view of a conversation.
     pub fn build(input: &ViewInput<'a>, options: &ViewOptions) -> View<'a> {
-        let d = View::decode(input, options, &mut |_, _, _| {});
+        View::build_with(input, options, &mut Parser::new())
+    }
+
+    /// [`View::build`] parsing with the caller's `parser` (reused from one
+    /// conversation to the next, its buffers are not made again for each).
+    pub(crate) fn build_with(
+        input: &ViewInput<'a>,
+        options: &ViewOptions,
+        parser: &mut Parser,
+    ) -> View<'a> {
+        let d = View::decode(input, options, parser, &mut |_, _, _| {});
         View::assemble(
             d.events,
             &d.state,
@@ -439,7 +453,7 @@ impl<'a> View<'a> {
         options: &ViewOptions,
         visit: &mut dyn FnMut(usize, &ViewEvent<'a>, Value<'_>),
     ) -> View<'a> {
-        let d = View::decode(input, options, visit);
+        let d = View::decode(input, options, &mut Parser::new(), visit);
         View::assemble(
             d.events,
             &d.state,
@@ -455,18 +469,18 @@ impl<'a> View<'a> {
     fn decode(
         input: &ViewInput<'a>,
         options: &ViewOptions,
+        parser: &mut Parser,
         visit: &mut dyn FnMut(usize, &ViewEvent<'a>, Value<'_>),
     ) -> Decoded<'a> {
         let mut det = Detector::default();
         let mut issues = Vec::new();
-        let mut parser = Parser::new();
         let events: Vec<ViewEvent<'a>> = input
             .events
             .iter()
             .enumerate()
             .map(|(p, e)| {
                 event::decode(
-                    &mut parser,
+                    parser,
                     e.index,
                     e.file_id,
                     e.raw,
@@ -475,7 +489,6 @@ impl<'a> View<'a> {
                 )
             })
             .collect();
-        drop(parser);
         if let Some(sc) = input.sidecars {
             det.add(if sc.eventlog_lock {
                 Evidence::LockFile
@@ -489,7 +502,7 @@ impl<'a> View<'a> {
             });
         }
         let state = match input.base_state {
-            Some(raw) => read_state(raw, &mut det, &mut issues),
+            Some(raw) => read_state(raw, parser, &mut det, &mut issues),
             None => StateInfo::default(),
         };
         let detected = match options.version {

@@ -18,7 +18,7 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
 /// Every top-level conversation directory of the shared OpenHands corpus
 /// (`<version>/<case>/<id>`).
-fn corpus_conversations() -> Vec<PathBuf> {
+pub(super) fn corpus_conversations() -> Vec<PathBuf> {
     let mut out = Vec::new();
     let root = common::corpus_dir().join("openhands");
     for version in fs::read_dir(&root).unwrap().flatten() {
