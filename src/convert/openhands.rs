@@ -56,7 +56,7 @@ use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
 use crate::asf::canon::{canonical_value, to_canonical};
 use crate::asf::{Appender, ts::is_canonical_ts};
-use crate::json::{Map, OwnedValue, Parser, Value};
+use crate::json::{Map, OwnedValue, Value};
 use crate::openhands::Conversation;
 use crate::openhands::Kind;
 use crate::openhands::view::{View, ViewInput, ViewOptions};
@@ -414,7 +414,7 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
         },
     );
     let sid = session_id(conv.name());
-    let mut state_parser = Parser::new();
+    let mut state_parser = crate::json::PooledParser::take();
     let state_doc = conv
         .state()
         .map(|f| f.raw())
@@ -481,7 +481,7 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
     }
     let mut a = Appender::trusted(header)?;
     let mut report = Vec::new();
-    let mut record_parser = Parser::new();
+    let mut record_parser = crate::json::PooledParser::take();
     let mut last_ts = first_ts.clone();
 
     // The config: instructions (as parts) and tools, with the first event.

@@ -108,7 +108,7 @@ mod version;
 
 use std::borrow::Cow;
 
-use crate::json::{OwnedValue, Parser, Value};
+use crate::json::{OwnedValue, Value};
 use crate::openhands::Kind;
 
 pub use build::ViewEntry;
@@ -241,7 +241,7 @@ struct StateInfo<'a> {
 }
 
 fn read_state<'a>(raw: &'a [u8], det: &mut Detector, issues: &mut Vec<ViewIssue>) -> StateInfo<'a> {
-    let mut parser = Parser::new();
+    let mut parser = crate::json::PooledParser::take();
     let doc = match parser.parse(raw) {
         Ok(d) => d,
         Err(e) => {
@@ -459,7 +459,7 @@ impl<'a> View<'a> {
     ) -> Decoded<'a> {
         let mut det = Detector::default();
         let mut issues = Vec::new();
-        let mut parser = Parser::new();
+        let mut parser = crate::json::PooledParser::take();
         let events: Vec<ViewEvent<'a>> = input
             .events
             .iter()
