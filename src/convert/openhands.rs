@@ -69,7 +69,7 @@ use attribute::{attribute, raw_of};
 use facts::EventFacts;
 use fold::PathState;
 
-use super::chat::items_of;
+use super::chat::{items_of, items_taken};
 use super::{ConvertError, Converted, Outcome, ReportRow, not_ijson};
 
 fn s(v: &str) -> OwnedValue {
@@ -235,7 +235,9 @@ pub const CONDENSATION_UNCHANGED: &str = "condensation: the view it gives is the
 /// Writes a wire message's items (and a `decision` before a rejected call's
 /// output, a `response` after an assistant turn) in order.
 struct Emitter<'w> {
-    wire: &'w [OwnedValue],
+    /// The segment's wire messages; each is emptied as its items are
+    /// written (its strings moved into them).
+    wire: &'w mut [OwnedValue],
     response_of: &'w HashMap<usize, String>,
     rejected: &'w HashMap<String, String>,
     next: usize,
@@ -262,7 +264,7 @@ impl Emitter<'_> {
         while self.next <= upto && self.next < self.wire.len() {
             let k = self.next;
             self.next += 1;
-            let m = &self.wire[k];
+            let m = &mut self.wire[k];
             if let Some(call) = m.get("tool_call_id").and_then(OwnedValue::as_str)
                 && let Some(reason) = self.rejected.get(call)
                 && let Some(target) = sh.call_items.get(call)
@@ -281,7 +283,7 @@ impl Emitter<'_> {
             }
             let response = self.response_of.get(&k);
             let request_hash = response.map(|_| st.request_hash());
-            for item in items_of(m) {
+            for item in items_taken(m) {
                 let call = (item.get("type").and_then(OwnedValue::as_str) == Some("function_call"))
                     .then(|| text_of(&item, "call_id"))
                     .flatten();
@@ -485,7 +487,7 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
     let mut last_ts = first_ts.clone();
 
     // The config: instructions (as parts) and tools, with the first event.
-    let final_wire = view.wire_messages();
+    let mut final_wire = view.wire_messages();
     let system_pos = order
         .iter()
         .copied()
@@ -604,12 +606,12 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
     let mut written: HashSet<usize> = HashSet::new();
     for (seg, &(start, end)) in bounds.iter().enumerate() {
         let sv = seg_views[seg].as_ref().unwrap_or(&view);
-        let owned_wire;
-        let wire: &[OwnedValue] = if seg_views[seg].is_some() {
+        let mut owned_wire;
+        let wire: &mut [OwnedValue] = if seg_views[seg].is_some() {
             owned_wire = sv.wire_messages();
-            &owned_wire
+            &mut owned_wire
         } else {
-            &final_wire
+            &mut final_wire
         };
         let att = attribute(sv, wire, &facts);
         let sys = usize::from(is_system(wire));
@@ -644,8 +646,10 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
             }
             let mut plan = None;
             if seg > 0 && k == start {
-                let items: Vec<OwnedValue> =
-                    wire[sys..own.max(sys)].iter().flat_map(items_of).collect();
+                let items: Vec<OwnedValue> = em.wire[sys..own.max(sys)]
+                    .iter()
+                    .flat_map(items_of)
+                    .collect();
                 plan = st.prepare(&mut a, &last_ts, items)?;
             } else if let Some(t) = att
                 .attributed
