@@ -110,18 +110,72 @@ fn ts_of(timestamp: &str) -> Option<String> {
         None => (timestamp, ""),
     };
     let main = main.trim_end_matches('Z');
-    let frac: String = frac.trim_end_matches('Z').chars().take(9).collect();
-    let frac = frac.trim_end_matches('0');
-    let ts = if frac.is_empty() {
-        format!("{main}Z")
-    } else {
-        format!("{main}.{frac}Z")
-    };
+    let frac = frac.trim_end_matches('Z');
+    // At most nine characters of the fraction, its trailing zeros dropped.
+    let nine = frac.char_indices().nth(9).map_or(frac.len(), |(i, _)| i);
+    let frac = frac[..nine].trim_end_matches('0');
+    let mut ts = String::with_capacity(main.len() + frac.len() + 2);
+    ts.push_str(main);
+    if !frac.is_empty() {
+        ts.push('.');
+        ts.push_str(frac);
+    }
+    ts.push('Z');
     is_canonical_ts(&ts).then_some(ts)
 }
 
 fn text_of(v: &OwnedValue, k: &str) -> Option<String> {
     v.get(k).and_then(OwnedValue::as_str).map(str::to_owned)
+}
+
+/// The canonical form of [`tool_of`]'s function tool for the SDK tool
+/// definition `t`, written from the event's parse (its strings copied as
+/// they stand where they are spelled canonically); `None` when some part
+/// has no canonical form this way (the caller then canonicalises the owned
+/// tool, which gives the same bytes whenever this succeeds).
+fn tool_canonical(t: Value<'_>) -> Option<Vec<u8>> {
+    fn text<'a>(v: Value<'a>, k: &str) -> Option<Value<'a>> {
+        v.get(k).filter(|x| x.as_str().is_some())
+    }
+    let f = t.get("function").unwrap_or(t);
+    // The members in UTF-16 order: description, name, openhands:tool,
+    // parameters, type.
+    let mut out = Vec::with_capacity(2 * t.raw().len() + 64);
+    out.push(b'{');
+    if let Some(d) = text(f, "description") {
+        out.extend_from_slice(b"\"description\":");
+        canonical_value(d, &mut out).ok()?;
+        out.push(b',');
+    }
+    out.extend_from_slice(b"\"name\":");
+    match text(f, "name").or_else(|| text(t, "title")) {
+        Some(n) => canonical_value(n, &mut out).ok()?,
+        None => out.extend_from_slice(b"\"\""),
+    }
+    out.extend_from_slice(b",\"openhands:tool\":");
+    canonical_value(t, &mut out).ok()?;
+    if let Some(p) = f.get("parameters") {
+        out.extend_from_slice(b",\"parameters\":");
+        canonical_value(p, &mut out).ok()?;
+    }
+    out.extend_from_slice(b",\"type\":\"function\"}");
+    Some(out)
+}
+
+/// What the config takes from a `SystemPromptEvent`, prepared from the
+/// view's parse of it: each tool as a function tool ([`tool_of`]) with its
+/// canonical form when [`tool_canonical`] gives it; `None` when the event
+/// has no `tools` array.
+type SystemTools = Option<Vec<(OwnedValue, Option<Vec<u8>>)>>;
+
+fn system_tools(root: Value<'_>) -> SystemTools {
+    let tools = root.get("tools")?.as_array()?;
+    Some(
+        tools
+            .iter()
+            .map(|t| (tool_of(&OwnedValue::from(t)), tool_canonical(t)))
+            .collect(),
+    )
 }
 
 /// An SDK tool definition as an Open Responses function tool.
@@ -403,6 +457,8 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
     // attribution, its timestamp and its record (by position in the view's
     // events; `None`: not JSON).
     let mut facts: Vec<Option<EventFacts>> = Vec::new();
+    // Each `SystemPromptEvent`'s tools, by position, from the same parse.
+    let mut prepared_tools: Vec<(usize, SystemTools)> = Vec::new();
     let (view, seg_list) = View::build_at_heads(
         &ViewInput::from_conversation(conv),
         &ViewOptions::default(),
@@ -413,6 +469,9 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
             }
             let condensation = ev.kind == Some(Kind::Condensation);
             facts[p] = Some(EventFacts::from_root(root, condensation));
+            if ev.kind == Some(Kind::SystemPrompt) {
+                prepared_tools.push((p, system_tools(root)));
+            }
         },
     );
     let sid = session_id(conv.name());
@@ -528,10 +587,28 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
         config.insert("instructions", s(&joined.join("\n\n")));
         config.insert("instructions_parts", OwnedValue::Array(parts));
     }
-    if let Some(p) = system_pos
-        && let Ok(v) = OwnedValue::parse(raw(p))
-    {
-        if let Some(tools) = v.get("tools").and_then(OwnedValue::as_array) {
+    // The system prompt event's tools, from the view's parse of it (or
+    // parsed here when the view did not read it).
+    let system = system_pos.and_then(|p| match prepared_tools.iter().position(|(q, _)| *q == p) {
+        Some(i) => Some((
+            std::mem::take(&mut prepared_tools[i].1),
+            fact(p).and_then(|f| f.ts.clone()),
+        )),
+        None => {
+            let v = OwnedValue::parse(raw(p)).ok()?;
+            let tools = v
+                .get("tools")
+                .and_then(OwnedValue::as_array)
+                .map(|a| a.iter().map(|t| (tool_of(t), None)).collect::<Vec<_>>());
+            let ts = v
+                .get("timestamp")
+                .and_then(OwnedValue::as_str)
+                .and_then(ts_of);
+            Some((tools, ts))
+        }
+    });
+    if let Some((tools, ts)) = system {
+        if let Some(tools) = tools {
             // A tool with no canonical form (a number or a string I-JSON
             // cannot carry) can be in no request a `request_hash` names: it
             // is left out of the config, and said so in the event's report
@@ -539,9 +616,8 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
             // The kept tools' canonical forms, joined, are the member's.
             let mut kept = Vec::with_capacity(tools.len());
             let mut joined = b"[".to_vec();
-            for (i, t) in tools.iter().enumerate() {
-                let tool = tool_of(t);
-                match to_canonical(&tool) {
+            for (i, (tool, c)) in tools.into_iter().enumerate() {
+                match c.map_or_else(|| to_canonical(&tool), Ok) {
                     Ok(c) => {
                         if !kept.is_empty() {
                             joined.push(b',');
@@ -556,11 +632,7 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
             tools_canonical = Some(joined);
             config.insert("tools_added", OwnedValue::Array(kept));
         }
-        if let Some(t) = v
-            .get("timestamp")
-            .and_then(OwnedValue::as_str)
-            .and_then(ts_of)
-        {
+        if let Some(t) = ts {
             last_ts = t;
         }
     }
