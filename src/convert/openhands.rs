@@ -825,3 +825,36 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
         report,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::Parser;
+
+    /// The canonical form written from a tool's parse is the owned
+    /// function tool's, whenever it is given; when a part has none this
+    /// way (a lone surrogate, a repeated name) it is not given.
+    #[test]
+    fn a_tool_canonical_from_its_parse_equals_the_owned_tools() {
+        let tools = [
+            r#"{"type":"function","function":{"name":"bash","description":"Run \"it\"\n\u00e9","parameters":{"type":"object","properties":{"b":{"type":"string"},"a":1.50}}}}"#,
+            r#"{"title":"think","description":"ignored: not under function"}"#,
+            r#"{"function":{"name":7,"parameters":[1e3,-0.0,"\u001f"]},"title":"t"}"#,
+            r#"{"function":{"description":"\ud800 lone"}}"#,
+            r#"{"function":{"name":"a","name":"b"}}"#,
+            r#""not an object""#,
+        ];
+        let mut parser = Parser::new();
+        for raw in tools {
+            let doc = parser.parse(raw.as_bytes()).expect("json");
+            let owned = to_canonical(&tool_of(&OwnedValue::from(doc.root())));
+            match tool_canonical(doc.root()) {
+                Some(c) => assert_eq!(Ok(c), owned, "{raw}"),
+                None => assert!(
+                    raw.contains("\\ud800") || raw.contains(r#""name":"a","name""#),
+                    "{raw}"
+                ),
+            }
+        }
+    }
+}

@@ -402,6 +402,26 @@ impl<'p> Document<'p> {
 mod tests {
     use super::*;
 
+    /// A lent parser parses as a new one does, after another document and
+    /// after an error; one whose arena grew past the bound is not kept.
+    #[test]
+    fn a_pooled_parser_parses_as_a_new_one() {
+        for input in [&b"{\"a\":[1,2,{\"b\":\"c\"}]}"[..], b"[1,", b"\"x\"", b"{}"] {
+            let mut pooled = PooledParser::take();
+            let mut fresh = Parser::new();
+            let a = pooled.parse(input).map(|d| d.root().raw().to_vec());
+            let b = fresh.parse(input).map(|d| d.root().raw().to_vec());
+            assert_eq!(a.is_ok(), b.is_ok());
+            assert_eq!(a.ok(), b.ok());
+        }
+        let big = format!("[\"{}\"]", "x".repeat(POOL_KEEP + 1));
+        let mut p = PooledParser::take();
+        assert!(p.parse(big.as_bytes()).is_ok());
+        drop(p);
+        let kept = POOL.with(|p| p.borrow().iter().map(|q| q.arena.allocated_bytes()).max());
+        assert!(kept.is_none_or(|n| n <= POOL_KEEP));
+    }
+
     /// The JSONTestSuite cases the repository carries
     /// (`tests/data/JSONTestSuite`).
     fn suite() -> Vec<(String, Vec<u8>)> {

@@ -823,6 +823,7 @@ fn events_to_messages<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::json::Parser;
 
     fn opts(llm: &str) -> WireOptions {
         let mut p = Parser::new();
