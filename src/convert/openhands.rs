@@ -168,6 +168,7 @@ fn tool_canonical(t: Value<'_>) -> Option<Vec<u8>> {
 /// has no `tools` array.
 type SystemTools = Option<Vec<(OwnedValue, Option<Vec<u8>>)>>;
 
+/// The [`SystemTools`] of a system prompt event's parse, `root`.
 fn system_tools(root: Value<'_>) -> SystemTools {
     let tools = root.get("tools")?.as_array()?;
     Some(
