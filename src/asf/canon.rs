@@ -16,6 +16,7 @@
 //! spans, nothing decoded into owned values); [`canonical_owned`] writes an
 //! [`OwnedValue`].
 
+use smallvec::SmallVec;
 use std::cmp::Ordering;
 
 use crate::json::write::write_str;
@@ -118,7 +119,9 @@ pub(crate) fn canonical_marking(
                 out.extend_from_slice(b"{}");
                 return Ok(None);
             };
-            let mut members: Vec<_> = o.iter().filter(|m| !skip.contains(&m.key)).collect();
+            // On the stack for the objects events hold (no allocation per object).
+            let mut members: SmallVec<[_; 16]> =
+                o.iter().filter(|m| !skip.contains(&m.key)).collect();
             for m in &members {
                 check_surrogates(m.raw_key())?;
             }
@@ -275,7 +278,7 @@ pub fn canonical_owned(v: &OwnedValue, out: &mut Vec<u8>) -> Result<(), CanonErr
             out.push(b']');
         }
         OwnedValue::Object(m) => {
-            let mut members: Vec<_> = m.entries().iter().collect();
+            let mut members: SmallVec<[_; 16]> = m.entries().iter().collect();
             members.sort_by(|a, b| cmp_utf16(&a.0, &b.0));
             out.push(b'{');
             for (i, (k, v)) in members.iter().enumerate() {
@@ -297,7 +300,7 @@ pub fn canonical_owned(v: &OwnedValue, out: &mut Vec<u8>) -> Result<(), CanonErr
 
 /// The canonical bytes of an owned value.
 pub fn to_canonical(v: &OwnedValue) -> Result<Vec<u8>, CanonError> {
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(256);
     canonical_owned(v, &mut out)?;
     Ok(out)
 }

@@ -27,15 +27,28 @@ fn obj(pairs: Vec<(&str, OwnedValue)>) -> Map {
     m
 }
 
-/// A chat-completions content part as an Open Responses input part.
-fn input_part(p: &OwnedValue) -> OwnedValue {
+/// The member `k` of `v`, taken out of it (`null` left in its place, so
+/// the value reads as before for every other member).
+fn take(v: &mut OwnedValue, k: &str) -> Option<OwnedValue> {
+    v.as_object_mut()?.get_mut(k).map(std::mem::take)
+}
+
+/// The string member `k` of `v`, taken out of it; empty when `v` has no
+/// such member or it is not a string (left in place then).
+fn take_str(v: Option<&mut OwnedValue>, k: &str) -> String {
+    match v.and_then(|v| v.as_object_mut()?.get_mut(k)) {
+        Some(OwnedValue::String(t)) => std::mem::take(t),
+        _ => String::new(),
+    }
+}
+
+/// A chat-completions content part as an Open Responses input part, its
+/// strings moved out of it.
+fn input_part(mut p: OwnedValue) -> OwnedValue {
     match p.get("type").and_then(OwnedValue::as_str) {
         Some("text") => OwnedValue::Object(obj(vec![
             ("type", s("input_text")),
-            (
-                "text",
-                s(p.get("text").and_then(OwnedValue::as_str).unwrap_or("")),
-            ),
+            ("text", OwnedValue::String(take_str(Some(&mut p), "text"))),
         ])),
         Some("image_url") => {
             let image = p.get("image_url");
@@ -54,34 +67,41 @@ fn input_part(p: &OwnedValue) -> OwnedValue {
         }
         _ => {
             // No Responses form: kept as an extension part.
-            OwnedValue::Object(obj(vec![
-                ("type", s("openhands:part")),
-                ("part", p.clone()),
-            ]))
+            OwnedValue::Object(obj(vec![("type", s("openhands:part")), ("part", p)]))
         }
     }
 }
 
-fn input_content(c: Option<&OwnedValue>) -> OwnedValue {
+fn input_content(c: Option<OwnedValue>) -> OwnedValue {
     match c {
-        Some(OwnedValue::Array(a)) => OwnedValue::Array(a.iter().map(input_part).collect()),
-        Some(OwnedValue::String(t)) => OwnedValue::String(t.clone()),
+        Some(OwnedValue::Array(a)) => OwnedValue::Array(a.into_iter().map(input_part).collect()),
+        Some(OwnedValue::String(t)) => OwnedValue::String(t),
         _ => OwnedValue::Array(Vec::new()),
     }
 }
 
 /// The Open Responses items of one chat-completions message.
 pub(crate) fn items_of(m: &OwnedValue) -> Vec<OwnedValue> {
-    let role = m.get("role").and_then(OwnedValue::as_str).unwrap_or("");
-    match role {
+    items_taken(&mut m.clone())
+}
+
+/// [`items_of`], the message's strings and parts moved into the items
+/// instead of copied (the message is left with `null`s and empty strings
+/// where they were).
+pub(crate) fn items_taken(m: &mut OwnedValue) -> Vec<OwnedValue> {
+    let role = m
+        .get("role")
+        .and_then(OwnedValue::as_str)
+        .unwrap_or("")
+        .to_owned();
+    match role.as_str() {
         "assistant" => {
             let mut out = Vec::new();
-            for b in m
-                .get("thinking_blocks")
-                .and_then(OwnedValue::as_array)
-                .into_iter()
-                .flatten()
-            {
+            let blocks = match take(m, "thinking_blocks") {
+                Some(OwnedValue::Array(a)) => a,
+                _ => Vec::new(),
+            };
+            for mut b in blocks {
                 let mut r = obj(vec![
                     ("type", s("reasoning")),
                     ("summary", OwnedValue::Array(Vec::new())),
@@ -90,43 +110,40 @@ pub(crate) fn items_of(m: &OwnedValue) -> Vec<OwnedValue> {
                     Some("redacted_thinking") => {
                         r.insert(
                             "encrypted_content",
-                            s(b.get("data").and_then(OwnedValue::as_str).unwrap_or("")),
+                            OwnedValue::String(take_str(Some(&mut b), "data")),
                         );
                     }
                     _ => {
-                        let text = b.get("thinking").and_then(OwnedValue::as_str).unwrap_or("");
+                        let text = take_str(Some(&mut b), "thinking");
                         r.insert(
                             "content",
                             OwnedValue::Array(vec![OwnedValue::Object(obj(vec![
                                 ("type", s("reasoning_text")),
-                                ("text", s(text)),
+                                ("text", OwnedValue::String(text)),
                             ]))]),
                         );
-                        if let Some(sig) = b.get("signature").and_then(OwnedValue::as_str) {
-                            r.insert("encrypted_content", s(sig));
+                        if let Some(OwnedValue::String(sig)) = take(&mut b, "signature") {
+                            r.insert("encrypted_content", OwnedValue::String(sig));
                         }
                     }
                 }
                 out.push(OwnedValue::Object(r));
             }
-            if let Some(c) = m.get("content").filter(|c| !c.is_null()) {
+            if let Some(c) = take(m, "content").filter(|c| !c.is_null()) {
                 let content = match c {
                     OwnedValue::Array(a) => OwnedValue::Array(
-                        a.iter()
-                            .map(|p| match p.get("type").and_then(OwnedValue::as_str) {
+                        a.into_iter()
+                            .map(|mut p| match p.get("type").and_then(OwnedValue::as_str) {
                                 Some("text") => OwnedValue::Object(obj(vec![
                                     ("type", s("output_text")),
-                                    (
-                                        "text",
-                                        s(p.get("text").and_then(OwnedValue::as_str).unwrap_or("")),
-                                    ),
+                                    ("text", OwnedValue::String(take_str(Some(&mut p), "text"))),
                                     ("annotations", OwnedValue::Array(Vec::new())),
                                 ])),
                                 _ => input_part(p),
                             })
                             .collect(),
                     ),
-                    other => other.clone(),
+                    other => other,
                 };
                 out.push(OwnedValue::Object(obj(vec![
                     ("type", s("message")),
@@ -134,24 +151,21 @@ pub(crate) fn items_of(m: &OwnedValue) -> Vec<OwnedValue> {
                     ("content", content),
                 ])));
             }
-            for c in m
-                .get("tool_calls")
-                .and_then(OwnedValue::as_array)
-                .into_iter()
-                .flatten()
-            {
-                let f = c.get("function");
-                let get = |v: Option<&OwnedValue>, k: &str| {
-                    v.and_then(|v| v.get(k))
-                        .and_then(OwnedValue::as_str)
-                        .unwrap_or("")
-                        .to_owned()
-                };
+            let calls = match take(m, "tool_calls") {
+                Some(OwnedValue::Array(a)) => a,
+                _ => Vec::new(),
+            };
+            for mut c in calls {
+                let id = take_str(Some(&mut c), "id");
+                let mut f = take(&mut c, "function");
                 out.push(OwnedValue::Object(obj(vec![
                     ("type", s("function_call")),
-                    ("call_id", s(&get(Some(c), "id"))),
-                    ("name", s(&get(f, "name"))),
-                    ("arguments", s(&get(f, "arguments"))),
+                    ("call_id", OwnedValue::String(id)),
+                    ("name", OwnedValue::String(take_str(f.as_mut(), "name"))),
+                    (
+                        "arguments",
+                        OwnedValue::String(take_str(f.as_mut(), "arguments")),
+                    ),
                 ])));
             }
             out
@@ -160,16 +174,14 @@ pub(crate) fn items_of(m: &OwnedValue) -> Vec<OwnedValue> {
             ("type", s("function_call_output")),
             (
                 "call_id",
-                s(m.get("tool_call_id")
-                    .and_then(OwnedValue::as_str)
-                    .unwrap_or("")),
+                OwnedValue::String(take_str(Some(m), "tool_call_id")),
             ),
-            ("output", input_content(m.get("content"))),
+            ("output", input_content(take(m, "content"))),
         ]))],
         r => vec![OwnedValue::Object(obj(vec![
             ("type", s("message")),
             ("role", s(r)),
-            ("content", input_content(m.get("content"))),
+            ("content", input_content(take(m, "content"))),
         ]))],
     }
 }

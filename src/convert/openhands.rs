@@ -56,7 +56,7 @@ use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
 use crate::asf::canon::{canonical_value, to_canonical};
 use crate::asf::{Appender, ts::is_canonical_ts};
-use crate::json::{Map, OwnedValue, Parser, Value};
+use crate::json::{Map, OwnedValue, Value};
 use crate::openhands::Conversation;
 use crate::openhands::Kind;
 use crate::openhands::view::{View, ViewInput, ViewOptions};
@@ -69,7 +69,7 @@ use attribute::{attribute, raw_of};
 use facts::EventFacts;
 use fold::PathState;
 
-use super::chat::items_of;
+use super::chat::{items_of, items_taken};
 use super::{ConvertError, Converted, Outcome, ReportRow, not_ijson};
 
 fn s(v: &str) -> OwnedValue {
@@ -110,18 +110,73 @@ fn ts_of(timestamp: &str) -> Option<String> {
         None => (timestamp, ""),
     };
     let main = main.trim_end_matches('Z');
-    let frac: String = frac.trim_end_matches('Z').chars().take(9).collect();
-    let frac = frac.trim_end_matches('0');
-    let ts = if frac.is_empty() {
-        format!("{main}Z")
-    } else {
-        format!("{main}.{frac}Z")
-    };
+    let frac = frac.trim_end_matches('Z');
+    // At most nine characters of the fraction, its trailing zeros dropped.
+    let nine = frac.char_indices().nth(9).map_or(frac.len(), |(i, _)| i);
+    let frac = frac[..nine].trim_end_matches('0');
+    let mut ts = String::with_capacity(main.len() + frac.len() + 2);
+    ts.push_str(main);
+    if !frac.is_empty() {
+        ts.push('.');
+        ts.push_str(frac);
+    }
+    ts.push('Z');
     is_canonical_ts(&ts).then_some(ts)
 }
 
 fn text_of(v: &OwnedValue, k: &str) -> Option<String> {
     v.get(k).and_then(OwnedValue::as_str).map(str::to_owned)
+}
+
+/// The canonical form of [`tool_of`]'s function tool for the SDK tool
+/// definition `t`, written from the event's parse (its strings copied as
+/// they stand where they are spelled canonically); `None` when some part
+/// has no canonical form this way (the caller then canonicalises the owned
+/// tool, which gives the same bytes whenever this succeeds).
+fn tool_canonical(t: Value<'_>) -> Option<Vec<u8>> {
+    fn text<'a>(v: Value<'a>, k: &str) -> Option<Value<'a>> {
+        v.get(k).filter(|x| x.as_str().is_some())
+    }
+    let f = t.get("function").unwrap_or(t);
+    // The members in UTF-16 order: description, name, openhands:tool,
+    // parameters, type.
+    let mut out = Vec::with_capacity(2 * t.raw().len() + 64);
+    out.push(b'{');
+    if let Some(d) = text(f, "description") {
+        out.extend_from_slice(b"\"description\":");
+        canonical_value(d, &mut out).ok()?;
+        out.push(b',');
+    }
+    out.extend_from_slice(b"\"name\":");
+    match text(f, "name").or_else(|| text(t, "title")) {
+        Some(n) => canonical_value(n, &mut out).ok()?,
+        None => out.extend_from_slice(b"\"\""),
+    }
+    out.extend_from_slice(b",\"openhands:tool\":");
+    canonical_value(t, &mut out).ok()?;
+    if let Some(p) = f.get("parameters") {
+        out.extend_from_slice(b",\"parameters\":");
+        canonical_value(p, &mut out).ok()?;
+    }
+    out.extend_from_slice(b",\"type\":\"function\"}");
+    Some(out)
+}
+
+/// What the config takes from a `SystemPromptEvent`, prepared from the
+/// view's parse of it: each tool as a function tool ([`tool_of`]) with its
+/// canonical form when [`tool_canonical`] gives it; `None` when the event
+/// has no `tools` array.
+type SystemTools = Option<Vec<(OwnedValue, Option<Vec<u8>>)>>;
+
+/// The [`SystemTools`] of a system prompt event's parse, `root`.
+fn system_tools(root: Value<'_>) -> SystemTools {
+    let tools = root.get("tools")?.as_array()?;
+    Some(
+        tools
+            .iter()
+            .map(|t| (tool_of(&OwnedValue::from(t)), tool_canonical(t)))
+            .collect(),
+    )
 }
 
 /// An SDK tool definition as an Open Responses function tool.
@@ -235,7 +290,9 @@ pub const CONDENSATION_UNCHANGED: &str = "condensation: the view it gives is the
 /// Writes a wire message's items (and a `decision` before a rejected call's
 /// output, a `response` after an assistant turn) in order.
 struct Emitter<'w> {
-    wire: &'w [OwnedValue],
+    /// The segment's wire messages; each is emptied as its items are
+    /// written (its strings moved into them).
+    wire: &'w mut [OwnedValue],
     response_of: &'w HashMap<usize, String>,
     rejected: &'w HashMap<String, String>,
     next: usize,
@@ -262,7 +319,7 @@ impl Emitter<'_> {
         while self.next <= upto && self.next < self.wire.len() {
             let k = self.next;
             self.next += 1;
-            let m = &self.wire[k];
+            let m = &mut self.wire[k];
             if let Some(call) = m.get("tool_call_id").and_then(OwnedValue::as_str)
                 && let Some(reason) = self.rejected.get(call)
                 && let Some(target) = sh.call_items.get(call)
@@ -281,7 +338,7 @@ impl Emitter<'_> {
             }
             let response = self.response_of.get(&k);
             let request_hash = response.map(|_| st.request_hash());
-            for item in items_of(m) {
+            for item in items_taken(m) {
                 let call = (item.get("type").and_then(OwnedValue::as_str) == Some("function_call"))
                     .then(|| text_of(&item, "call_id"))
                     .flatten();
@@ -401,6 +458,8 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
     // attribution, its timestamp and its record (by position in the view's
     // events; `None`: not JSON).
     let mut facts: Vec<Option<EventFacts>> = Vec::new();
+    // Each `SystemPromptEvent`'s tools, by position, from the same parse.
+    let mut prepared_tools: Vec<(usize, SystemTools)> = Vec::new();
     let (view, seg_list) = View::build_at_heads(
         &ViewInput::from_conversation(conv),
         &ViewOptions::default(),
@@ -411,10 +470,13 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
             }
             let condensation = ev.kind == Some(Kind::Condensation);
             facts[p] = Some(EventFacts::from_root(root, condensation));
+            if ev.kind == Some(Kind::SystemPrompt) {
+                prepared_tools.push((p, system_tools(root)));
+            }
         },
     );
     let sid = session_id(conv.name());
-    let mut state_parser = Parser::new();
+    let mut state_parser = crate::json::PooledParser::take();
     let state_doc = conv
         .state()
         .map(|f| f.raw())
@@ -481,11 +543,11 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
     }
     let mut a = Appender::trusted(header)?;
     let mut report = Vec::new();
-    let mut record_parser = Parser::new();
+    let mut record_parser = crate::json::PooledParser::take();
     let mut last_ts = first_ts.clone();
 
     // The config: instructions (as parts) and tools, with the first event.
-    let final_wire = view.wire_messages();
+    let mut final_wire = view.wire_messages();
     let system_pos = order
         .iter()
         .copied()
@@ -526,10 +588,28 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
         config.insert("instructions", s(&joined.join("\n\n")));
         config.insert("instructions_parts", OwnedValue::Array(parts));
     }
-    if let Some(p) = system_pos
-        && let Ok(v) = OwnedValue::parse(raw(p))
-    {
-        if let Some(tools) = v.get("tools").and_then(OwnedValue::as_array) {
+    // The system prompt event's tools, from the view's parse of it (or
+    // parsed here when the view did not read it).
+    let system = system_pos.and_then(|p| match prepared_tools.iter().position(|(q, _)| *q == p) {
+        Some(i) => Some((
+            std::mem::take(&mut prepared_tools[i].1),
+            fact(p).and_then(|f| f.ts.clone()),
+        )),
+        None => {
+            let v = OwnedValue::parse(raw(p)).ok()?;
+            let tools = v
+                .get("tools")
+                .and_then(OwnedValue::as_array)
+                .map(|a| a.iter().map(|t| (tool_of(t), None)).collect::<Vec<_>>());
+            let ts = v
+                .get("timestamp")
+                .and_then(OwnedValue::as_str)
+                .and_then(ts_of);
+            Some((tools, ts))
+        }
+    });
+    if let Some((tools, ts)) = system {
+        if let Some(tools) = tools {
             // A tool with no canonical form (a number or a string I-JSON
             // cannot carry) can be in no request a `request_hash` names: it
             // is left out of the config, and said so in the event's report
@@ -537,9 +617,8 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
             // The kept tools' canonical forms, joined, are the member's.
             let mut kept = Vec::with_capacity(tools.len());
             let mut joined = b"[".to_vec();
-            for (i, t) in tools.iter().enumerate() {
-                let tool = tool_of(t);
-                match to_canonical(&tool) {
+            for (i, (tool, c)) in tools.into_iter().enumerate() {
+                match c.map_or_else(|| to_canonical(&tool), Ok) {
                     Ok(c) => {
                         if !kept.is_empty() {
                             joined.push(b',');
@@ -554,11 +633,7 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
             tools_canonical = Some(joined);
             config.insert("tools_added", OwnedValue::Array(kept));
         }
-        if let Some(t) = v
-            .get("timestamp")
-            .and_then(OwnedValue::as_str)
-            .and_then(ts_of)
-        {
+        if let Some(t) = ts {
             last_ts = t;
         }
     }
@@ -604,12 +679,12 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
     let mut written: HashSet<usize> = HashSet::new();
     for (seg, &(start, end)) in bounds.iter().enumerate() {
         let sv = seg_views[seg].as_ref().unwrap_or(&view);
-        let owned_wire;
-        let wire: &[OwnedValue] = if seg_views[seg].is_some() {
+        let mut owned_wire;
+        let wire: &mut [OwnedValue] = if seg_views[seg].is_some() {
             owned_wire = sv.wire_messages();
-            &owned_wire
+            &mut owned_wire
         } else {
-            &final_wire
+            &mut final_wire
         };
         let att = attribute(sv, wire, &facts);
         let sys = usize::from(is_system(wire));
@@ -644,8 +719,10 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
             }
             let mut plan = None;
             if seg > 0 && k == start {
-                let items: Vec<OwnedValue> =
-                    wire[sys..own.max(sys)].iter().flat_map(items_of).collect();
+                let items: Vec<OwnedValue> = em.wire[sys..own.max(sys)]
+                    .iter()
+                    .flat_map(items_of)
+                    .collect();
                 plan = st.prepare(&mut a, &last_ts, items)?;
             } else if let Some(t) = att
                 .attributed
@@ -748,4 +825,37 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
         bytes: a.into_bytes(),
         report,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::Parser;
+
+    /// The canonical form written from a tool's parse is the owned
+    /// function tool's, whenever it is given; when a part has none this
+    /// way (a lone surrogate, a repeated name) it is not given.
+    #[test]
+    fn a_tool_canonical_from_its_parse_equals_the_owned_tools() {
+        let tools = [
+            r#"{"type":"function","function":{"name":"bash","description":"Run \"it\"\n\u00e9","parameters":{"type":"object","properties":{"b":{"type":"string"},"a":1.50}}}}"#,
+            r#"{"title":"think","description":"ignored: not under function"}"#,
+            r#"{"function":{"name":7,"parameters":[1e3,-0.0,"\u001f"]},"title":"t"}"#,
+            r#"{"function":{"description":"\ud800 lone"}}"#,
+            r#"{"function":{"name":"a","name":"b"}}"#,
+            r#""not an object""#,
+        ];
+        let mut parser = Parser::new();
+        for raw in tools {
+            let doc = parser.parse(raw.as_bytes()).expect("json");
+            let owned = to_canonical(&tool_of(&OwnedValue::from(doc.root())));
+            match tool_canonical(doc.root()) {
+                Some(c) => assert_eq!(Ok(c), owned, "{raw}"),
+                None => assert!(
+                    raw.contains("\\ud800") || raw.contains(r#""name":"a","name""#),
+                    "{raw}"
+                ),
+            }
+        }
+    }
 }

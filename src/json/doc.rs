@@ -69,6 +69,69 @@ pub struct Parser {
     span_stack: Vec<u32>,
 }
 
+/// A parser lent from this thread's pool (a new one when the pool is
+/// empty); dropped, it goes back to the pool, so that code parsing many
+/// small stores in a row (one conversation after another) reuses the
+/// buffers instead of allocating and growing them each time. A parser
+/// whose arena grew past [`POOL_KEEP`] bytes is freed instead, and the pool
+/// holds at most [`POOL_SIZE`] parsers, so what it keeps is bounded.
+pub(crate) struct PooledParser(Option<Parser>);
+
+/// The arena size above which a lent parser is freed rather than kept.
+const POOL_KEEP: usize = 8 << 20;
+/// How many idle parsers a thread keeps.
+const POOL_SIZE: usize = 4;
+
+thread_local! {
+    static POOL: std::cell::RefCell<Vec<Parser>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+impl PooledParser {
+    /// A parser from this thread's pool, or a new one.
+    pub(crate) fn take() -> PooledParser {
+        let kept = POOL
+            .try_with(|p| p.try_borrow_mut().ok().and_then(|mut p| p.pop()))
+            .ok()
+            .flatten();
+        PooledParser(Some(kept.unwrap_or_default()))
+    }
+}
+
+impl std::ops::Deref for PooledParser {
+    type Target = Parser;
+    fn deref(&self) -> &Parser {
+        self.0
+            .as_ref()
+            .unwrap_or_else(|| unreachable!("taken only on drop"))
+    }
+}
+
+impl std::ops::DerefMut for PooledParser {
+    fn deref_mut(&mut self) -> &mut Parser {
+        self.0
+            .as_mut()
+            .unwrap_or_else(|| unreachable!("taken only on drop"))
+    }
+}
+
+impl Drop for PooledParser {
+    fn drop(&mut self) {
+        let Some(parser) = self.0.take() else { return };
+        if parser.arena.allocated_bytes() > POOL_KEEP {
+            return;
+        }
+        // During the thread's teardown the pool may be gone: the parser is
+        // then simply freed.
+        let _ = POOL.try_with(|p| {
+            if let Ok(mut p) = p.try_borrow_mut()
+                && p.len() < POOL_SIZE
+            {
+                p.push(parser);
+            }
+        });
+    }
+}
+
 impl Default for Parser {
     fn default() -> Self {
         Self::new()
@@ -338,6 +401,26 @@ impl<'p> Document<'p> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A lent parser parses as a new one does, after another document and
+    /// after an error; one whose arena grew past the bound is not kept.
+    #[test]
+    fn a_pooled_parser_parses_as_a_new_one() {
+        for input in [&b"{\"a\":[1,2,{\"b\":\"c\"}]}"[..], b"[1,", b"\"x\"", b"{}"] {
+            let mut pooled = PooledParser::take();
+            let mut fresh = Parser::new();
+            let a = pooled.parse(input).map(|d| d.root().raw().to_vec());
+            let b = fresh.parse(input).map(|d| d.root().raw().to_vec());
+            assert_eq!(a.is_ok(), b.is_ok());
+            assert_eq!(a.ok(), b.ok());
+        }
+        let big = format!("[\"{}\"]", "x".repeat(POOL_KEEP + 1));
+        let mut p = PooledParser::take();
+        assert!(p.parse(big.as_bytes()).is_ok());
+        drop(p);
+        let kept = POOL.with(|p| p.borrow().iter().map(|q| q.arena.allocated_bytes()).max());
+        assert!(kept.is_none_or(|n| n <= POOL_KEEP));
+    }
 
     /// The JSONTestSuite cases the repository carries
     /// (`tests/data/JSONTestSuite`).

@@ -128,6 +128,7 @@ mod owned;
 mod value;
 pub mod write;
 
+pub(crate) use doc::PooledParser;
 pub use doc::{Dialect, Document, Parser, Span};
 pub use error::{JsonError, JsonErrorKind};
 pub use members::{

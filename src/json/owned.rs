@@ -385,7 +385,7 @@ impl Style {
 impl OwnedValue {
     /// Parses bytes into an owned value (with a parser of its own).
     pub fn parse(input: &[u8]) -> Result<OwnedValue, JsonError> {
-        let mut p = Parser::new();
+        let mut p = super::doc::PooledParser::take();
         let doc = p.parse(input)?;
         Ok(OwnedValue::from(doc.root()))
     }

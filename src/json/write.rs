@@ -10,18 +10,24 @@
 /// every non-ASCII character is written as `\uXXXX` (surrogate pairs beyond
 /// the BMP), as Python does.
 pub fn write_str(out: &mut Vec<u8>, s: &str, ensure_ascii: bool) {
-    out.push(b'"');
     let bytes = s.as_bytes();
+    // The literal is at least the string and its quotes: one reservation
+    // instead of the growth of every run's copy.
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    // Without `ensure_ascii`, a byte that is not ASCII is copied as it
+    // stands: only `"`, `\\` and control characters need a look.
+    let high = if ensure_ascii { u64::MAX } else { 0 };
     let mut run = 0;
     let mut i = 0;
     while i < bytes.len() {
         // Eight bytes at a time while none of them needs a look (no `"`,
-        // `\\`, control character or non-ASCII byte); else straight to the
-        // first one that may.
+        // `\\`, control character, or non-ASCII byte with `ensure_ascii`);
+        // else straight to the first one that may.
         if let Some(w) = bytes.get(i..i + 8) {
             let mut word = [0u8; 8];
             word.copy_from_slice(w);
-            let look = needs_look(u64::from_le_bytes(word));
+            let look = needs_look(u64::from_le_bytes(word), high);
             if look == 0 {
                 i += 8;
                 continue;
@@ -70,11 +76,12 @@ pub fn write_str(out: &mut Vec<u8>, s: &str, ensure_ascii: bool) {
 }
 
 /// The bytes of `x` (little-endian) that need a look: the high bit of each
-/// byte that is a `"`, a `\\`, a control character or not ASCII (which the
-/// byte loop handles), and possibly of bytes above such a byte (the
-/// subtractions' borrows run upwards), never of a byte below the first
-/// one that needs it: the lowest flagged byte is where the look starts.
-fn needs_look(x: u64) -> u64 {
+/// byte that is a `"`, a `\\`, a control character or (where `high` has
+/// the byte's high bit) not ASCII (which the byte loop handles), and
+/// possibly of bytes above such a byte (the subtractions' borrows run
+/// upwards), never of a byte below the first one that needs it: the lowest
+/// flagged byte is where the look starts.
+fn needs_look(x: u64, high: u64) -> u64 {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     // The classic zero-byte test: a byte of `v` that is zero is flagged,
@@ -83,7 +90,7 @@ fn needs_look(x: u64) -> u64 {
     // set are flagged by `x & HIGH` and start no borrow.
     let zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
     let below_space = x.wrapping_sub(ONES * 0x20) & !x & HIGH;
-    (x & HIGH)
+    (x & HIGH & high)
         | below_space
         | zero(x ^ (ONES * u64::from(b'"')))
         | zero(x ^ (ONES * u64::from(b'\\')))

@@ -21,7 +21,7 @@
 use foldhash::{HashMap, HashMapExt};
 use std::rc::Rc;
 
-use crate::asf::canon::to_canonical;
+use crate::asf::canon::{canonical_owned, to_canonical};
 use crate::asf::{Appender, RequestHasher, Settings};
 use crate::json::{Map, OwnedValue};
 
@@ -55,6 +55,8 @@ pub(super) struct PathState {
     /// the settings have no canonical form and each compaction goes
     /// through the appender's normalisation).
     checkpoint: Option<Option<Rc<[u8]>>>,
+    /// An item's canonical form being written.
+    scratch: Vec<u8>,
 }
 
 /// What a compaction needs written before it.
@@ -66,9 +68,12 @@ pub(super) struct Prepared {
     kept: Option<(String, usize)>,
 }
 
-fn canonical(v: &OwnedValue) -> Result<Rc<[u8]>, ConvertError> {
-    to_canonical(v)
-        .map(Rc::from)
+/// The canonical form of `v`, written into `scratch` (kept from item to
+/// item) and copied once into its shared allocation.
+fn canonical(v: &OwnedValue, scratch: &mut Vec<u8>) -> Result<Rc<[u8]>, ConvertError> {
+    scratch.clear();
+    canonical_owned(v, scratch)
+        .map(|()| Rc::from(scratch.as_slice()))
         .map_err(|e| ConvertError::Write(crate::asf::WriteError::NotIJson(e)))
 }
 
@@ -102,6 +107,7 @@ impl PathState {
             on_path: Vec::new(),
             rank_of: HashMap::new(),
             checkpoint: None,
+            scratch: Vec::new(),
         })
     }
 
@@ -119,7 +125,7 @@ impl PathState {
         item: OwnedValue,
         response: Option<&str>,
     ) -> Result<String, ConvertError> {
-        let c = canonical(&item)?;
+        let c = canonical(&item, &mut self.scratch)?;
         let call =
             (item.get("type").and_then(OwnedValue::as_str) == Some("function_call")).then(|| {
                 item.get("call_id")
@@ -178,7 +184,10 @@ impl PathState {
         ts: &str,
         items: Vec<OwnedValue>,
     ) -> Result<Option<Prepared>, ConvertError> {
-        let canonical: Vec<Rc<[u8]>> = items.iter().map(canonical).collect::<Result<_, _>>()?;
+        let canonical: Vec<Rc<[u8]>> = items
+            .iter()
+            .map(|v| canonical(v, &mut self.scratch))
+            .collect::<Result<_, _>>()?;
         if items.is_empty()
             || (canonical.len() == self.items.len()
                 && canonical

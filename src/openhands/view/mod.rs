@@ -423,7 +423,7 @@ struct Decoded<'a> {
 impl<'a> View<'a> {
     /// Builds the view of a conversation.
     pub fn build(input: &ViewInput<'a>, options: &ViewOptions) -> View<'a> {
-        View::build_with(input, options, &mut Parser::new())
+        View::build_with(input, options, &mut crate::json::PooledParser::take())
     }
 
     /// [`View::build`] parsing with the caller's `parser` (reused from one
@@ -453,7 +453,7 @@ impl<'a> View<'a> {
         options: &ViewOptions,
         visit: &mut dyn FnMut(usize, &ViewEvent<'a>, Value<'_>),
     ) -> View<'a> {
-        let d = View::decode(input, options, &mut Parser::new(), visit);
+        let d = View::decode(input, options, &mut crate::json::PooledParser::take(), visit);
         View::assemble(
             d.events,
             &d.state,
@@ -836,6 +836,7 @@ fn events_to_messages<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::json::Parser;
 
     fn opts(llm: &str) -> WireOptions {
         let mut p = Parser::new();
