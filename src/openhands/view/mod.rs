@@ -453,7 +453,12 @@ impl<'a> View<'a> {
         options: &ViewOptions,
         visit: &mut dyn FnMut(usize, &ViewEvent<'a>, Value<'_>),
     ) -> View<'a> {
-        let d = View::decode(input, options, &mut crate::json::PooledParser::take(), visit);
+        let d = View::decode(
+            input,
+            options,
+            &mut crate::json::PooledParser::take(),
+            visit,
+        );
         View::assemble(
             d.events,
             &d.state,
