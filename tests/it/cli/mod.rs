@@ -4,6 +4,7 @@
 //! file where a directory is expected, an unreadable directory.
 
 mod asf;
+mod asf_writes;
 mod bad_paths;
 mod check;
 mod checkpoint;
