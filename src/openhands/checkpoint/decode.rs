@@ -103,25 +103,7 @@ fn tape_path(v: Value<'_>) -> Option<PathBuf> {
 
 /// A SHA-256 digest written as 64 hex digits.
 fn digest(v: Value<'_>) -> Option<[u8; 32]> {
-    let s = v.as_str()?.as_bytes();
-    if s.len() != 64 {
-        return None;
-    }
-    let mut out = [0u8; 32];
-    for (o, pair) in out.iter_mut().zip(s.chunks_exact(2)) {
-        *o = (hex_digit(pair[0])? << 4) | hex_digit(pair[1])?;
-    }
-    Some(out)
-}
-
-/// The value of one hex digit, either case.
-fn hex_digit(b: u8) -> Option<u8> {
-    match b {
-        b'0'..=b'9' => Some(b - b'0'),
-        b'a'..=b'f' => Some(b - b'a' + 10),
-        b'A'..=b'F' => Some(b - b'A' + 10),
-        _ => None,
-    }
+    unhex(v.as_str()?)?.try_into().ok()
 }
 
 /// A digest or `null` (absent is `null`).
