@@ -48,7 +48,7 @@ pub fn session_files(path: &Path) -> Option<Vec<PathBuf>> {
     if meta.is_file() {
         return is_session_file(path).then(|| vec![path.to_path_buf()]);
     }
-    if !meta.is_dir() || is_conversation_dir(path) || is_sessions_dir(path) {
+    if !meta.is_dir() {
         return None;
     }
     let mut jsonl: Vec<PathBuf> = fs::read_dir(path)
@@ -57,6 +57,14 @@ pub fn session_files(path: &Path) -> Option<Vec<PathBuf>> {
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|x| x == "jsonl") && p.is_file())
         .collect();
+    // A directory without a session file is told first: what it holds
+    // decides nothing more (a store's root is not listed again).
+    if !jsonl.iter().any(|p| is_session_file(p)) {
+        return None;
+    }
+    if is_conversation_dir(path) || is_sessions_dir(path) {
+        return None;
+    }
     jsonl.sort();
-    jsonl.iter().any(|p| is_session_file(p)).then_some(jsonl)
+    Some(jsonl)
 }

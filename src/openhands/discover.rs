@@ -15,13 +15,14 @@
 
 use std::borrow::Cow;
 use std::collections::HashSet;
+use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::json::Parser;
 use crate::readahead::ReadAhead;
-use crate::source::dir::{Dir, ListBuf};
+use crate::source::dir::{Dir, DirEntryKind, ListBuf};
 use crate::source::{self, SourceError};
 
 use super::error::ReadError;
@@ -77,7 +78,30 @@ pub fn is_conversation_dir(dir: impl AsRef<Path>) -> bool {
 }
 
 pub(crate) fn is_conversation_dir_with(dir: &Path, parser: &mut Parser, buf: &mut Vec<u8>) -> bool {
-    if has_event_file(&dir.join(DIR_EVENTS)) {
+    is_conversation_dir_at(None, dir, parser, buf)
+}
+
+/// [`is_conversation_dir_with`] of `dir`, the entry `name` of the open
+/// directory `parent` when `at` is given: its `events/` is then opened
+/// relative to `parent` (the kernel resolves two names, not the whole
+/// path).
+pub(crate) fn is_conversation_dir_at(
+    at: Option<(&Dir, &OsStr)>,
+    dir: &Path,
+    parser: &mut Parser,
+    buf: &mut Vec<u8>,
+) -> bool {
+    let events = match at {
+        Some((parent, name)) if name.len() + 1 + DIR_EVENTS.len() <= MAX_NAME => {
+            let mut rel = OsString::with_capacity(name.len() + 1 + DIR_EVENTS.len());
+            rel.push(name);
+            rel.push("/");
+            rel.push(DIR_EVENTS);
+            parent.open_dir(&rel)
+        }
+        _ => Dir::open(&dir.join(DIR_EVENTS)),
+    };
+    if events.is_ok_and(|d| has_event_file_in(&d)) {
         return true;
     }
     buf.clear();
@@ -107,12 +131,14 @@ std::thread_local! {
     static LISTING: std::cell::RefCell<ListBuf> = std::cell::RefCell::new(ListBuf::default());
 }
 
-/// Whether `events_dir` lists a name matching the SDK 1.30+ pattern. The
-/// listing stops at the first one.
-fn has_event_file(events_dir: &Path) -> bool {
-    let Ok(d) = Dir::open(events_dir) else {
-        return false;
-    };
+/// The longest relative name [`is_conversation_dir_at`] opens relative to
+/// a directory (a file name's limit on Linux); a longer one is opened by
+/// its whole path.
+const MAX_NAME: usize = 255;
+
+/// Whether the open `events` directory `d` lists a name matching the SDK
+/// 1.30+ pattern. The listing stops at the first one.
+fn has_event_file_in(d: &Dir) -> bool {
     let found = |listing: &mut ListBuf| {
         d.any(listing, |name, _| name.to_str().is_some_and(is_event_name))
             .unwrap_or(false)
@@ -286,8 +312,8 @@ pub fn discover_with(
 ) -> Result<Discovery, ReadError> {
     let mut parser = Parser::new();
     let mut buf = Vec::new();
-    let (found, unreadable) = walk_sessions(root.as_ref(), read_ahead, |dir| {
-        is_conversation_dir_with(dir, &mut parser, &mut buf).then_some(())
+    let (found, unreadable) = walk_sessions(root.as_ref(), read_ahead, |dir, at| {
+        is_conversation_dir_at(at, dir, &mut parser, &mut buf).then_some(())
     })?;
     Ok(Discovery {
         conversations: found.into_iter().map(|(p, ())| p).collect(),
@@ -313,43 +339,49 @@ pub(crate) type Walked<T> = (Vec<(PathBuf, T)>, Vec<ReadError>);
 pub(crate) fn walk_sessions<T: Default>(
     root: &Path,
     read_ahead: ReadAhead,
-    mut visit: impl FnMut(&Path) -> Option<T>,
+    mut visit: impl FnMut(&Path, Option<(&Dir, &OsStr)>) -> Option<T>,
 ) -> Result<Walked<T>, ReadError> {
     let meta = fs::metadata(root).map_err(|e| ReadError::io(root, e))?;
     if !meta.is_dir() {
         let dir = conversation_dir(root)?;
-        let t = visit(&dir).unwrap_or_default();
+        let t = visit(&dir, None).unwrap_or_default();
         return Ok((vec![(dir, t)], Vec::new()));
     }
-    if let Some(t) = visit(root) {
+    if let Some(t) = visit(root, None) {
         return Ok((vec![(root.to_path_buf(), t)], Vec::new()));
     }
     // Fail on a root that cannot be listed; report any other.
-    fs::read_dir(root).map_err(|e| ReadError::io(root, e))?;
+    let mut opened = Some(Dir::open(root).map_err(|e| ReadError::io(root, e))?);
     let mut out = Vec::new();
     let mut unreadable = Vec::new();
     let mut seen = HashSet::new();
     if let Some(k) = dir_key(root) {
         seen.insert(k);
     }
+    let mut listing = ListBuf::default();
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
-        let rd = match fs::read_dir(&dir) {
-            Ok(rd) => rd,
+        let d = match opened.take().map_or_else(|| Dir::open(&dir), Ok) {
+            Ok(d) => d,
             Err(e) => {
                 unreadable.push(ReadError::io(&dir, e));
                 continue;
             }
         };
         // (path, is a link), in the listing's order.
-        let subdirs: Vec<(PathBuf, bool)> = rd
-            .flatten()
-            .filter(|e| {
-                let name = e.file_name();
-                !SKIPPED_DIRS.iter().any(|s| name == *s) && entry_is_dir(e)
-            })
-            .map(|e| (e.path(), e.file_type().is_ok_and(|t| t.is_symlink())))
-            .collect();
+        let mut subdirs: Vec<(PathBuf, bool)> = Vec::new();
+        let listed = d.for_each(&mut listing, |name, kind| {
+            if SKIPPED_DIRS.iter().any(|s| name == *s) {
+                return;
+            }
+            if let Some(link) = subdir_kind(&d, &dir, name, kind) {
+                subdirs.push((dir.join(name), link));
+            }
+        });
+        if let Err(e) = listed {
+            // Listed in part: what was listed is walked, the rest reported.
+            unreadable.push(ReadError::io(&dir, e));
+        }
         let ahead = if subdirs.len() >= LIST_AHEAD_MIN {
             read_ahead
         } else {
@@ -359,21 +391,60 @@ pub(crate) fn walk_sessions<T: Default>(
         ahead.run_listings(&paths, |ahead| {
             for (i, (path, link)) in subdirs.iter().enumerate() {
                 ahead.begin(i);
-                let (path, link) = (path.clone(), *link);
-                let Some(key) = dir_key(&path) else { continue };
+                let Some(name) = path.file_name() else {
+                    continue;
+                };
+                let Some(key) = dir_key_in(&d, name, path) else {
+                    continue;
+                };
                 if !seen.insert(key) {
                     continue;
                 }
-                match visit(&path) {
-                    Some(t) => out.push((path, t)),
+                match visit(path, Some((&d, name))) {
+                    Some(t) => out.push((path.clone(), t)),
                     // A link is followed to a conversation, never walked
                     // through: it may lead anywhere (`/`), out of the store.
-                    None if link => {}
-                    None => stack.push(path),
+                    None if *link => {}
+                    None => stack.push(path.clone()),
                 }
             }
         });
     }
     out.sort_by(|a, b| a.0.cmp(&b.0));
     Ok((out, unreadable))
+}
+
+/// Whether the entry `name` of `d` (the directory at `dir`), of the kind
+/// its listing gave, is a directory the walk looks at: `Some(is a link)`
+/// for a directory or a symbolic link to one, `None` for anything else.
+fn subdir_kind(d: &Dir, dir: &Path, name: &OsStr, kind: DirEntryKind) -> Option<bool> {
+    match kind {
+        DirEntryKind::Dir => Some(false),
+        DirEntryKind::Symlink => d.is_dir(name, kind).then_some(true),
+        DirEntryKind::File | DirEntryKind::Other => None,
+        // The file system did not say: ask it, link or not.
+        DirEntryKind::Unknown => {
+            let path = dir.join(name);
+            let meta = fs::symlink_metadata(&path).ok()?;
+            if meta.file_type().is_symlink() {
+                fs::metadata(&path)
+                    .is_ok_and(|m| m.is_dir())
+                    .then_some(true)
+            } else {
+                meta.is_dir().then_some(false)
+            }
+        }
+    }
+}
+
+/// [`dir_key`] of the entry `name` of the open directory `d` (at `path`),
+/// resolved relative to it.
+#[cfg(unix)]
+fn dir_key_in(d: &Dir, name: &OsStr, _path: &Path) -> Option<(u64, u64)> {
+    d.stat_at(name).ok().flatten().map(|s| (s.dev, s.ino))
+}
+
+#[cfg(not(unix))]
+fn dir_key_in(_d: &Dir, _name: &OsStr, path: &Path) -> Option<PathBuf> {
+    dir_key(path)
 }

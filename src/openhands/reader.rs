@@ -36,10 +36,10 @@ use std::path::{Path, PathBuf};
 
 use crate::json::{Document, Parser};
 use crate::source::SourceError;
-use crate::source::dir::{Dir, EntryStat, FileFault, ListBuf};
+use crate::source::dir::{Dir, DirEntryKind, EntryStat, FileFault, ListBuf};
 
 use super::conversation::Conversation;
-use super::discover::{conversation_dir_cow, is_conversation_dir_with, marks_conversation};
+use super::discover::{conversation_dir_cow, is_conversation_dir_at, marks_conversation};
 use super::envelope::{EventRec, Txt};
 use super::error::ReadError;
 use super::event_files::NamePattern;
@@ -395,29 +395,43 @@ impl Reader {
             path.push(DIR_SUBAGENTS);
             // Sub-agents are few: their names are kept as listed (not UTF-8
             // included), so each stays reachable by its real name.
-            let mut listed_names: Vec<std::ffi::OsString> = Vec::new();
+            // (name, is a link), as listed.
+            let mut listed_names: Vec<(std::ffi::OsString, bool)> = Vec::new();
             let listed = d.open_dir(OsStr::new(DIR_SUBAGENTS)).and_then(|sd| {
                 sd.for_each(&mut self.listing, |name, kind| {
                     if sd.is_dir(name, kind) {
-                        listed_names.push(name.to_os_string());
+                        let link = match kind {
+                            DirEntryKind::Dir => false,
+                            DirEntryKind::Symlink => true,
+                            // The listing did not say: ask.
+                            _ => fs::symlink_metadata(path.join(name))
+                                .is_ok_and(|m| m.file_type().is_symlink()),
+                        };
+                        listed_names.push((name.to_os_string(), link));
                     }
-                })
+                })?;
+                Ok(sd)
             });
             match listed {
-                Ok(()) => {
-                    let here = fs::canonicalize(&conv.dir).ok();
+                Ok(sd) => {
+                    // This conversation's real path, when a link needs it.
+                    let mut here: Option<Option<PathBuf>> = None;
                     let mut found: Vec<(String, std::ffi::OsString)> = Vec::new();
-                    for os in listed_names {
+                    for (os, link) in listed_names {
                         let name = os.to_string_lossy().into_owned();
                         path.push(&os);
                         // A link back to this conversation, or above it:
                         // recorded, never followed.
-                        if fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink())
-                            && let (Some(here), Ok(target)) = (&here, fs::canonicalize(&path))
-                            && here.starts_with(&target)
-                        {
+                        let loops = link
+                            && here
+                                .get_or_insert_with(|| fs::canonicalize(&conv.dir).ok())
+                                .as_ref()
+                                .zip(fs::canonicalize(&path).ok())
+                                .is_some_and(|(here, target)| here.starts_with(&target));
+                        if loops {
                             conv.subagent_loops.push(name);
-                        } else if is_conversation_dir_with(
+                        } else if is_conversation_dir_at(
+                            Some((&sd, &os)),
                             &path,
                             &mut self.parser,
                             &mut self.scratch,

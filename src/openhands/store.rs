@@ -452,8 +452,9 @@ pub fn list_with(root: impl AsRef<Path>, pattern: NamePattern) -> Result<Listing
         path: PathBuf::new(),
         listing: ListBuf::default(),
     };
-    let (top, unreadable) =
-        walk_sessions(root.as_ref(), ReadAhead::default(), |dir| ctx.probe(dir, 0))?;
+    let (top, unreadable) = walk_sessions(root.as_ref(), ReadAhead::default(), |dir, _| {
+        ctx.probe(dir, 0)
+    })?;
     let mut out = Vec::with_capacity(top.len());
     for (dir, node) in top {
         flatten(&mut out, dir, node, None, 0);
