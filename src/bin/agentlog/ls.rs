@@ -573,10 +573,10 @@ fn openhands_row(parser: &mut Parser, dir: &Path) -> Row {
 /// included (to [`MAX_SUBAGENT_DEPTH`]; a directory met twice through links
 /// counts once).
 fn count_subagents(dir: &Path) -> u64 {
-    let mut seen = HashSet::new();
-    if let Ok(c) = fs::canonicalize(dir) {
-        seen.insert(c);
-    }
+    // The real paths met, from the conversation's own: taken when a
+    // `subagents/` is there (resolving a path costs a system call per
+    // component, and most conversations have none).
+    let mut seen: Option<HashSet<std::path::PathBuf>> = None;
     let mut n = 0u64;
     let mut stack = vec![(dir.to_path_buf(), 0usize)];
     while let Some((d, depth)) = stack.pop() {
@@ -586,6 +586,7 @@ fn count_subagents(dir: &Path) -> u64 {
         let Ok(rd) = fs::read_dir(d.join(DIR_SUBAGENTS)) else {
             continue;
         };
+        let seen = seen.get_or_insert_with(|| fs::canonicalize(dir).into_iter().collect());
         for e in rd.flatten() {
             let p = e.path();
             let new = fs::canonicalize(&p).is_ok_and(|c| seen.insert(c));
