@@ -162,11 +162,21 @@ fn tool_canonical(t: Value<'_>) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// One tool of a `SystemPromptEvent` as the config takes it.
+enum SystemTool {
+    /// Its function tool's `name` and canonical form, written from the
+    /// view's parse of the event ([`tool_canonical`]); no owned tree is
+    /// built for it.
+    Canonical { name: String, bytes: Vec<u8> },
+    /// Its function tool ([`tool_of`]) as an owned value, when no
+    /// canonical form could be written from the parse (it may have none).
+    Owned(OwnedValue),
+}
+
 /// What the config takes from a `SystemPromptEvent`, prepared from the
-/// view's parse of it: each tool as a function tool ([`tool_of`]) with its
-/// canonical form when [`tool_canonical`] gives it; `None` when the event
-/// has no `tools` array.
-type SystemTools = Option<Vec<(OwnedValue, Option<Vec<u8>>)>>;
+/// view's parse of it: each of its tools as a [`SystemTool`]; `None` when
+/// the event has no `tools` array.
+type SystemTools = Option<Vec<SystemTool>>;
 
 /// The [`SystemTools`] of a system prompt event's parse, `root`.
 fn system_tools(root: Value<'_>) -> SystemTools {
@@ -174,7 +184,19 @@ fn system_tools(root: Value<'_>) -> SystemTools {
     Some(
         tools
             .iter()
-            .map(|t| (tool_of(&OwnedValue::from(t)), tool_canonical(t)))
+            .map(|t| match tool_canonical(t) {
+                Some(bytes) => {
+                    let f = t.get("function").unwrap_or(t);
+                    let name = [f.get("name"), t.get("title")]
+                        .into_iter()
+                        .flatten()
+                        .find_map(|v| v.as_str())
+                        .unwrap_or("")
+                        .to_owned();
+                    SystemTool::Canonical { name, bytes }
+                }
+                None => SystemTool::Owned(tool_of(&OwnedValue::from(t))),
+            })
             .collect(),
     )
 }
@@ -554,7 +576,6 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
         .find(|&p| events[p].kind == Some(Kind::SystemPrompt));
     let mut config = Map::new();
     let mut tools_left_out: Vec<String> = Vec::new();
-    let mut tools_canonical: Option<Vec<u8>> = None;
     if let Some(m) = &model {
         config.insert("model", s(m));
     }
@@ -597,10 +618,11 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
         )),
         None => {
             let v = OwnedValue::parse(raw(p)).ok()?;
-            let tools = v
-                .get("tools")
-                .and_then(OwnedValue::as_array)
-                .map(|a| a.iter().map(|t| (tool_of(t), None)).collect::<Vec<_>>());
+            let tools = v.get("tools").and_then(OwnedValue::as_array).map(|a| {
+                a.iter()
+                    .map(|t| SystemTool::Owned(tool_of(t)))
+                    .collect::<Vec<_>>()
+            });
             let ts = v
                 .get("timestamp")
                 .and_then(OwnedValue::as_str)
@@ -608,66 +630,87 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
             Some((tools, ts))
         }
     });
+    // The kept tools: each one's name and canonical form.
+    let mut kept_tools: Option<Vec<(String, Vec<u8>)>> = None;
     if let Some((tools, ts)) = system {
         if let Some(tools) = tools {
             // A tool with no canonical form (a number or a string I-JSON
             // cannot carry) can be in no request a `request_hash` names: it
             // is left out of the config, and said so in the event's report
             // row (the event is kept whole in its record all the same).
-            // The kept tools' canonical forms, joined, are the member's.
             let mut kept = Vec::with_capacity(tools.len());
-            let mut joined = b"[".to_vec();
-            for (i, (tool, c)) in tools.into_iter().enumerate() {
-                match c.map_or_else(|| to_canonical(&tool), Ok) {
-                    Ok(c) => {
-                        if !kept.is_empty() {
-                            joined.push(b',');
-                        }
-                        joined.extend_from_slice(&c);
-                        kept.push(tool);
-                    }
+            for (i, tool) in tools.into_iter().enumerate() {
+                let named = match tool {
+                    SystemTool::Canonical { name, bytes } => Ok((name, bytes)),
+                    SystemTool::Owned(t) => to_canonical(&t).map(|c| {
+                        let name = t.get("name").and_then(OwnedValue::as_str);
+                        (name.unwrap_or("").to_owned(), c)
+                    }),
+                };
+                match named {
+                    Ok(n) => kept.push(n),
                     Err(e) => tools_left_out.push(format!("tool {i} ({e})")),
                 }
             }
-            joined.push(b']');
-            tools_canonical = Some(joined);
-            config.insert("tools_added", OwnedValue::Array(kept));
+            kept_tools = Some(kept);
         }
         if let Some(t) = ts {
             last_ts = t;
         }
     }
+    // The kept tools' canonical forms, joined, are `tools_added`'s.
+    let tools_canonical = kept_tools.as_ref().map(|kept| {
+        let mut joined =
+            Vec::with_capacity(kept.iter().map(|(_, c)| c.len() + 1).sum::<usize>() + 2);
+        joined.push(b'[');
+        for (i, (_, c)) in kept.iter().enumerate() {
+            if i > 0 {
+                joined.push(b',');
+            }
+            joined.extend_from_slice(c);
+        }
+        joined.push(b']');
+        joined
+    });
     // Each member canonicalised once, for the entry and the running
     // request hash (through the appender's normalisation when one has no
-    // canonical form).
-    let canonical: Option<Vec<(String, Vec<u8>)>> = config
-        .iter()
-        .map(|(k, v)| match (k, &mut tools_canonical) {
-            ("tools_added", Some(c)) => Ok((k.to_owned(), std::mem::take(c))),
-            _ => to_canonical(v).map(|c| (k.to_owned(), c)),
-        })
+    // canonical form: the tools then as owned values again, read from
+    // their canonical forms, which canonicalise to the same bytes).
+    let config = OwnedValue::Object(config);
+    let canonical: Option<Vec<(&str, Vec<u8>)>> = config
+        .as_object()
+        .into_iter()
+        .flat_map(Map::iter)
+        .map(|(k, v)| to_canonical(v).map(|c| (k, c)))
         .collect::<Result<_, _>>()
         .ok();
-    let config = OwnedValue::Object(config);
-    let tools_added = canonical.as_ref().and_then(|m| {
-        m.iter()
-            .find(|(k, _)| k == "tools_added")
-            .map(|(_, c)| c.as_slice())
-    });
-    let mut st = PathState::new(&config, tools_added)?;
-    match (canonical, config) {
-        (Some(members), _) => {
-            let members: Vec<(&str, &[u8])> = members
+    let with_owned_tools = || {
+        let mut m = config.as_object().cloned().unwrap_or_default();
+        if let Some(kept) = &kept_tools {
+            let tools = kept
                 .iter()
-                .map(|(k, c)| (k.as_str(), c.as_slice()))
+                .map(|(_, c)| OwnedValue::parse(c).unwrap_or(OwnedValue::Null))
                 .collect();
+            m.insert("tools_added", OwnedValue::Array(tools));
+        }
+        m
+    };
+    let tools = tools_canonical.as_deref().zip(kept_tools.as_deref());
+    let mut st = match &canonical {
+        Some(_) => PathState::new(&config, tools)?,
+        None => PathState::new_owned(&OwnedValue::Object(with_owned_tools()))?,
+    };
+    match &canonical {
+        Some(members) => {
+            let mut members: Vec<(&str, &[u8])> =
+                members.iter().map(|(k, c)| (*k, c.as_slice())).collect();
+            if let Some(t) = &tools_canonical {
+                members.push(("tools_added", t));
+            }
             a.append_canonical("config", &last_ts, Map::new(), &members, None)?;
         }
-        (None, config) => {
-            let OwnedValue::Object(config) = config else {
-                return Err(ConvertError::Source("the config is not an object".into()));
-            };
-            a.append("config", &last_ts, config)?;
+        None => {
+            a.append("config", &last_ts, with_owned_tools())?;
         }
     }
     let mut sh = Shared {
