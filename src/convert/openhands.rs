@@ -564,6 +564,11 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
         header.insert("parent_session", s(p));
     }
     let mut a = Appender::trusted(header)?;
+    // The file holds each event once in its record, the messages once more
+    // as items, and an envelope per line: about a quarter more than the
+    // events.
+    let events_len: usize = conv.events().map(|e| e.raw().len()).sum();
+    a.reserve(events_len + events_len / 4 + 4096);
     let mut report = Vec::new();
     let mut record_parser = crate::json::PooledParser::take();
     let mut last_ts = first_ts.clone();
