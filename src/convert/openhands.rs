@@ -69,7 +69,7 @@ use attribute::{attribute, raw_of};
 use facts::EventFacts;
 use fold::PathState;
 
-use super::chat::{items_of, items_taken};
+use super::chat::{items_canonical_taken, items_of};
 use super::{ConvertError, Converted, Outcome, ReportRow, not_ijson};
 
 fn s(v: &str) -> OwnedValue {
@@ -360,12 +360,17 @@ impl Emitter<'_> {
             }
             let response = self.response_of.get(&k);
             let request_hash = response.map(|_| st.request_hash());
-            for item in items_taken(m) {
-                let call = (item.get("type").and_then(OwnedValue::as_str) == Some("function_call"))
-                    .then(|| text_of(&item, "call_id"))
-                    .flatten();
-                let id = st.append_item(a, ts, item, response.map(String::as_str))?;
-                if let Some(c) = call {
+            let items = items_canonical_taken(m)
+                .map_err(|e| ConvertError::Write(crate::asf::WriteError::NotIJson(e)))?;
+            for item in items {
+                let id = st.append_canonical_item(
+                    a,
+                    ts,
+                    std::rc::Rc::from(item.canonical),
+                    item.call.as_deref(),
+                    response.map(String::as_str),
+                )?;
+                if let Some(c) = item.call {
                     sh.call_items.insert(c, id);
                 }
             }

@@ -175,6 +175,19 @@ impl PathState {
                     .and_then(OwnedValue::as_str)
                     .unwrap_or("")
             });
+        self.append_canonical_item(a, ts, c, call, response)
+    }
+
+    /// [`PathState::append_item`] given the item's canonical form, `c`,
+    /// and, for a `function_call`, its `call_id`.
+    pub(super) fn append_canonical_item(
+        &mut self,
+        a: &mut Appender,
+        ts: &str,
+        c: Rc<[u8]>,
+        call: Option<&str>,
+        response: Option<&str>,
+    ) -> Result<String, ConvertError> {
         let mut body = Map::new();
         if let Some(r) = response {
             body.insert("response", OwnedValue::string(r));
