@@ -282,7 +282,9 @@ fn usage_of(u: Value<'_>) -> OwnedValue {
                 OwnedValue::int(n("reasoning_tokens")),
             )])),
         ),
-        ("total_tokens", OwnedValue::int(input + output)),
+        // Wrapping, as a release build always added (no panic on a
+        // record whose counts overflow).
+        ("total_tokens", OwnedValue::int(input.wrapping_add(output))),
     ]))
 }
 
@@ -320,6 +322,8 @@ struct Emitter<'w> {
     next: usize,
     /// A canonical member being written.
     scratch: Vec<u8>,
+    /// A `response`'s other members being written.
+    members: Vec<u8>,
 }
 
 /// What the emitter needs of the conversation beyond one view.
@@ -375,20 +379,30 @@ impl Emitter<'_> {
                 }
             }
             if let (Some(r), Some(h)) = (response, request_hash) {
-                let mut body = obj(vec![("response_id", s(r)), ("status", s("completed"))]);
-                if let Some(m) = sh.model {
-                    body.insert("model", s(m));
-                }
                 let usage = sh.metrics.usage.get(r.as_str()).copied();
-                if let Some(u) = usage {
-                    body.insert("usage", usage_of(u));
-                }
-                if let Some(l) = sh.metrics.latency.get(r.as_str()) {
-                    body.insert("latency_ms", OwnedValue::int((l * 1000.0).round() as i64));
-                }
-                body.insert("request_hash", s(&h));
+                let latency = sh.metrics.latency.get(r.as_str()).copied();
                 // The SDK's own record, canonical from its parse when it
-                // has a canonical form.
+                // has a canonical form; the other members written straight
+                // when they need no normalisation.
+                self.scratch.clear();
+                let record = usage.map(|u| canonical_value(u, &mut self.scratch).is_ok());
+                if record != Some(false) {
+                    self.members.clear();
+                    if let Some(members) =
+                        response_members(r, sh.model, usage, latency, &h, &mut self.members)
+                    {
+                        let mut list: Vec<(&str, &[u8])> = members
+                            .iter()
+                            .map(|(k, at)| (*k, &self.members[at.clone()]))
+                            .collect();
+                        if record.is_some() {
+                            list.push(("openhands:metrics", &self.scratch));
+                        }
+                        a.append_canonical("response", ts, Map::new(), &list, None)?;
+                        continue;
+                    }
+                }
+                let mut body = response_body(r, sh.model, usage, latency, &h);
                 self.scratch.clear();
                 match usage {
                     Some(u) if canonical_value(u, &mut self.scratch).is_ok() => {
@@ -426,6 +440,93 @@ impl Emitter<'_> {
         }
         Ok(())
     }
+}
+
+/// The body of a `response` entry: `response_id`, `status`, `model` (when
+/// known), `usage` (from the SDK's usage record `usage`), `latency_ms`
+/// (from `latency`, in seconds) and `request_hash`.
+fn response_body(
+    r: &str,
+    model: Option<&str>,
+    usage: Option<Value<'_>>,
+    latency: Option<f64>,
+    request_hash: &str,
+) -> Map {
+    let mut body = obj(vec![("response_id", s(r)), ("status", s("completed"))]);
+    if let Some(m) = model {
+        body.insert("model", s(m));
+    }
+    if let Some(u) = usage {
+        body.insert("usage", usage_of(u));
+    }
+    if let Some(l) = latency {
+        body.insert("latency_ms", OwnedValue::int((l * 1000.0).round() as i64));
+    }
+    body.insert("request_hash", s(request_hash));
+    body
+}
+
+/// [`response_body`]'s members written straight in canonical form into
+/// `out`: each member's name and where its value's bytes are. `None` when
+/// some integer is one a binary64 does not hold exactly (or a sum
+/// overflows): the appender's normalisation would rewrite it, so the caller
+/// goes through the owned body.
+fn response_members(
+    r: &str,
+    model: Option<&str>,
+    usage: Option<Value<'_>>,
+    latency: Option<f64>,
+    request_hash: &str,
+    out: &mut Vec<u8>,
+) -> Option<Vec<(&'static str, std::ops::Range<usize>)>> {
+    use crate::json::write::write_str;
+    use std::io::Write as _;
+    const EXACT: i64 = 1 << 53;
+    let int = |out: &mut Vec<u8>, n: i64| -> Option<()> {
+        if !(-EXACT..=EXACT).contains(&n) {
+            return None;
+        }
+        write!(out, "{n}").ok()
+    };
+    // Each member's value ends where the next begins.
+    let base = out.len();
+    let mut members: Vec<(&'static str, std::ops::Range<usize>)> = Vec::with_capacity(6);
+    let mut mark = |k: &'static str, end: usize| {
+        let start = members.last().map_or(base, |(_, at)| at.end);
+        members.push((k, start..end));
+    };
+    write_str(out, r, false);
+    mark("response_id", out.len());
+    out.extend_from_slice(b"\"completed\"");
+    mark("status", out.len());
+    if let Some(m) = model {
+        write_str(out, m, false);
+        mark("model", out.len());
+    }
+    if let Some(u) = usage {
+        // As `usage_of` builds it, its members in UTF-16 order.
+        let n = |k: &str| u.get(k).and_then(|v| v.as_i64()).unwrap_or(0);
+        let (input, output) = (n("prompt_tokens"), n("completion_tokens"));
+        out.extend_from_slice(b"{\"input_tokens\":");
+        int(out, input)?;
+        out.extend_from_slice(b",\"input_tokens_details\":{\"cached_tokens\":");
+        int(out, n("cache_read_tokens"))?;
+        out.extend_from_slice(b"},\"output_tokens\":");
+        int(out, output)?;
+        out.extend_from_slice(b",\"output_tokens_details\":{\"reasoning_tokens\":");
+        int(out, n("reasoning_tokens"))?;
+        out.extend_from_slice(b"},\"total_tokens\":");
+        int(out, input.checked_add(output)?)?;
+        out.push(b'}');
+        mark("usage", out.len());
+    }
+    if let Some(l) = latency {
+        int(out, (l * 1000.0).round() as i64)?;
+        mark("latency_ms", out.len());
+    }
+    write_str(out, request_hash, false);
+    mark("request_hash", out.len());
+    Some(members)
 }
 
 /// Appends an event kept whole as an `openhands:event` record (`event`: its
@@ -757,6 +858,7 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
             rejected: &att.rejected,
             next: if seg == 0 { sys } else { own.max(sys) },
             scratch: Vec::new(),
+            members: Vec::new(),
         };
         for (k, &p) in order.iter().enumerate().take(end).skip(start) {
             let ev = &events[p];
@@ -884,6 +986,77 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
 mod tests {
     use super::*;
     use crate::json::Parser;
+
+    /// A `response`'s members written straight are the bytes its owned
+    /// body canonicalises to, whatever the usage record holds; where an
+    /// integer would need the appender's normalisation, none is written.
+    #[test]
+    fn response_members_written_straight_equal_the_owned_body() {
+        let usages = [
+            Some(
+                r#"{"prompt_tokens":1200,"completion_tokens":34,"cache_read_tokens":1000,"reasoning_tokens":12,"response_id":"r"}"#,
+            ),
+            Some(r#"{"prompt_tokens":0}"#),
+            Some(r#"{"prompt_tokens":-3,"completion_tokens":"7","reasoning_tokens":2.0}"#),
+            Some(r#"{"prompt_tokens":9007199254740992,"completion_tokens":0}"#),
+            Some(r#"{"prompt_tokens":9007199254740993,"completion_tokens":0}"#),
+            Some(r#"{"prompt_tokens":9007199254740992,"completion_tokens":1}"#),
+            Some(r#"{"prompt_tokens":9223372036854775807,"completion_tokens":1}"#),
+            Some(r#"[]"#),
+            None,
+        ];
+        let latencies = [
+            None,
+            Some(1.2345),
+            Some(0.0),
+            Some(-0.0004),
+            Some(f64::NAN),
+            Some(1e300),
+        ];
+        let mut written = 0;
+        for usage in usages {
+            let mut parser = Parser::new();
+            let doc = usage.map(|u| parser.parse(u.as_bytes()).expect("json"));
+            let value = doc.as_ref().map(|d| d.root());
+            for latency in latencies {
+                for model in [None, Some("gpt \"x\"\n")] {
+                    let mut out = Vec::new();
+                    let direct =
+                        response_members("r-1", model, value, latency, "sha256:00", &mut out);
+                    let body = response_body("r-1", model, value, latency, "sha256:00");
+                    let owned = to_canonical(&OwnedValue::Object(body));
+                    let Some(members) = direct else {
+                        // Only where a number is out of a double's exact
+                        // range.
+                        assert!(usage.is_some() || latency == Some(1e300));
+                        continue;
+                    };
+                    let mut sorted: Vec<(&str, &[u8])> = members
+                        .iter()
+                        .map(|(k, at)| (*k, &out[at.clone()]))
+                        .collect();
+                    sorted.sort_by(|a, b| crate::asf::canon::cmp_utf16(a.0, b.0));
+                    let mut joined = b"{".to_vec();
+                    for (i, (k, v)) in sorted.iter().enumerate() {
+                        if i > 0 {
+                            joined.push(b',');
+                        }
+                        crate::json::write::write_str(&mut joined, k, false);
+                        joined.push(b':');
+                        joined.extend_from_slice(v);
+                    }
+                    joined.push(b'}');
+                    assert_eq!(
+                        String::from_utf8(joined).unwrap(),
+                        String::from_utf8(owned.expect("canonical")).unwrap(),
+                        "{usage:?} {latency:?} {model:?}"
+                    );
+                    written += 1;
+                }
+            }
+        }
+        assert!(written > 40, "{written}");
+    }
 
     /// The canonical form written from a tool's parse is the owned
     /// function tool's, whenever it is given; when a part has none this
