@@ -543,8 +543,24 @@ fn append_record(
     key: (&str, OwnedValue),
 ) -> Result<String, ConvertError> {
     if let Some(c) = facts.and_then(|f| f.canonical.as_deref()) {
-        let body = obj(vec![key.clone()]);
-        return Ok(a.append_canonical("openhands:event", ts, body, &[("event", c)], None)?);
+        // The key's value canonical too (a string, a small index: nothing
+        // the appender's normalisation rewrites) when it has that form.
+        return Ok(match to_canonical(&key.1) {
+            Ok(k) => a.append_canonical(
+                "openhands:event",
+                ts,
+                Map::new(),
+                &[("event", c), (key.0, &k)],
+                None,
+            )?,
+            Err(_) => a.append_canonical(
+                "openhands:event",
+                ts,
+                obj(vec![key.clone()]),
+                &[("event", c)],
+                None,
+            )?,
+        });
     }
     let value = facts.and_then(|_| OwnedValue::parse(raw).ok());
     let text = || s(&String::from_utf8_lossy(raw));

@@ -188,11 +188,15 @@ impl PathState {
         call: Option<&str>,
         response: Option<&str>,
     ) -> Result<String, ConvertError> {
-        let mut body = Map::new();
-        if let Some(r) = response {
-            body.insert("response", OwnedValue::string(r));
-        }
-        let id = a.append_canonical("item", ts, body, &[("item", &c)], call)?;
+        let id = match response {
+            Some(r) => {
+                self.scratch.clear();
+                crate::json::write::write_str(&mut self.scratch, r, false);
+                let members: [(&str, &[u8]); 2] = [("item", &c), ("response", &self.scratch)];
+                a.append_canonical("item", ts, Map::new(), &members, call)?
+            }
+            None => a.append_canonical("item", ts, Map::new(), &[("item", &c)], call)?,
+        };
         self.hasher.push_canonical(&c);
         let rank = self.rank_of.len();
         self.rank_of.insert(id.clone(), rank);
