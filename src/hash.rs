@@ -35,12 +35,13 @@ impl Sha256Stream {
 /// A digest as 64 lowercase hex digits.
 fn digest_hex(digest: [u8; 32]) -> String {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(64);
-    for b in digest {
-        out.push(char::from(HEX[usize::from(b >> 4)]));
-        out.push(char::from(HEX[usize::from(b & 15)]));
+    let mut buf = [0u8; 64];
+    for (pair, b) in buf.chunks_exact_mut(2).zip(digest) {
+        pair[0] = HEX[usize::from(b >> 4)];
+        pair[1] = HEX[usize::from(b & 15)];
     }
-    out
+    // ASCII throughout.
+    std::str::from_utf8(&buf).unwrap_or_default().to_owned()
 }
 
 #[cfg(test)]

@@ -9,22 +9,23 @@ pub const PREFIX: &str = "sha256:";
 
 /// `sha256:` and the lowercase hexadecimal SHA-256 of `bytes`.
 pub fn sha256_ref(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(PREFIX.len() + 64);
-    out.push_str(PREFIX);
-    out.push_str(&crate::hash::sha256_hex(bytes));
-    out
+    hex_ref(&crate::hash::sha256(bytes))
 }
 
 /// `sha256:` and the lowercase hexadecimal form of a SHA-256 `digest`.
 pub(crate) fn hex_ref(digest: &[u8]) -> String {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(PREFIX.len() + 64);
-    out.push_str(PREFIX);
-    for &b in digest {
-        out.push(char::from(HEX[usize::from(b >> 4)]));
-        out.push(char::from(HEX[usize::from(b & 15)]));
+    let mut buf = [0u8; PREFIX.len() + 64];
+    buf[..PREFIX.len()].copy_from_slice(PREFIX.as_bytes());
+    for (pair, &b) in buf[PREFIX.len()..].chunks_exact_mut(2).zip(digest) {
+        pair[0] = HEX[usize::from(b >> 4)];
+        pair[1] = HEX[usize::from(b & 15)];
     }
-    out
+    let len = PREFIX.len() + 2 * digest.len().min(32);
+    // ASCII throughout.
+    std::str::from_utf8(&buf[..len])
+        .unwrap_or_default()
+        .to_owned()
 }
 
 /// Whether `s` has the shape of a hash: `sha256:` and 64 lowercase

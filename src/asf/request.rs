@@ -51,7 +51,8 @@ impl RequestHasher {
     }
 
     /// [`RequestHasher::new`] given the canonical form of the settings'
-    /// tool definitions (the array), which the caller has already.
+    /// tool definitions (the array), which the caller has already;
+    /// `settings.tools` itself is not read.
     pub(crate) fn with_canonical_tools(
         settings: &Settings,
         tools: &[u8],
@@ -68,7 +69,7 @@ impl RequestHasher {
         let mut sorted: Vec<(&str, Result<&OwnedValue, &[u8]>)> =
             members.iter().map(|(k, v)| (k, Ok(v))).collect();
         if let Some(t) = tools
-            && !settings.tools.is_empty()
+            && t != b"[]"
         {
             sorted.push(("tools", Err(t)));
         }

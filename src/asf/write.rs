@@ -207,6 +207,12 @@ impl Appender {
         Ok(a)
     }
 
+    /// Makes room for `additional` more bytes of the file (a writer that
+    /// knows about how much it will write saves the buffer's regrowths).
+    pub(crate) fn reserve(&mut self, additional: usize) {
+        self.out.reserve(additional);
+    }
+
     /// The session id.
     pub fn session_id(&self) -> &str {
         &self.session_id
@@ -428,7 +434,15 @@ impl Appender {
             return Err(WriteError::Duplicate(id));
         }
         // The envelope's members, each a JSON string but `parent` (null at
-        // a root) and `parents` (canonical already).
+        // a root) and `parents` (canonical already), each put in its place
+        // among the sorted members (no name of the envelope is among them).
+        fn put<'m>(
+            members: &mut Vec<(&'m str, std::ops::Range<usize>, &'m [u8])>,
+            member: (&'m str, std::ops::Range<usize>, &'m [u8]),
+        ) {
+            let at = members.partition_point(|m| cmp_utf16(m.0, member.0).is_lt());
+            members.insert(at, member);
+        }
         let mut string_member = |scratch: &mut Vec<u8>, k: &'static str, v: Option<&str>| {
             let start = scratch.len();
             scratch.push(b'"');
@@ -438,7 +452,7 @@ impl Appender {
                 Some(v) => crate::json::write::write_str(scratch, v, false),
                 None => scratch.extend_from_slice(b"null"),
             }
-            members.push((k, start..scratch.len(), &[]));
+            put(&mut members, (k, start..scratch.len(), &[]));
         };
         string_member(&mut self.scratch, "type", Some(entry_type));
         string_member(&mut self.scratch, "id", Some(&id));
@@ -447,9 +461,8 @@ impl Appender {
         if let Some(p) = &parents_canon {
             let start = self.scratch.len();
             self.scratch.extend_from_slice(b"\"parents\":");
-            members.push(("parents", start..self.scratch.len(), p));
+            put(&mut members, ("parents", start..self.scratch.len(), p));
         }
-        members.sort_by(|a, b| cmp_utf16(a.0, b.0));
         // The members joined as one object, written to `out`.
         let join = |out: &mut Vec<u8>| {
             out.reserve(

@@ -69,7 +69,7 @@ use attribute::{attribute, raw_of};
 use facts::EventFacts;
 use fold::PathState;
 
-use super::chat::{items_of, items_taken};
+use super::chat::{items_canonical_taken, items_of};
 use super::{ConvertError, Converted, Outcome, ReportRow, not_ijson};
 
 fn s(v: &str) -> OwnedValue {
@@ -162,11 +162,21 @@ fn tool_canonical(t: Value<'_>) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// One tool of a `SystemPromptEvent` as the config takes it.
+enum SystemTool {
+    /// Its function tool's `name` and canonical form, written from the
+    /// view's parse of the event ([`tool_canonical`]); no owned tree is
+    /// built for it.
+    Canonical { name: String, bytes: Vec<u8> },
+    /// Its function tool ([`tool_of`]) as an owned value, when no
+    /// canonical form could be written from the parse (it may have none).
+    Owned(OwnedValue),
+}
+
 /// What the config takes from a `SystemPromptEvent`, prepared from the
-/// view's parse of it: each tool as a function tool ([`tool_of`]) with its
-/// canonical form when [`tool_canonical`] gives it; `None` when the event
-/// has no `tools` array.
-type SystemTools = Option<Vec<(OwnedValue, Option<Vec<u8>>)>>;
+/// view's parse of it: each of its tools as a [`SystemTool`]; `None` when
+/// the event has no `tools` array.
+type SystemTools = Option<Vec<SystemTool>>;
 
 /// The [`SystemTools`] of a system prompt event's parse, `root`.
 fn system_tools(root: Value<'_>) -> SystemTools {
@@ -174,7 +184,19 @@ fn system_tools(root: Value<'_>) -> SystemTools {
     Some(
         tools
             .iter()
-            .map(|t| (tool_of(&OwnedValue::from(t)), tool_canonical(t)))
+            .map(|t| match tool_canonical(t) {
+                Some(bytes) => {
+                    let f = t.get("function").unwrap_or(t);
+                    let name = [f.get("name"), t.get("title")]
+                        .into_iter()
+                        .flatten()
+                        .find_map(|v| v.as_str())
+                        .unwrap_or("")
+                        .to_owned();
+                    SystemTool::Canonical { name, bytes }
+                }
+                None => SystemTool::Owned(tool_of(&OwnedValue::from(t))),
+            })
             .collect(),
     )
 }
@@ -260,7 +282,9 @@ fn usage_of(u: Value<'_>) -> OwnedValue {
                 OwnedValue::int(n("reasoning_tokens")),
             )])),
         ),
-        ("total_tokens", OwnedValue::int(input + output)),
+        // Wrapping, as a release build always added (no panic on a
+        // record whose counts overflow).
+        ("total_tokens", OwnedValue::int(input.wrapping_add(output))),
     ]))
 }
 
@@ -298,6 +322,8 @@ struct Emitter<'w> {
     next: usize,
     /// A canonical member being written.
     scratch: Vec<u8>,
+    /// A `response`'s other members being written.
+    members: Vec<u8>,
 }
 
 /// What the emitter needs of the conversation beyond one view.
@@ -338,30 +364,45 @@ impl Emitter<'_> {
             }
             let response = self.response_of.get(&k);
             let request_hash = response.map(|_| st.request_hash());
-            for item in items_taken(m) {
-                let call = (item.get("type").and_then(OwnedValue::as_str) == Some("function_call"))
-                    .then(|| text_of(&item, "call_id"))
-                    .flatten();
-                let id = st.append_item(a, ts, item, response.map(String::as_str))?;
-                if let Some(c) = call {
+            let items = items_canonical_taken(m)
+                .map_err(|e| ConvertError::Write(crate::asf::WriteError::NotIJson(e)))?;
+            for item in items {
+                let id = st.append_canonical_item(
+                    a,
+                    ts,
+                    std::rc::Rc::from(item.canonical),
+                    item.call.as_deref(),
+                    response.map(String::as_str),
+                )?;
+                if let Some(c) = item.call {
                     sh.call_items.insert(c, id);
                 }
             }
             if let (Some(r), Some(h)) = (response, request_hash) {
-                let mut body = obj(vec![("response_id", s(r)), ("status", s("completed"))]);
-                if let Some(m) = sh.model {
-                    body.insert("model", s(m));
-                }
                 let usage = sh.metrics.usage.get(r.as_str()).copied();
-                if let Some(u) = usage {
-                    body.insert("usage", usage_of(u));
-                }
-                if let Some(l) = sh.metrics.latency.get(r.as_str()) {
-                    body.insert("latency_ms", OwnedValue::int((l * 1000.0).round() as i64));
-                }
-                body.insert("request_hash", s(&h));
+                let latency = sh.metrics.latency.get(r.as_str()).copied();
                 // The SDK's own record, canonical from its parse when it
-                // has a canonical form.
+                // has a canonical form; the other members written straight
+                // when they need no normalisation.
+                self.scratch.clear();
+                let record = usage.map(|u| canonical_value(u, &mut self.scratch).is_ok());
+                if record != Some(false) {
+                    self.members.clear();
+                    if let Some(members) =
+                        response_members(r, sh.model, usage, latency, &h, &mut self.members)
+                    {
+                        let mut list: Vec<(&str, &[u8])> = members
+                            .iter()
+                            .map(|(k, at)| (*k, &self.members[at.clone()]))
+                            .collect();
+                        if record.is_some() {
+                            list.push(("openhands:metrics", &self.scratch));
+                        }
+                        a.append_canonical("response", ts, Map::new(), &list, None)?;
+                        continue;
+                    }
+                }
+                let mut body = response_body(r, sh.model, usage, latency, &h);
                 self.scratch.clear();
                 match usage {
                     Some(u) if canonical_value(u, &mut self.scratch).is_ok() => {
@@ -401,6 +442,93 @@ impl Emitter<'_> {
     }
 }
 
+/// The body of a `response` entry: `response_id`, `status`, `model` (when
+/// known), `usage` (from the SDK's usage record `usage`), `latency_ms`
+/// (from `latency`, in seconds) and `request_hash`.
+fn response_body(
+    r: &str,
+    model: Option<&str>,
+    usage: Option<Value<'_>>,
+    latency: Option<f64>,
+    request_hash: &str,
+) -> Map {
+    let mut body = obj(vec![("response_id", s(r)), ("status", s("completed"))]);
+    if let Some(m) = model {
+        body.insert("model", s(m));
+    }
+    if let Some(u) = usage {
+        body.insert("usage", usage_of(u));
+    }
+    if let Some(l) = latency {
+        body.insert("latency_ms", OwnedValue::int((l * 1000.0).round() as i64));
+    }
+    body.insert("request_hash", s(request_hash));
+    body
+}
+
+/// [`response_body`]'s members written straight in canonical form into
+/// `out`: each member's name and where its value's bytes are. `None` when
+/// some integer is one a binary64 does not hold exactly (or a sum
+/// overflows): the appender's normalisation would rewrite it, so the caller
+/// goes through the owned body.
+fn response_members(
+    r: &str,
+    model: Option<&str>,
+    usage: Option<Value<'_>>,
+    latency: Option<f64>,
+    request_hash: &str,
+    out: &mut Vec<u8>,
+) -> Option<Vec<(&'static str, std::ops::Range<usize>)>> {
+    use crate::json::write::write_str;
+    use std::io::Write as _;
+    const EXACT: i64 = 1 << 53;
+    let int = |out: &mut Vec<u8>, n: i64| -> Option<()> {
+        if !(-EXACT..=EXACT).contains(&n) {
+            return None;
+        }
+        write!(out, "{n}").ok()
+    };
+    // Each member's value ends where the next begins.
+    let base = out.len();
+    let mut members: Vec<(&'static str, std::ops::Range<usize>)> = Vec::with_capacity(6);
+    let mut mark = |k: &'static str, end: usize| {
+        let start = members.last().map_or(base, |(_, at)| at.end);
+        members.push((k, start..end));
+    };
+    write_str(out, r, false);
+    mark("response_id", out.len());
+    out.extend_from_slice(b"\"completed\"");
+    mark("status", out.len());
+    if let Some(m) = model {
+        write_str(out, m, false);
+        mark("model", out.len());
+    }
+    if let Some(u) = usage {
+        // As `usage_of` builds it, its members in UTF-16 order.
+        let n = |k: &str| u.get(k).and_then(|v| v.as_i64()).unwrap_or(0);
+        let (input, output) = (n("prompt_tokens"), n("completion_tokens"));
+        out.extend_from_slice(b"{\"input_tokens\":");
+        int(out, input)?;
+        out.extend_from_slice(b",\"input_tokens_details\":{\"cached_tokens\":");
+        int(out, n("cache_read_tokens"))?;
+        out.extend_from_slice(b"},\"output_tokens\":");
+        int(out, output)?;
+        out.extend_from_slice(b",\"output_tokens_details\":{\"reasoning_tokens\":");
+        int(out, n("reasoning_tokens"))?;
+        out.extend_from_slice(b"},\"total_tokens\":");
+        int(out, input.checked_add(output)?)?;
+        out.push(b'}');
+        mark("usage", out.len());
+    }
+    if let Some(l) = latency {
+        int(out, (l * 1000.0).round() as i64)?;
+        mark("latency_ms", out.len());
+    }
+    write_str(out, request_hash, false);
+    mark("request_hash", out.len());
+    Some(members)
+}
+
 /// Appends an event kept whole as an `openhands:event` record (`event`: its
 /// JSON, or `raw`: its text when it is not I-JSON), with `key`/`key_value`
 /// saying which event it is; returns the record's id. `facts` is the event
@@ -415,8 +543,24 @@ fn append_record(
     key: (&str, OwnedValue),
 ) -> Result<String, ConvertError> {
     if let Some(c) = facts.and_then(|f| f.canonical.as_deref()) {
-        let body = obj(vec![key.clone()]);
-        return Ok(a.append_canonical("openhands:event", ts, body, &[("event", c)], None)?);
+        // The key's value canonical too (a string, a small index: nothing
+        // the appender's normalisation rewrites) when it has that form.
+        return Ok(match to_canonical(&key.1) {
+            Ok(k) => a.append_canonical(
+                "openhands:event",
+                ts,
+                Map::new(),
+                &[("event", c), (key.0, &k)],
+                None,
+            )?,
+            Err(_) => a.append_canonical(
+                "openhands:event",
+                ts,
+                obj(vec![key.clone()]),
+                &[("event", c)],
+                None,
+            )?,
+        });
     }
     let value = facts.and_then(|_| OwnedValue::parse(raw).ok());
     let text = || s(&String::from_utf8_lossy(raw));
@@ -542,6 +686,11 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
         header.insert("parent_session", s(p));
     }
     let mut a = Appender::trusted(header)?;
+    // The file holds each event once in its record, the messages once more
+    // as items, and an envelope per line: about a quarter more than the
+    // events.
+    let events_len: usize = conv.events().map(|e| e.raw().len()).sum();
+    a.reserve(events_len + events_len / 4 + 4096);
     let mut report = Vec::new();
     let mut record_parser = crate::json::PooledParser::take();
     let mut last_ts = first_ts.clone();
@@ -554,7 +703,6 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
         .find(|&p| events[p].kind == Some(Kind::SystemPrompt));
     let mut config = Map::new();
     let mut tools_left_out: Vec<String> = Vec::new();
-    let mut tools_canonical: Option<Vec<u8>> = None;
     if let Some(m) = &model {
         config.insert("model", s(m));
     }
@@ -597,10 +745,11 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
         )),
         None => {
             let v = OwnedValue::parse(raw(p)).ok()?;
-            let tools = v
-                .get("tools")
-                .and_then(OwnedValue::as_array)
-                .map(|a| a.iter().map(|t| (tool_of(t), None)).collect::<Vec<_>>());
+            let tools = v.get("tools").and_then(OwnedValue::as_array).map(|a| {
+                a.iter()
+                    .map(|t| SystemTool::Owned(tool_of(t)))
+                    .collect::<Vec<_>>()
+            });
             let ts = v
                 .get("timestamp")
                 .and_then(OwnedValue::as_str)
@@ -608,66 +757,87 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
             Some((tools, ts))
         }
     });
+    // The kept tools: each one's name and canonical form.
+    let mut kept_tools: Option<Vec<(String, Vec<u8>)>> = None;
     if let Some((tools, ts)) = system {
         if let Some(tools) = tools {
             // A tool with no canonical form (a number or a string I-JSON
             // cannot carry) can be in no request a `request_hash` names: it
             // is left out of the config, and said so in the event's report
             // row (the event is kept whole in its record all the same).
-            // The kept tools' canonical forms, joined, are the member's.
             let mut kept = Vec::with_capacity(tools.len());
-            let mut joined = b"[".to_vec();
-            for (i, (tool, c)) in tools.into_iter().enumerate() {
-                match c.map_or_else(|| to_canonical(&tool), Ok) {
-                    Ok(c) => {
-                        if !kept.is_empty() {
-                            joined.push(b',');
-                        }
-                        joined.extend_from_slice(&c);
-                        kept.push(tool);
-                    }
+            for (i, tool) in tools.into_iter().enumerate() {
+                let named = match tool {
+                    SystemTool::Canonical { name, bytes } => Ok((name, bytes)),
+                    SystemTool::Owned(t) => to_canonical(&t).map(|c| {
+                        let name = t.get("name").and_then(OwnedValue::as_str);
+                        (name.unwrap_or("").to_owned(), c)
+                    }),
+                };
+                match named {
+                    Ok(n) => kept.push(n),
                     Err(e) => tools_left_out.push(format!("tool {i} ({e})")),
                 }
             }
-            joined.push(b']');
-            tools_canonical = Some(joined);
-            config.insert("tools_added", OwnedValue::Array(kept));
+            kept_tools = Some(kept);
         }
         if let Some(t) = ts {
             last_ts = t;
         }
     }
+    // The kept tools' canonical forms, joined, are `tools_added`'s.
+    let tools_canonical = kept_tools.as_ref().map(|kept| {
+        let mut joined =
+            Vec::with_capacity(kept.iter().map(|(_, c)| c.len() + 1).sum::<usize>() + 2);
+        joined.push(b'[');
+        for (i, (_, c)) in kept.iter().enumerate() {
+            if i > 0 {
+                joined.push(b',');
+            }
+            joined.extend_from_slice(c);
+        }
+        joined.push(b']');
+        joined
+    });
     // Each member canonicalised once, for the entry and the running
     // request hash (through the appender's normalisation when one has no
-    // canonical form).
-    let canonical: Option<Vec<(String, Vec<u8>)>> = config
-        .iter()
-        .map(|(k, v)| match (k, &mut tools_canonical) {
-            ("tools_added", Some(c)) => Ok((k.to_owned(), std::mem::take(c))),
-            _ => to_canonical(v).map(|c| (k.to_owned(), c)),
-        })
+    // canonical form: the tools then as owned values again, read from
+    // their canonical forms, which canonicalise to the same bytes).
+    let config = OwnedValue::Object(config);
+    let canonical: Option<Vec<(&str, Vec<u8>)>> = config
+        .as_object()
+        .into_iter()
+        .flat_map(Map::iter)
+        .map(|(k, v)| to_canonical(v).map(|c| (k, c)))
         .collect::<Result<_, _>>()
         .ok();
-    let config = OwnedValue::Object(config);
-    let tools_added = canonical.as_ref().and_then(|m| {
-        m.iter()
-            .find(|(k, _)| k == "tools_added")
-            .map(|(_, c)| c.as_slice())
-    });
-    let mut st = PathState::new(&config, tools_added)?;
-    match (canonical, config) {
-        (Some(members), _) => {
-            let members: Vec<(&str, &[u8])> = members
+    let with_owned_tools = || {
+        let mut m = config.as_object().cloned().unwrap_or_default();
+        if let Some(kept) = &kept_tools {
+            let tools = kept
                 .iter()
-                .map(|(k, c)| (k.as_str(), c.as_slice()))
+                .map(|(_, c)| OwnedValue::parse(c).unwrap_or(OwnedValue::Null))
                 .collect();
+            m.insert("tools_added", OwnedValue::Array(tools));
+        }
+        m
+    };
+    let tools = tools_canonical.as_deref().zip(kept_tools.as_deref());
+    let mut st = match &canonical {
+        Some(_) => PathState::new(&config, tools)?,
+        None => PathState::new_owned(&OwnedValue::Object(with_owned_tools()))?,
+    };
+    match &canonical {
+        Some(members) => {
+            let mut members: Vec<(&str, &[u8])> =
+                members.iter().map(|(k, c)| (*k, c.as_slice())).collect();
+            if let Some(t) = &tools_canonical {
+                members.push(("tools_added", t));
+            }
             a.append_canonical("config", &last_ts, Map::new(), &members, None)?;
         }
-        (None, config) => {
-            let OwnedValue::Object(config) = config else {
-                return Err(ConvertError::Source("the config is not an object".into()));
-            };
-            a.append("config", &last_ts, config)?;
+        None => {
+            a.append("config", &last_ts, with_owned_tools())?;
         }
     }
     let mut sh = Shared {
@@ -704,6 +874,7 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
             rejected: &att.rejected,
             next: if seg == 0 { sys } else { own.max(sys) },
             scratch: Vec::new(),
+            members: Vec::new(),
         };
         for (k, &p) in order.iter().enumerate().take(end).skip(start) {
             let ev = &events[p];
@@ -831,6 +1002,77 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
 mod tests {
     use super::*;
     use crate::json::Parser;
+
+    /// A `response`'s members written straight are the bytes its owned
+    /// body canonicalises to, whatever the usage record holds; where an
+    /// integer would need the appender's normalisation, none is written.
+    #[test]
+    fn response_members_written_straight_equal_the_owned_body() {
+        let usages = [
+            Some(
+                r#"{"prompt_tokens":1200,"completion_tokens":34,"cache_read_tokens":1000,"reasoning_tokens":12,"response_id":"r"}"#,
+            ),
+            Some(r#"{"prompt_tokens":0}"#),
+            Some(r#"{"prompt_tokens":-3,"completion_tokens":"7","reasoning_tokens":2.0}"#),
+            Some(r#"{"prompt_tokens":9007199254740992,"completion_tokens":0}"#),
+            Some(r#"{"prompt_tokens":9007199254740993,"completion_tokens":0}"#),
+            Some(r#"{"prompt_tokens":9007199254740992,"completion_tokens":1}"#),
+            Some(r#"{"prompt_tokens":9223372036854775807,"completion_tokens":1}"#),
+            Some(r#"[]"#),
+            None,
+        ];
+        let latencies = [
+            None,
+            Some(1.2345),
+            Some(0.0),
+            Some(-0.0004),
+            Some(f64::NAN),
+            Some(1e300),
+        ];
+        let mut written = 0;
+        for usage in usages {
+            let mut parser = Parser::new();
+            let doc = usage.map(|u| parser.parse(u.as_bytes()).expect("json"));
+            let value = doc.as_ref().map(|d| d.root());
+            for latency in latencies {
+                for model in [None, Some("gpt \"x\"\n")] {
+                    let mut out = Vec::new();
+                    let direct =
+                        response_members("r-1", model, value, latency, "sha256:00", &mut out);
+                    let body = response_body("r-1", model, value, latency, "sha256:00");
+                    let owned = to_canonical(&OwnedValue::Object(body));
+                    let Some(members) = direct else {
+                        // Only where a number is out of a double's exact
+                        // range.
+                        assert!(usage.is_some() || latency == Some(1e300));
+                        continue;
+                    };
+                    let mut sorted: Vec<(&str, &[u8])> = members
+                        .iter()
+                        .map(|(k, at)| (*k, &out[at.clone()]))
+                        .collect();
+                    sorted.sort_by(|a, b| crate::asf::canon::cmp_utf16(a.0, b.0));
+                    let mut joined = b"{".to_vec();
+                    for (i, (k, v)) in sorted.iter().enumerate() {
+                        if i > 0 {
+                            joined.push(b',');
+                        }
+                        crate::json::write::write_str(&mut joined, k, false);
+                        joined.push(b':');
+                        joined.extend_from_slice(v);
+                    }
+                    joined.push(b'}');
+                    assert_eq!(
+                        String::from_utf8(joined).unwrap(),
+                        String::from_utf8(owned.expect("canonical")).unwrap(),
+                        "{usage:?} {latency:?} {model:?}"
+                    );
+                    written += 1;
+                }
+            }
+        }
+        assert!(written > 40, "{written}");
+    }
 
     /// The canonical form written from a tool's parse is the owned
     /// function tool's, whenever it is given; when a part has none this

@@ -40,7 +40,11 @@ struct Held {
 /// `request_hash`.
 #[derive(Debug)]
 pub(super) struct PathState {
+    /// The settings in force, but for their tools when `tools` holds them.
     settings: Settings,
+    /// The settings' tools as the canonical form of their array, when they
+    /// are kept that way (`settings.tools` is then empty).
+    tools: Option<Rc<[u8]>>,
     hasher: RequestHasher,
     /// The running hash of the settings with no item (they never change
     /// after the first `config`): where a compaction starts again.
@@ -68,6 +72,20 @@ pub(super) struct Prepared {
     kept: Option<(String, usize)>,
 }
 
+/// Tool definitions, each as its name and its canonical form.
+pub(super) type NamedTools = [(String, Vec<u8>)];
+
+/// Whether no two of `tools` share a name (an empty name is no name).
+fn distinct_names(tools: &NamedTools) -> bool {
+    let mut names: Vec<&str> = tools
+        .iter()
+        .map(|(n, _)| n.as_str())
+        .filter(|n| !n.is_empty())
+        .collect();
+    names.sort_unstable();
+    names.windows(2).all(|w| w[0] != w[1])
+}
+
 /// The canonical form of `v`, written into `scratch` (kept from item to
 /// item) and copied once into its shared allocation.
 fn canonical(v: &OwnedValue, scratch: &mut Vec<u8>) -> Result<Rc<[u8]>, ConvertError> {
@@ -78,29 +96,54 @@ fn canonical(v: &OwnedValue, scratch: &mut Vec<u8>) -> Result<Rc<[u8]>, ConvertE
 }
 
 impl PathState {
-    /// The state after the session's first `config` (`config` its body;
-    /// `tools_added` the canonical form of its `tools_added`, when had).
+    /// The state after the session's first `config`: `config` its body
+    /// less `tools_added`, and `tools` the tools it adds, when it adds
+    /// some: the canonical form of the array and each tool's name and
+    /// canonical form. The tools are kept as their canonical forms alone
+    /// when no two share a name (a repeated name replaces the earlier tool,
+    /// so the settings' tools are then not the ones added: they are read
+    /// back as owned values and applied as a reader does).
     pub(super) fn new(
         config: &OwnedValue,
-        tools_added: Option<&[u8]>,
+        tools: Option<(&[u8], &NamedTools)>,
     ) -> Result<Self, ConvertError> {
         let mut settings = Settings::default();
         settings.apply(config);
-        // The settings' tools are the ones added when no name repeats
-        // (a repeated name replaces the earlier tool).
-        let added = config
-            .get("tools_added")
-            .and_then(OwnedValue::as_array)
-            .map_or(0, Vec::len);
-        let hasher = match tools_added {
-            Some(t) if added == settings.tools.len() => {
-                RequestHasher::with_canonical_tools(&settings, t)
+        let not_ijson = |e| ConvertError::Write(crate::asf::WriteError::NotIJson(e));
+        let (hasher, tools) = match tools {
+            Some((joined, kept)) if distinct_names(kept) => (
+                RequestHasher::with_canonical_tools(&settings, joined).map_err(not_ijson)?,
+                (!kept.is_empty()).then(|| Rc::from(joined)),
+            ),
+            Some((_, kept)) => {
+                let added = kept
+                    .iter()
+                    .map(|(_, c)| OwnedValue::parse(c).unwrap_or(OwnedValue::Null))
+                    .collect();
+                let mut delta = Map::new();
+                delta.insert("tools_added", OwnedValue::Array(added));
+                settings.apply(&OwnedValue::Object(delta));
+                (RequestHasher::new(&settings).map_err(not_ijson)?, None)
             }
-            _ => RequestHasher::new(&settings),
-        }
-        .map_err(|e| ConvertError::Write(crate::asf::WriteError::NotIJson(e)))?;
-        Ok(PathState {
+            None => (RequestHasher::new(&settings).map_err(not_ijson)?, None),
+        };
+        Ok(PathState::with(settings, tools, hasher))
+    }
+
+    /// The state after a first `config` whose body, `config`, holds its
+    /// tools as owned values (`tools_added`).
+    pub(super) fn new_owned(config: &OwnedValue) -> Result<Self, ConvertError> {
+        let mut settings = Settings::default();
+        settings.apply(config);
+        let hasher = RequestHasher::new(&settings)
+            .map_err(|e| ConvertError::Write(crate::asf::WriteError::NotIJson(e)))?;
+        Ok(PathState::with(settings, None, hasher))
+    }
+
+    fn with(settings: Settings, tools: Option<Rc<[u8]>>, hasher: RequestHasher) -> Self {
+        PathState {
             settings,
+            tools,
             empty: hasher.clone(),
             hasher,
             items: Vec::new(),
@@ -108,7 +151,7 @@ impl PathState {
             rank_of: HashMap::new(),
             checkpoint: None,
             scratch: Vec::new(),
-        })
+        }
     }
 
     /// The `request_hash` of the context as it stands.
@@ -132,11 +175,28 @@ impl PathState {
                     .and_then(OwnedValue::as_str)
                     .unwrap_or("")
             });
-        let mut body = Map::new();
-        if let Some(r) = response {
-            body.insert("response", OwnedValue::string(r));
-        }
-        let id = a.append_canonical("item", ts, body, &[("item", &c)], call)?;
+        self.append_canonical_item(a, ts, c, call, response)
+    }
+
+    /// [`PathState::append_item`] given the item's canonical form, `c`,
+    /// and, for a `function_call`, its `call_id`.
+    pub(super) fn append_canonical_item(
+        &mut self,
+        a: &mut Appender,
+        ts: &str,
+        c: Rc<[u8]>,
+        call: Option<&str>,
+        response: Option<&str>,
+    ) -> Result<String, ConvertError> {
+        let id = match response {
+            Some(r) => {
+                self.scratch.clear();
+                crate::json::write::write_str(&mut self.scratch, r, false);
+                let members: [(&str, &[u8]); 2] = [("item", &c), ("response", &self.scratch)];
+                a.append_canonical("item", ts, Map::new(), &members, call)?
+            }
+            None => a.append_canonical("item", ts, Map::new(), &[("item", &c)], call)?,
+        };
         self.hasher.push_canonical(&c);
         let rank = self.rank_of.len();
         self.rank_of.insert(id.clone(), rank);
@@ -267,9 +327,19 @@ impl PathState {
         let checkpoint = self
             .checkpoint
             .get_or_insert_with(|| {
-                to_canonical(&self.settings.to_checkpoint())
-                    .ok()
-                    .map(Rc::from)
+                let mut c = to_canonical(&self.settings.to_checkpoint()).ok()?;
+                if let Some(t) = &self.tools {
+                    // `tools` sorts after every other member of a
+                    // checkpoint: it goes last.
+                    c.pop();
+                    if c.len() > 1 {
+                        c.push(b',');
+                    }
+                    c.extend_from_slice(b"\"tools\":");
+                    c.extend_from_slice(t);
+                    c.push(b'}');
+                }
+                Some(Rc::from(c))
             })
             .clone();
         let id = match checkpoint {

@@ -184,9 +184,10 @@ pub(crate) fn cow<'a>(input: &'a [u8], v: Value<'_>) -> Option<Cow<'a, str>> {
     let span = v.span();
     let start = span.start as usize + 1;
     let end = (span.end as usize).saturating_sub(1);
+    // Every escape is longer than what it stands for: a literal as long as
+    // its text has none, and its bytes are the text's.
     if let Some(raw) = input.get(start..end)
         && raw.len() == text.len()
-        && !raw.contains(&b'\\')
         && let Ok(s) = std::str::from_utf8(raw)
     {
         return Some(Cow::Borrowed(s));

@@ -175,6 +175,57 @@ fn a_tool_without_a_canonical_form_is_left_out_of_the_config_only() {
     );
 }
 
+/// A `SystemPromptEvent` whose tools repeat a name: the config adds every
+/// tool, and the settings in force keep the last tool of each name (a
+/// repeated name replaces the earlier tool), which is what each
+/// `response`'s `request_hash` covers: the file verifies, and the request
+/// holds one tool fewer than the event.
+#[test]
+fn tools_that_repeat_a_name_convert_and_verify() {
+    let mut tools_before = 0;
+    let conv = corpus_conversation_edited(|name, raw| {
+        if !name.starts_with("events/event-00000-") {
+            return raw;
+        }
+        let v = OwnedValue::parse(raw.as_bytes()).unwrap();
+        let tools = v.get("tools").unwrap().as_array().unwrap();
+        tools_before = tools.len();
+        assert!(tools_before > 1);
+        // The first tool again, its description changed, at the end.
+        let mut again = tools[0].clone();
+        let t = again.as_object_mut().unwrap();
+        let f = if t.contains_key("function") {
+            t.get_mut("function").unwrap().as_object_mut().unwrap()
+        } else {
+            t
+        };
+        f.insert("description", OwnedValue::string("the same name again"));
+        let mut v = v;
+        v.as_object_mut()
+            .unwrap()
+            .get_mut("tools")
+            .unwrap()
+            .as_array_mut()
+            .unwrap()
+            .push(again);
+        v.to_string()
+    });
+
+    let out = convert(&conv).expect("converts");
+    let s = Session::read(&out.bytes).unwrap();
+    assert!(s.verify().is_empty(), "{:?}", s.verify());
+    let request = s.context(None).unwrap().request();
+    let tools = request.get("tools").unwrap().as_array().unwrap();
+    assert_eq!(tools.len(), tools_before, "the repeated name replaces");
+    let last = tools.last().unwrap();
+    assert_eq!(
+        last.get("description").and_then(OwnedValue::as_str),
+        Some("the same name again")
+    );
+    let text = String::from_utf8(out.bytes.clone()).unwrap();
+    assert!(text.contains(r#""request_hash":"sha256:"#));
+}
+
 /// The 1.0.0 chat conversation of the corpus read from memory, each file
 /// (`base_state.json`, `events/…`) first given to `edit` with its path.
 fn corpus_conversation_edited(
