@@ -1,12 +1,15 @@
 //! What an export reads of an OpenHands conversation's events beyond their
-//! envelopes: the `events` table's filter columns and the `tool_calls`
-//! rows (each action with its answer), taken from each event's parsed
-//! document — the reader's own parse when it hands its visitor each event,
-//! so that no event is parsed again for them.
+//! envelopes: the `events` table's filter columns, the `tool_calls` rows
+//! (each action with its answer) and the view's decoded events, taken from
+//! each event's parsed document — the reader's own parse when it hands its
+//! visitor each event, so that no event is parsed again for them. The view
+//! built from those events is the one built from the files.
 
 use std::collections::HashMap;
+use std::sync::Mutex;
 
 use crate::json::{Document, Parser, Value};
+use crate::openhands::view::EarlyEvents;
 use crate::openhands::{Conversation, Kind};
 
 /// One tool call being assembled from its action and its answer.
@@ -43,6 +46,10 @@ pub struct EventDetails {
     pub(super) cols: Vec<EventCols>,
     pub(super) calls: Vec<Call>,
     by_call_id: HashMap<String, usize>,
+    /// The events decoded for the view from the same parse, taken when the
+    /// rows are written (behind a lock only because the rows get the
+    /// details by shared reference).
+    view: Mutex<EarlyEvents>,
 }
 
 impl EventDetails {
@@ -57,6 +64,21 @@ impl EventDetails {
         self.cols.clear();
         self.calls.clear();
         self.by_call_id.clear();
+        self.view_mut().clear();
+    }
+
+    fn view_mut(&mut self) -> &mut EarlyEvents {
+        self.view.get_mut().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The events decoded for the view, taken out (what is left holds none
+    /// and is marked unusable, so a second taking leaves the view to parse
+    /// them).
+    pub(super) fn take_view(&self) -> EarlyEvents {
+        let mut left = EarlyEvents::default();
+        left.spoil();
+        let mut v = self.view.lock().unwrap_or_else(|e| e.into_inner());
+        std::mem::replace(&mut *v, left)
     }
 
     /// Reads the event of `index` from its parsed document. Events are
@@ -69,6 +91,7 @@ impl EventDetails {
         let cols = event_columns(index, &m, &mut self.calls, &mut self.by_call_id);
         self.indexes.push((index, id_hash(id)));
         self.cols.push(cols);
+        self.view_mut().add(index, doc.input(), doc.root());
     }
 
     /// Whether these are the details of `conv`'s events: one for each
@@ -90,6 +113,7 @@ impl EventDetails {
                 Err(_) => {
                     self.indexes.push((e.index(), id_hash(e.id())));
                     self.cols.push(EventCols::default());
+                    self.view_mut().spoil();
                 }
             }
         }

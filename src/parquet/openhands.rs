@@ -163,10 +163,13 @@ fn add_rows(
     let partition = ds.partition_of(created.map(|t| t.0));
 
     // The view: which events are in the model's context, and its messages.
-    let view = View::build_with(
+    // Its events decoded from the reader's parse (`details` are the
+    // conversation's: checked by the callers), the others parsed here.
+    let view = View::build_early(
         &ViewInput::from_conversation(conv),
         &ViewOptions::default(),
         parser,
+        details.take_view(),
     );
     let mut in_context: Vec<bool> = vec![false; conv.len()];
     // The sequence's events have the indexes 0, 1, 2…: an event's

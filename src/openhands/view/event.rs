@@ -479,15 +479,56 @@ pub(crate) fn decode<'a>(
         }
     };
     let root = doc.root();
-    let ev = decode_root(ev, raw, root, det);
+    let ev = decode_root(ev, raw, raw, root, det);
     visit(&ev, root);
     ev
 }
 
+/// [`decode`] of an event another reader parsed (the export's reader, while
+/// its buffer still grows): the same event, with every string owned
+/// instead of borrowed from the file's bytes, no `file_id` yet, and the
+/// file id's place kept for `id` when the event has no `id` member
+/// ([`ViewEvent::with_file_id`] gives both).
+pub(crate) fn decode_parsed(
+    index: usize,
+    raw: &[u8],
+    root: Value<'_>,
+    det: &mut Detector,
+) -> ViewEvent<'static> {
+    let ev = ViewEvent {
+        index,
+        file_id: "",
+        id: Cow::Borrowed(""),
+        kind: None,
+        parent: ParentField::Absent,
+        problem: None,
+        body: Body::None,
+    };
+    // Borrowing from an empty input never succeeds: every string is owned.
+    decode_root(ev, raw, &[], root, det)
+}
+
+impl<'a> ViewEvent<'a> {
+    /// An event of [`decode_parsed`] with its file's id: the id is the
+    /// file id when the event has no `id` member, as [`decode`] makes it.
+    pub(crate) fn with_file_id(mut self, file_id: &'a str) -> ViewEvent<'a> {
+        self.file_id = file_id;
+        // `decode_parsed` owns every string it read, so a borrowed id is
+        // the placeholder of a missing member.
+        if matches!(self.id, Cow::Borrowed(_)) {
+            self.id = Cow::Borrowed(file_id);
+        }
+        self
+    }
+}
+
 /// [`decode`] past the parse: the event's members, from its document's
-/// root.
+/// root. `bytes` are the file's (its JSON style is evidence); strings are
+/// borrowed from `input` where their literal has no escape (`input` is
+/// `bytes`, or empty for owned strings).
 fn decode_root<'a>(
     mut ev: ViewEvent<'a>,
+    bytes: &[u8],
     raw: &'a [u8],
     root: Value<'_>,
     det: &mut Detector,
@@ -496,9 +537,9 @@ fn decode_root<'a>(
         ev.problem = Some(EventProblem::NotAnObject);
         return ev;
     }
-    if raw.starts_with(b"{\"kind\": ") {
+    if bytes.starts_with(b"{\"kind\": ") {
         det.add(Evidence::SpacedJson);
-    } else if raw.starts_with(b"{\"id\":\"") {
+    } else if bytes.starts_with(b"{\"id\":\"") {
         det.add(Evidence::CompactJson);
     }
     if let Some(k) = get_cow(raw, root, "kind") {
