@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use crate::json::{Item, OwnedValue, Parser, Style};
 use crate::openhands::model_of;
-use crate::openhands::view::{View, ViewEntry, ViewInput, ViewOptions};
+use crate::openhands::view::{EarlyState, View, ViewEntry, ViewInput, ViewOptions};
 use crate::openhands::{
     Conversation, FileStatus, Metrics, UtcOffset, count, float, is_subagent_copy, parse_time,
 };
@@ -162,6 +162,48 @@ fn add_rows(
     let updated = micros(h.updated.as_deref()).or(last);
     let partition = ds.partition_of(created.map(|t| t.0));
 
+    // The state (parsed once): the header's agent, directory and status,
+    // the model calls, and the conversation's totals from them; and what
+    // the view takes from it.
+    let mut totals = Usage::default();
+    let mut models: Vec<String> = Vec::new();
+    let mut view_state = None;
+    if let Some(f) = conv.state()
+        && let Ok(doc) = f.open(parser)
+    {
+        view_state = EarlyState::read(f.raw(), doc.root());
+        let state = doc.state();
+        let a = state.agent_info();
+        h.agent_kind = a.kind.map(str::to_owned);
+        h.model = a.model.map(str::to_owned);
+        h.working_dir = state.working_dir().map(str::to_owned);
+        h.status = state
+            .execution_status
+            .as_ref()
+            .map(|s| s.as_str().to_owned());
+        let has_dirs = !conv.subagents().is_empty();
+        let map = state
+            .stats
+            .as_ref()
+            .and_then(|s| s.usage_to_metrics.as_ref());
+        for (key, item) in map.into_iter().flat_map(|m| m.entries()) {
+            let Item::Ok(m) = item else { continue };
+            let usage_id = key.as_str();
+            // As `StateUsage::counted`: a parent's copies of its sub-agents'
+            // metrics only when their own directories are not there.
+            if has_dirs && is_subagent_copy(usage_id) {
+                continue;
+            }
+            let model = model_of(m);
+            let u = Usage::of(m);
+            totals.add(&u);
+            if !models.contains(&model) {
+                models.push(model.clone());
+            }
+            llm_rows(ds, &partition, id, usage_id, &model, m, &u, snapshot)?;
+        }
+    }
+
     // The view: which events are in the model's context, and its messages.
     // Its events decoded from the reader's parse (`details` are the
     // conversation's: checked by the callers), the others parsed here.
@@ -170,6 +212,7 @@ fn add_rows(
         &ViewOptions::default(),
         parser,
         details.take_view(),
+        view_state,
     );
     let mut in_context: Vec<bool> = vec![false; conv.len()];
     // The sequence's events have the indexes 0, 1, 2…: an event's
@@ -362,43 +405,6 @@ fn add_rows(
         })?;
     }
     drop(view);
-
-    // The state (parsed once): the header's agent, directory and status,
-    // the model calls, and the conversation's totals from them.
-    let mut totals = Usage::default();
-    let mut models: Vec<String> = Vec::new();
-    if let Some(Ok(doc)) = conv.state().map(|f| f.open(parser)) {
-        let state = doc.state();
-        let a = state.agent_info();
-        h.agent_kind = a.kind.map(str::to_owned);
-        h.model = a.model.map(str::to_owned);
-        h.working_dir = state.working_dir().map(str::to_owned);
-        h.status = state
-            .execution_status
-            .as_ref()
-            .map(|s| s.as_str().to_owned());
-        let has_dirs = !conv.subagents().is_empty();
-        let map = state
-            .stats
-            .as_ref()
-            .and_then(|s| s.usage_to_metrics.as_ref());
-        for (key, item) in map.into_iter().flat_map(|m| m.entries()) {
-            let Item::Ok(m) = item else { continue };
-            let usage_id = key.as_str();
-            // As `StateUsage::counted`: a parent's copies of its sub-agents'
-            // metrics only when their own directories are not there.
-            if has_dirs && is_subagent_copy(usage_id) {
-                continue;
-            }
-            let model = model_of(m);
-            let u = Usage::of(m);
-            totals.add(&u);
-            if !models.contains(&model) {
-                models.push(model.clone());
-            }
-            llm_rows(ds, &partition, id, usage_id, &model, m, &u, snapshot)?;
-        }
-    }
 
     ds.push(Table::Conversations, &partition, |r| {
         r.str(Some(id))

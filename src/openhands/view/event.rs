@@ -181,6 +181,11 @@ impl<'a> ViewEvent<'a> {
 /// A string value borrowed from `input` when its literal has no escape.
 pub(crate) fn cow<'a>(input: &'a [u8], v: Value<'_>) -> Option<Cow<'a, str>> {
     let text = v.as_str()?;
+    if input.is_empty() {
+        // Nothing to borrow from (`decode_parsed`): no span is asked for,
+        // which spares the document its pass over the structural indexes.
+        return Some(Cow::Owned(text.to_owned()));
+    }
     let span = v.span();
     let start = span.start as usize + 1;
     let end = (span.end as usize).saturating_sub(1);

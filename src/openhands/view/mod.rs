@@ -273,6 +273,27 @@ impl EarlyEvents {
     }
 }
 
+/// What the view takes from `base_state.json`, read from the caller's
+/// parse of it ([`View::build_early`]) instead of a parse of its own.
+#[derive(Debug)]
+pub(crate) struct EarlyState<'a> {
+    info: StateInfo<'a>,
+    /// The state's version evidence.
+    det: Detector,
+}
+
+impl<'a> EarlyState<'a> {
+    /// Reads the state from its bytes `raw` and the root of their parse;
+    /// `None` when the root is not an object (the view then reads the state
+    /// itself, and reports it).
+    pub(crate) fn read(raw: &'a [u8], root: Value<'_>) -> Option<EarlyState<'a>> {
+        let obj = root.as_object()?;
+        let mut det = Detector::default();
+        let info = state_info(raw, obj, &mut det);
+        Some(EarlyState { info, det })
+    }
+}
+
 /// What the view takes from `base_state.json`.
 #[derive(Debug, Default, Clone)]
 struct StateInfo<'a> {
@@ -300,6 +321,16 @@ fn read_state<'a>(
         issues.push(ViewIssue::BaseState("not a JSON object".to_owned()));
         return StateInfo::default();
     };
+    state_info(raw, obj, det)
+}
+
+/// [`read_state`] past the parse: what the view takes from the state's
+/// root object `obj`, its strings borrowed from `raw` where they can be.
+fn state_info<'a>(
+    raw: &'a [u8],
+    obj: crate::json::Object<'_>,
+    det: &mut Detector,
+) -> StateInfo<'a> {
     let [
         leaf,
         empty,
@@ -475,7 +506,7 @@ impl<'a> View<'a> {
         options: &ViewOptions,
         parser: &mut Parser,
     ) -> View<'a> {
-        let d = View::decode(input, options, parser, None, &mut |_, _, _| {});
+        let d = View::decode(input, options, parser, None, None, &mut |_, _, _| {});
         View::assemble(
             d.events,
             &d.state,
@@ -492,15 +523,18 @@ impl<'a> View<'a> {
     /// when `early` holds, in order, the events of `input` that parse as
     /// JSON objects (each decoded from its own bytes): the caller's
     /// guarantee; `early` says when it could not keep it
-    /// ([`EarlyEvents::spoil`]), and is then not used.
+    /// ([`EarlyEvents::spoil`]), and is then not used. `state`, when given,
+    /// is read from a parse of `input.base_state` (the caller's guarantee),
+    /// which is then not parsed again.
     pub(crate) fn build_early(
         input: &ViewInput<'a>,
         options: &ViewOptions,
         parser: &mut Parser,
         early: EarlyEvents,
+        state: Option<EarlyState<'a>>,
     ) -> View<'a> {
         let early = (!early.spoilt).then_some(early);
-        let d = View::decode(input, options, parser, early, &mut |_, _, _| {});
+        let d = View::decode(input, options, parser, early, state, &mut |_, _, _| {});
         View::assemble(
             d.events,
             &d.state,
@@ -525,6 +559,7 @@ impl<'a> View<'a> {
             options,
             &mut crate::json::PooledParser::take(),
             None,
+            None,
             visit,
         );
         View::assemble(
@@ -541,12 +576,14 @@ impl<'a> View<'a> {
     /// position in `input.events`, the decoded event, its document's root).
     ///
     /// With `early`, the events it holds are taken from it (in `input`'s
-    /// order, matched by index) and its evidence stands for theirs.
+    /// order, matched by index) and its evidence stands for theirs; with
+    /// `early_state`, the state is taken from it instead of parsed.
     fn decode(
         input: &ViewInput<'a>,
         options: &ViewOptions,
         parser: &mut Parser,
         early: Option<EarlyEvents>,
+        early_state: Option<EarlyState<'a>>,
         visit: &mut dyn FnMut(usize, &ViewEvent<'a>, Value<'_>),
     ) -> Decoded<'a> {
         let (mut det, mut taken) = match early {
@@ -587,9 +624,13 @@ impl<'a> View<'a> {
                 Evidence::NoLengthMarker
             });
         }
-        let state = match input.base_state {
-            Some(raw) => read_state(raw, parser, &mut det, &mut issues),
-            None => StateInfo::default(),
+        let state = match (input.base_state, early_state) {
+            (Some(_), Some(s)) => {
+                det.merge(s.det);
+                s.info
+            }
+            (Some(raw), None) => read_state(raw, parser, &mut det, &mut issues),
+            (None, _) => StateInfo::default(),
         };
         let detected = match options.version {
             Some(v) => Detected::forced(v),
@@ -947,8 +988,12 @@ mod tests {
                     early.add(e.index as u64, doc.input(), doc.root());
                 }
             }
+            let state = input.base_state.and_then(|raw| {
+                let doc = p.parse(raw).ok()?;
+                EarlyState::read(raw, doc.root())
+            });
             let plain = View::build(input, &ViewOptions::default());
-            let early = View::build_early(input, &ViewOptions::default(), &mut p, early);
+            let early = View::build_early(input, &ViewOptions::default(), &mut p, early, state);
             assert_eq!(format!("{plain:#?}"), format!("{early:#?}"));
             let wire = |v: &View<'_>| {
                 v.wire_messages()
