@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use crate::json::{Item, OwnedValue, Parser, Style};
+use crate::json::{Item, Parser};
 use crate::openhands::model_of;
 use crate::openhands::view::{EarlyState, View, ViewEntry, ViewInput, ViewOptions};
 use crate::openhands::{
@@ -380,30 +380,28 @@ fn add_rows(
     }
 
     // The view's messages, as `view --json` prints them.
-    let mut line = Vec::with_capacity(1024);
-    for (position, m) in view.wire_messages().iter().enumerate() {
-        let role = m.get("role").and_then(OwnedValue::as_str);
-        let text = super::occhat::content_text(m.get("content"));
+    // Written straight from the view's messages: the bytes and members of
+    // `wire_messages()`'s values, without building them.
+    view.write_wire_messages(|position, line, m| {
+        let text = m.text;
         let length = text.as_deref().map(|t| t.chars().count() as u64);
-        line.clear();
-        let calls_at = m.write_to_finding(&mut line, Style::COMPACT, "tool_calls");
-        let whole = utf8(&line);
-        let calls = calls_at.and_then(|r| line.get(r)).map(utf8);
+        let whole = utf8(line);
+        let calls = m.tool_calls.and_then(|r| line.get(r)).map(utf8);
         ds.push(Table::Messages, &partition, |r| {
             r.str(Some(id))
                 .str(Some("openhands"))
                 .count(Some(position as u64))
-                .str(role)
+                .str(Some(m.role.as_str()))
                 .str(text.as_deref())
                 .count(length)
-                .str(m.get("tool_call_id").and_then(OwnedValue::as_str))
-                .str(m.get("name").and_then(OwnedValue::as_str))
+                .str(m.tool_call_id)
+                .str(m.name)
                 .str(calls.as_deref())
                 .str(Some(&whole))
                 .utc(snapshot)
                 .end()
-        })?;
-    }
+        })
+    })?;
     drop(view);
 
     ds.push(Table::Conversations, &partition, |r| {

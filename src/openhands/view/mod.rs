@@ -877,6 +877,17 @@ impl<'a> View<'a> {
         to_wire_values(&self.messages, options, self.detected.version)
     }
 
+    /// [`View::wire_messages`] written as compact JSON without building
+    /// the values: `each` is given each message's position, the bytes
+    /// [`OwnedValue::write_to`] with [`Style::COMPACT`](crate::json::Style::COMPACT)
+    /// writes for it, and the members it would answer to `get`.
+    pub(crate) fn write_wire_messages<E>(
+        &self,
+        each: impl FnMut(usize, &[u8], message::WireFacts<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        message::write_wire_messages(&self.messages, &self.wire, self.detected.version, each)
+    }
+
     /// What the view noticed and worked around.
     pub fn issues(&self) -> &[ViewIssue] {
         &self.issues
@@ -1002,6 +1013,7 @@ mod tests {
                     .collect::<Vec<_>>()
             };
             assert_eq!(wire(&plain), wire(&early));
+            message::tests::check_written_wire(&plain.messages);
         }
         let system = br#"{"id":"s","timestamp":"t","source":"agent","system_prompt":{"cache_prompt":false,"type":"text","text":"You are\nhelpful."},"tools":[],"kind":"SystemPromptEvent"}"#;
         let no_id = br#"{"timestamp":"t","source":"user","llm_message":{"role":"user","content":[{"cache_prompt":false,"type":"text","text":"Hi"}],"thinking_blocks":[]},"kind":"MessageEvent"}"#;
