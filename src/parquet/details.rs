@@ -10,6 +10,8 @@ use std::sync::Mutex;
 
 use crate::json::{Document, Parser, Value};
 use crate::openhands::view::EarlyEvents;
+
+use super::openhands::StateRows;
 use crate::openhands::{Conversation, Kind};
 
 /// One tool call being assembled from its action and its answer.
@@ -46,10 +48,23 @@ pub struct EventDetails {
     pub(super) cols: Vec<EventCols>,
     pub(super) calls: Vec<Call>,
     by_call_id: HashMap<String, usize>,
-    /// The events decoded for the view from the same parse, taken when the
-    /// rows are written (behind a lock only because the rows get the
-    /// details by shared reference).
-    view: Mutex<EarlyEvents>,
+    /// What is read from the same parses for the view and the state's
+    /// rows, taken when the rows are written (behind a lock only because
+    /// the rows get the details by shared reference).
+    early: Mutex<Early>,
+}
+
+/// What [`EventDetails`] keeps to be taken by the rows.
+#[derive(Default)]
+struct Early {
+    /// The events decoded for the view.
+    view: EarlyEvents,
+    /// The state's rows.
+    state: Option<StateRows<'static>>,
+    /// A copy of the bytes they were read from (compared whole with the
+    /// conversation's: a copy and a comparison cost less than a hash), its
+    /// buffer kept from one conversation to the next.
+    state_bytes: Vec<u8>,
 }
 
 impl EventDetails {
@@ -64,11 +79,41 @@ impl EventDetails {
         self.cols.clear();
         self.calls.clear();
         self.by_call_id.clear();
-        self.view_mut().clear();
+        let early = self.early_mut();
+        early.view.clear();
+        early.state = None;
+    }
+
+    fn early_mut(&mut self) -> &mut Early {
+        self.early.get_mut().unwrap_or_else(|e| e.into_inner())
     }
 
     fn view_mut(&mut self) -> &mut EarlyEvents {
-        self.view.get_mut().unwrap_or_else(|e| e.into_inner())
+        &mut self.early_mut().view
+    }
+
+    /// Reads the conversation's `base_state.json` from its parsed document
+    /// (what [`Reader::read_into_with`](crate::openhands::Reader::read_into_with)
+    /// hands its visitor as [`Parsed::State`](crate::openhands::Parsed::State)):
+    /// the rows it gives and what the view takes from it. They are used for
+    /// a conversation whose state holds the same bytes, so that the export
+    /// does not parse it again.
+    pub fn add_state(&mut self, doc: &Document<'_>) {
+        let rows = StateRows::read(&[], doc.root());
+        let early = self.early_mut();
+        early.state = Some(rows);
+        early.state_bytes.clear();
+        early.state_bytes.extend_from_slice(doc.input());
+    }
+
+    /// The state's rows read by [`add_state`](Self::add_state), taken out,
+    /// when they are those of `conv`'s state (the same bytes, which read as
+    /// a JSON object).
+    pub(super) fn take_state(&self, conv: &Conversation) -> Option<StateRows<'static>> {
+        let mut early = self.early.lock().unwrap_or_else(|e| e.into_inner());
+        let rows = early.state.take()?;
+        let f = conv.state()?;
+        (f.is_ok() && f.raw() == early.state_bytes.as_slice()).then_some(rows)
     }
 
     /// The events decoded for the view, taken out (what is left holds none
@@ -77,8 +122,8 @@ impl EventDetails {
     pub(super) fn take_view(&self) -> EarlyEvents {
         let mut left = EarlyEvents::default();
         left.spoil();
-        let mut v = self.view.lock().unwrap_or_else(|e| e.into_inner());
-        std::mem::replace(&mut *v, left)
+        let mut v = self.early.lock().unwrap_or_else(|e| e.into_inner());
+        std::mem::replace(&mut v.view, left)
     }
 
     /// Reads the event of `index` from its parsed document. Events are

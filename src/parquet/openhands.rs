@@ -6,11 +6,11 @@
 
 use std::collections::HashMap;
 
-use crate::json::{Item, Parser};
+use crate::json::{Item, Parser, Value};
 use crate::openhands::model_of;
 use crate::openhands::view::{EarlyState, View, ViewEntry, ViewInput, ViewOptions};
 use crate::openhands::{
-    Conversation, FileStatus, Metrics, UtcOffset, count, float, is_subagent_copy, parse_time,
+    Conversation, FileStatus, Metrics, State, UtcOffset, count, float, is_subagent_copy, parse_time,
 };
 use crate::openhands::{DIR_EVENTS, Usage};
 
@@ -167,40 +167,34 @@ fn add_rows(
     // the view takes from it.
     let mut totals = Usage::default();
     let mut models: Vec<String> = Vec::new();
-    let mut view_state = None;
-    if let Some(f) = conv.state()
+    // From the reader's parse when the details hold this state's, else
+    // parsed here.
+    let mut rows = details.take_state(conv);
+    if rows.is_none()
+        && let Some(f) = conv.state()
         && let Ok(doc) = f.open(parser)
     {
-        view_state = EarlyState::read(f.raw(), doc.root());
-        let state = doc.state();
-        let a = state.agent_info();
-        h.agent_kind = a.kind.map(str::to_owned);
-        h.model = a.model.map(str::to_owned);
-        h.working_dir = state.working_dir().map(str::to_owned);
-        h.status = state
-            .execution_status
-            .as_ref()
-            .map(|s| s.as_str().to_owned());
+        rows = Some(StateRows::read(f.raw(), doc.root()));
+    }
+    let mut view_state = None;
+    if let Some(st) = rows {
+        h.agent_kind = st.agent_kind;
+        h.model = st.model;
+        h.working_dir = st.working_dir;
+        h.status = st.status;
+        view_state = st.view;
         let has_dirs = !conv.subagents().is_empty();
-        let map = state
-            .stats
-            .as_ref()
-            .and_then(|s| s.usage_to_metrics.as_ref());
-        for (key, item) in map.into_iter().flat_map(|m| m.entries()) {
-            let Item::Ok(m) = item else { continue };
-            let usage_id = key.as_str();
+        for e in &st.entries {
             // As `StateUsage::counted`: a parent's copies of its sub-agents'
             // metrics only when their own directories are not there.
-            if has_dirs && is_subagent_copy(usage_id) {
+            if has_dirs && is_subagent_copy(&e.usage_id) {
                 continue;
             }
-            let model = model_of(m);
-            let u = Usage::of(m);
-            totals.add(&u);
-            if !models.contains(&model) {
-                models.push(model.clone());
+            totals.add(&e.usage);
+            if !models.contains(&e.model) {
+                models.push(e.model.clone());
             }
-            llm_rows(ds, &partition, id, usage_id, &model, m, &u, snapshot)?;
+            llm_rows(ds, &partition, id, e, snapshot)?;
         }
     }
 
@@ -468,22 +462,76 @@ pub fn add_removed(
     })
 }
 
+/// What the rows take from `base_state.json`, owned or borrowing its
+/// bytes: the header's agent, model, directory and status, the model-call
+/// rows of each metrics entry, and what the view takes from it. Read from
+/// the state's parse, the reader's ([`EventDetails::add_state`]) or the
+/// export's own.
+pub(super) struct StateRows<'a> {
+    agent_kind: Option<String>,
+    model: Option<String>,
+    working_dir: Option<String>,
+    status: Option<String>,
+    entries: Vec<LlmEntry>,
+    pub(super) view: Option<EarlyState<'a>>,
+}
+
+impl<'a> StateRows<'a> {
+    /// Reads the state's root object `root`, parsed from `raw`; the view's
+    /// strings borrow from `raw` where they can (owned when it is empty).
+    pub(super) fn read(raw: &'a [u8], root: Value<'_>) -> StateRows<'a> {
+        let state = State::decode(root).unwrap_or_default();
+        let a = state.agent_info();
+        let map = state
+            .stats
+            .as_ref()
+            .and_then(|s| s.usage_to_metrics.as_ref());
+        let mut entries = Vec::new();
+        for (key, item) in map.into_iter().flat_map(|m| m.entries()) {
+            let Item::Ok(m) = item else { continue };
+            entries.push(llm_entry(key.as_str(), m));
+        }
+        StateRows {
+            agent_kind: a.kind.map(str::to_owned),
+            model: a.model.map(str::to_owned),
+            working_dir: state.working_dir().map(str::to_owned),
+            status: state
+                .execution_status
+                .as_ref()
+                .map(|s| s.as_str().to_owned()),
+            entries,
+            view: EarlyState::read(raw, root),
+        }
+    }
+}
+
+/// One metrics entry of the state: its usage, and its `llm_calls` rows.
+struct LlmEntry {
+    usage_id: String,
+    model: String,
+    usage: Usage,
+    calls: Vec<LlmCall>,
+    /// The `rest` row: tokens and cost beyond the calls' sum, when any.
+    rest: Option<([i64; 5], f64)>,
+}
+
+/// One `call` row of [`LlmEntry`].
+struct LlmCall {
+    model: Option<String>,
+    response: Option<String>,
+    tokens: Option<[i64; 5]>,
+    window: Option<i64>,
+    cost: Option<f64>,
+    latency: Option<f64>,
+}
+
 /// The model-call rows of one metrics entry: one `call` row per
 /// `token_usages` element (latency joined by response ID, cost by position
 /// when `costs` has one per call), then one `rest` row holding what the
 /// accumulated totals hold beyond the calls' sum (absent when nothing),
 /// so that the rows of an entry sum to [`Usage::of`] exactly.
-#[allow(clippy::too_many_arguments)]
-fn llm_rows(
-    ds: &mut Dataset,
-    partition: &str,
-    id: &str,
-    usage_id: &str,
-    model: &str,
-    m: &Metrics<'_>,
-    total: &Usage,
-    snapshot: Option<i64>,
-) -> Result<(), DatasetError> {
+fn llm_entry(usage_id: &str, m: &Metrics<'_>) -> LlmEntry {
+    let total = Usage::of(m);
     let latencies: HashMap<&str, f64> = m
         .response_latencies
         .iter()
@@ -509,6 +557,7 @@ fn llm_rows(
     let aligned = costs.len() == calls && calls > 0;
     let mut sum = [0i64; 5];
     let mut cost_sum = 0.0f64;
+    let mut rows = Vec::with_capacity(calls);
     for (n, item) in m.token_usages.iter().flat_map(|l| l.iter()).enumerate() {
         let cost = if aligned { costs[n] } else { None };
         cost_sum += cost.unwrap_or(0.0);
@@ -533,28 +582,14 @@ fn llm_rows(
                 *a = a.saturating_add(b);
             }
         }
-        let latency = response.and_then(|r| latencies.get(r).copied());
-        ds.push(Table::LlmCalls, partition, |r| {
-            r.str(Some(id))
-                .str(Some("openhands"))
-                .str(Some(usage_id))
-                .str(Some("call"))
-                .count(Some(n as u64))
-                .str(Some(model))
-                .str(call_model)
-                .str(response)
-                .i64(tok.map(|t| t[0]))
-                .i64(tok.map(|t| t[1]))
-                .i64(tok.map(|t| t[2]))
-                .i64(tok.map(|t| t[3]))
-                .i64(tok.map(|t| t[4]))
-                .i64(tok.map(|t| t[0].saturating_add(t[1])))
-                .i64(window.map(|w| i64::try_from(w).unwrap_or(i64::MAX)))
-                .f64(cost)
-                .f64(latency)
-                .utc(snapshot)
-                .end()
-        })?;
+        rows.push(LlmCall {
+            model: call_model.map(str::to_owned),
+            response: response.map(str::to_owned),
+            tokens: tok,
+            window: window.map(|w| i64::try_from(w).unwrap_or(i64::MAX)),
+            cost,
+            latency: response.and_then(|r| latencies.get(r).copied()),
+        });
     }
     let want = [
         total.prompt_tokens,
@@ -564,15 +599,57 @@ fn llm_rows(
         total.reasoning_tokens,
     ]
     .map(|v| i64::try_from(v).unwrap_or(i64::MAX));
-    let rest: Vec<i64> = want
-        .iter()
-        .zip(sum)
-        .map(|(w, s)| w.saturating_sub(s))
-        .collect();
-    let cost_rest = total.cost - cost_sum;
-    if rest.iter().all(|v| *v == 0) && cost_rest == 0.0 {
-        return Ok(());
+    let mut rest = [0i64; 5];
+    for ((r, w), s) in rest.iter_mut().zip(want).zip(sum) {
+        *r = w.saturating_sub(s);
     }
+    let cost_rest = total.cost - cost_sum;
+    let rest = (!(rest.iter().all(|v| *v == 0) && cost_rest == 0.0)).then_some((rest, cost_rest));
+    LlmEntry {
+        usage_id: usage_id.to_owned(),
+        model: model_of(m),
+        usage: total,
+        calls: rows,
+        rest,
+    }
+}
+
+/// Pushes the `llm_calls` rows of one metrics entry.
+fn llm_rows(
+    ds: &mut Dataset,
+    partition: &str,
+    id: &str,
+    e: &LlmEntry,
+    snapshot: Option<i64>,
+) -> Result<(), DatasetError> {
+    let (usage_id, model) = (e.usage_id.as_str(), e.model.as_str());
+    for (n, c) in e.calls.iter().enumerate() {
+        let tok = c.tokens;
+        ds.push(Table::LlmCalls, partition, |r| {
+            r.str(Some(id))
+                .str(Some("openhands"))
+                .str(Some(usage_id))
+                .str(Some("call"))
+                .count(Some(n as u64))
+                .str(Some(model))
+                .str(c.model.as_deref())
+                .str(c.response.as_deref())
+                .i64(tok.map(|t| t[0]))
+                .i64(tok.map(|t| t[1]))
+                .i64(tok.map(|t| t[2]))
+                .i64(tok.map(|t| t[3]))
+                .i64(tok.map(|t| t[4]))
+                .i64(tok.map(|t| t[0].saturating_add(t[1])))
+                .i64(c.window)
+                .f64(c.cost)
+                .f64(c.latency)
+                .utc(snapshot)
+                .end()
+        })?;
+    }
+    let Some((rest, cost_rest)) = e.rest else {
+        return Ok(());
+    };
     ds.push(Table::LlmCalls, partition, |r| {
         r.str(Some(id))
             .str(Some("openhands"))
