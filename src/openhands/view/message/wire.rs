@@ -330,7 +330,30 @@ pub(crate) fn write_wire_messages<E>(
     } else {
         Vec::new()
     };
-    let mut out = Vec::with_capacity(1024);
+    // Room for the longest message's texts at once (their escapes aside),
+    // rather than growing through its copies.
+    let room = messages
+        .iter()
+        .map(|m| {
+            let texts: usize = m
+                .content
+                .iter()
+                .map(|c| match c {
+                    Content::Text(t) => t.text.len(),
+                    Content::Image(i) => i.image_urls.iter().map(|u| u.len()).sum(),
+                })
+                .sum();
+            let calls: usize = m
+                .tool_calls
+                .iter()
+                .flatten()
+                .map(|c| c.arguments.len() + c.name.len() + c.id.len())
+                .sum();
+            texts + calls
+        })
+        .max()
+        .unwrap_or(0);
+    let mut out = Vec::with_capacity(room + 1024);
     for (i, m) in messages.iter().enumerate() {
         let cache = |j: usize, c: &Content<'_>| {
             marks
