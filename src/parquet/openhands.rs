@@ -122,9 +122,12 @@ pub fn add_openhands(
 }
 
 /// Adds the rows of one conversation with its events' `details`, read
-/// while the reader parsed them. Details that are not those of the
+/// while the reader parsed them (and its state's, when the details hold
+/// them: [`EventDetails::add_state`]). Details that are not those of the
 /// conversation's events (another conversation's, or missing some) are
-/// not used: the events are parsed again, as [`add_openhands`] does.
+/// not used: the events are parsed again, as [`add_openhands`] does; a
+/// state read from other bytes than the conversation's is not used either
+/// (the state is parsed again). The rows are the same either way.
 pub fn add_openhands_with(
     ds: &mut Dataset,
     input: &OpenHandsInput<'_>,
