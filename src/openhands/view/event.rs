@@ -355,13 +355,24 @@ fn observation<'a>(
     ev: Value<'_>,
     det: &mut Detector,
 ) -> Result<ObservationData<'a>, EventProblem> {
-    let obs = ev
-        .get("observation")
+    // The members read, found in one walk over the event's members (the
+    // last of a repeated name, as `get` finds it).
+    let [obs, tool_call_id, extended, tool_name] = match ev.as_object() {
+        Some(o) => o.get_many([
+            "observation",
+            "tool_call_id",
+            "extended_content",
+            "tool_name",
+        ]),
+        None => [None; 4],
+    };
+    let obs = obs
         .filter(|o| o.as_object().is_some())
         .ok_or(EventProblem::MissingMember("observation"))?;
-    let tool_call_id =
-        get_cow(input, ev, "tool_call_id").ok_or(EventProblem::MissingMember("tool_call_id"))?;
-    match ev.get("extended_content") {
+    let tool_call_id = tool_call_id
+        .and_then(|v| cow(input, v))
+        .ok_or(EventProblem::MissingMember("tool_call_id"))?;
+    match extended {
         Some(_) => det.add(Evidence::ObservationExtendedContent),
         None => det.add(Evidence::NoObservationExtendedContent),
     }
@@ -411,12 +422,12 @@ fn observation<'a>(
         _ => Special::Plain,
     };
     Ok(ObservationData {
-        tool_name: get_cow(input, ev, "tool_name"),
+        tool_name: tool_name.and_then(|v| cow(input, v)),
         tool_call_id,
         content: content_list(input, obs.get("content"), det),
         is_error: get_bool(obs, "is_error").unwrap_or(false),
         special,
-        extended: content_list(input, ev.get("extended_content"), det),
+        extended: content_list(input, extended, det),
     })
 }
 
@@ -425,27 +436,54 @@ fn action<'a>(
     ev: Value<'_>,
     det: &mut Detector,
 ) -> Result<ActionData<'a>, EventProblem> {
-    let call = ev
-        .get("tool_call")
+    // The members read, found in one walk over the event's members (the
+    // last of a repeated name, as `get` finds it).
+    let Some(obj) = ev.as_object() else {
+        return Err(EventProblem::MissingMember("tool_call"));
+    };
+    let [
+        call,
+        tool_call_id,
+        llm_response_id,
+        summary,
+        action,
+        thought,
+        reasoning_content,
+        thinking,
+        reasoning_item_v,
+    ] = obj.get_many([
+        "tool_call",
+        "tool_call_id",
+        "llm_response_id",
+        "summary",
+        "action",
+        "thought",
+        "reasoning_content",
+        "thinking_blocks",
+        "responses_reasoning_item",
+    ]);
+    let call = call
         .and_then(|c| tool_call(input, c))
         .ok_or(EventProblem::MissingMember("tool_call"))?;
-    let tool_call_id =
-        get_cow(input, ev, "tool_call_id").ok_or(EventProblem::MissingMember("tool_call_id"))?;
-    let llm_response_id = get_cow(input, ev, "llm_response_id")
+    let tool_call_id = tool_call_id
+        .and_then(|v| cow(input, v))
+        .ok_or(EventProblem::MissingMember("tool_call_id"))?;
+    let llm_response_id = llm_response_id
+        .and_then(|v| cow(input, v))
         .ok_or(EventProblem::MissingMember("llm_response_id"))?;
-    if ev.get("summary").is_some() {
+    if summary.is_some() {
         det.add(Evidence::ActionSummary);
     }
-    if let Some(action) = ev.get("action")
+    if let Some(action) = action
         && action.get("kind").and_then(|k| k.as_str()) == Some("ExecuteBashAction")
     {
         det.add(Evidence::ExecuteBash);
     }
     Ok(ActionData {
-        thought: content_list(input, ev.get("thought"), det),
-        reasoning_content: get_cow(input, ev, "reasoning_content"),
-        thinking_blocks: thinking_blocks(input, ev.get("thinking_blocks")),
-        reasoning_item: reasoning_item(input, ev.get("responses_reasoning_item")),
+        thought: content_list(input, thought, det),
+        reasoning_content: reasoning_content.and_then(|v| cow(input, v)),
+        thinking_blocks: thinking_blocks(input, thinking),
+        reasoning_item: reasoning_item(input, reasoning_item_v),
         tool_call: call,
         tool_call_id,
         llm_response_id,
@@ -547,13 +585,18 @@ fn decode_root<'a>(
     } else if bytes.starts_with(b"{\"id\":\"") {
         det.add(Evidence::CompactJson);
     }
-    if let Some(k) = get_cow(raw, root, "kind") {
+    // The envelope's members, found in one walk.
+    let [kind, id, parent] = match root.as_object() {
+        Some(o) => o.get_many(["kind", "id", "parent_id"]),
+        None => [None; 3],
+    };
+    if let Some(k) = kind.and_then(|k| cow(raw, k)) {
         ev.kind = Some(Kind::parse(k));
     }
-    if let Some(id) = get_cow(raw, root, "id") {
+    if let Some(id) = id.and_then(|id| cow(raw, id)) {
         ev.id = id;
     }
-    if let Some(p) = root.get("parent_id") {
+    if let Some(p) = parent {
         det.add(Evidence::EventTree);
         match cow(raw, p) {
             Some(p) if p == ROOT_PARENT => ev.parent = ParentField::Root,
