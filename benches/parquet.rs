@@ -108,15 +108,16 @@ fn export(root: &Path, out: &Path, json: bool) -> u64 {
     .expect("dataset");
     let mut stream = store.stream();
     let mut parser = Parser::new();
-    // As `agentlog export --parquet`: the events' details taken from the
-    // reader's parse of each event, not from a parse of their own.
+    // As `agentlog export --parquet`: the events' details and the state's
+    // rows taken from the reader's parse of each file, not from a parse of
+    // their own.
     let mut details = EventDetails::new();
     loop {
         details.clear();
-        let next = stream.next_with(|p, doc| {
-            if let Parsed::Event { index } = p {
-                details.add(index, doc);
-            }
+        let next = stream.next_with(|p, doc| match p {
+            Parsed::Event { index } => details.add(index, doc),
+            Parsed::State => details.add_state(doc),
+            _ => {}
         });
         let Some(item) = next else { break };
         let Ok(item) = item else { continue };

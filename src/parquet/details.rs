@@ -1,12 +1,17 @@
 //! What an export reads of an OpenHands conversation's events beyond their
-//! envelopes: the `events` table's filter columns and the `tool_calls`
-//! rows (each action with its answer), taken from each event's parsed
-//! document — the reader's own parse when it hands its visitor each event,
-//! so that no event is parsed again for them.
+//! envelopes: the `events` table's filter columns, the `tool_calls` rows
+//! (each action with its answer) and the view's decoded events, taken from
+//! each event's parsed document — the reader's own parse when it hands its
+//! visitor each event, so that no event is parsed again for them. The view
+//! built from those events is the one built from the files.
 
 use std::collections::HashMap;
+use std::sync::Mutex;
 
 use crate::json::{Document, Parser, Value};
+use crate::openhands::view::EarlyEvents;
+
+use super::openhands::StateRows;
 use crate::openhands::{Conversation, Kind};
 
 /// One tool call being assembled from its action and its answer.
@@ -43,6 +48,23 @@ pub struct EventDetails {
     pub(super) cols: Vec<EventCols>,
     pub(super) calls: Vec<Call>,
     by_call_id: HashMap<String, usize>,
+    /// What is read from the same parses for the view and the state's
+    /// rows, taken when the rows are written (behind a lock only because
+    /// the rows get the details by shared reference).
+    early: Mutex<Early>,
+}
+
+/// What [`EventDetails`] keeps to be taken by the rows.
+#[derive(Default)]
+struct Early {
+    /// The events decoded for the view.
+    view: EarlyEvents,
+    /// The state's rows.
+    state: Option<StateRows<'static>>,
+    /// A copy of the bytes they were read from (compared whole with the
+    /// conversation's: a copy and a comparison cost less than a hash), its
+    /// buffer kept from one conversation to the next.
+    state_bytes: Vec<u8>,
 }
 
 impl EventDetails {
@@ -57,6 +79,51 @@ impl EventDetails {
         self.cols.clear();
         self.calls.clear();
         self.by_call_id.clear();
+        let early = self.early_mut();
+        early.view.clear();
+        early.state = None;
+    }
+
+    fn early_mut(&mut self) -> &mut Early {
+        self.early.get_mut().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn view_mut(&mut self) -> &mut EarlyEvents {
+        &mut self.early_mut().view
+    }
+
+    /// Reads the conversation's `base_state.json` from its parsed document
+    /// (what [`Reader::read_into_with`](crate::openhands::Reader::read_into_with)
+    /// hands its visitor as [`Parsed::State`](crate::openhands::Parsed::State)):
+    /// the rows it gives and what the view takes from it. They are used for
+    /// a conversation whose state holds the same bytes, so that the export
+    /// does not parse it again.
+    pub fn add_state(&mut self, doc: &Document<'_>) {
+        let rows = StateRows::read(&[], doc.root());
+        let early = self.early_mut();
+        early.state = Some(rows);
+        early.state_bytes.clear();
+        early.state_bytes.extend_from_slice(doc.input());
+    }
+
+    /// The state's rows read by [`add_state`](Self::add_state), taken out,
+    /// when they are those of `conv`'s state (the same bytes, which read as
+    /// a JSON object).
+    pub(super) fn take_state(&self, conv: &Conversation) -> Option<StateRows<'static>> {
+        let mut early = self.early.lock().unwrap_or_else(|e| e.into_inner());
+        let rows = early.state.take()?;
+        let f = conv.state()?;
+        (f.is_ok() && f.raw() == early.state_bytes.as_slice()).then_some(rows)
+    }
+
+    /// The events decoded for the view, taken out (what is left holds none
+    /// and is marked unusable, so a second taking leaves the view to parse
+    /// them).
+    pub(super) fn take_view(&self) -> EarlyEvents {
+        let mut left = EarlyEvents::default();
+        left.spoil();
+        let mut v = self.early.lock().unwrap_or_else(|e| e.into_inner());
+        std::mem::replace(&mut v.view, left)
     }
 
     /// Reads the event of `index` from its parsed document. Events are
@@ -69,6 +136,7 @@ impl EventDetails {
         let cols = event_columns(index, &m, &mut self.calls, &mut self.by_call_id);
         self.indexes.push((index, id_hash(id)));
         self.cols.push(cols);
+        self.view_mut().add(index, doc.input(), doc.root());
     }
 
     /// Whether these are the details of `conv`'s events: one for each
@@ -90,6 +158,7 @@ impl EventDetails {
                 Err(_) => {
                     self.indexes.push((e.index(), id_hash(e.id())));
                     self.cols.push(EventCols::default());
+                    self.view_mut().spoil();
                 }
             }
         }

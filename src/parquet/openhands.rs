@@ -6,11 +6,11 @@
 
 use std::collections::HashMap;
 
-use crate::json::{Item, OwnedValue, Parser, Style};
+use crate::json::{Item, Parser, Value};
 use crate::openhands::model_of;
-use crate::openhands::view::{View, ViewEntry, ViewInput, ViewOptions};
+use crate::openhands::view::{EarlyState, View, ViewEntry, ViewInput, ViewOptions};
 use crate::openhands::{
-    Conversation, FileStatus, Metrics, UtcOffset, count, float, is_subagent_copy, parse_time,
+    Conversation, FileStatus, Metrics, State, UtcOffset, count, float, is_subagent_copy, parse_time,
 };
 use crate::openhands::{DIR_EVENTS, Usage};
 
@@ -122,9 +122,12 @@ pub fn add_openhands(
 }
 
 /// Adds the rows of one conversation with its events' `details`, read
-/// while the reader parsed them. Details that are not those of the
+/// while the reader parsed them (and its state's, when the details hold
+/// them: [`EventDetails::add_state`]). Details that are not those of the
 /// conversation's events (another conversation's, or missing some) are
-/// not used: the events are parsed again, as [`add_openhands`] does.
+/// not used: the events are parsed again, as [`add_openhands`] does; a
+/// state read from other bytes than the conversation's is not used either
+/// (the state is parsed again). The rows are the same either way.
 pub fn add_openhands_with(
     ds: &mut Dataset,
     input: &OpenHandsInput<'_>,
@@ -162,11 +165,51 @@ fn add_rows(
     let updated = micros(h.updated.as_deref()).or(last);
     let partition = ds.partition_of(created.map(|t| t.0));
 
+    // The state (parsed once): the header's agent, directory and status,
+    // the model calls, and the conversation's totals from them; and what
+    // the view takes from it.
+    let mut totals = Usage::default();
+    let mut models: Vec<String> = Vec::new();
+    // From the reader's parse when the details hold this state's, else
+    // parsed here.
+    let mut rows = details.take_state(conv);
+    if rows.is_none()
+        && let Some(f) = conv.state()
+        && let Ok(doc) = f.open(parser)
+    {
+        rows = Some(StateRows::read(f.raw(), doc.root()));
+    }
+    let mut view_state = None;
+    if let Some(st) = rows {
+        h.agent_kind = st.agent_kind;
+        h.model = st.model;
+        h.working_dir = st.working_dir;
+        h.status = st.status;
+        view_state = st.view;
+        let has_dirs = !conv.subagents().is_empty();
+        for e in &st.entries {
+            // As `StateUsage::counted`: a parent's copies of its sub-agents'
+            // metrics only when their own directories are not there.
+            if has_dirs && is_subagent_copy(&e.usage_id) {
+                continue;
+            }
+            totals.add(&e.usage);
+            if !models.contains(&e.model) {
+                models.push(e.model.clone());
+            }
+            llm_rows(ds, &partition, id, e, snapshot)?;
+        }
+    }
+
     // The view: which events are in the model's context, and its messages.
-    let view = View::build_with(
+    // Its events decoded from the reader's parse (`details` are the
+    // conversation's: checked by the callers), the others parsed here.
+    let view = View::build_early(
         &ViewInput::from_conversation(conv),
         &ViewOptions::default(),
         parser,
+        details.take_view(),
+        view_state,
     );
     let mut in_context: Vec<bool> = vec![false; conv.len()];
     // The sequence's events have the indexes 0, 1, 2…: an event's
@@ -334,68 +377,29 @@ fn add_rows(
     }
 
     // The view's messages, as `view --json` prints them.
-    let mut line = Vec::with_capacity(1024);
-    for (position, m) in view.wire_messages().iter().enumerate() {
-        let role = m.get("role").and_then(OwnedValue::as_str);
-        let text = super::occhat::content_text(m.get("content"));
+    // Written straight from the view's messages: the bytes and members of
+    // `wire_messages()`'s values, without building them.
+    view.write_wire_messages(|position, line, m| {
+        let text = m.text;
         let length = text.as_deref().map(|t| t.chars().count() as u64);
-        line.clear();
-        let calls_at = m.write_to_finding(&mut line, Style::COMPACT, "tool_calls");
-        let whole = utf8(&line);
-        let calls = calls_at.and_then(|r| line.get(r)).map(utf8);
+        let whole = utf8(line);
+        let calls = m.tool_calls.and_then(|r| line.get(r)).map(utf8);
         ds.push(Table::Messages, &partition, |r| {
             r.str(Some(id))
                 .str(Some("openhands"))
                 .count(Some(position as u64))
-                .str(role)
+                .str(Some(m.role.as_str()))
                 .str(text.as_deref())
                 .count(length)
-                .str(m.get("tool_call_id").and_then(OwnedValue::as_str))
-                .str(m.get("name").and_then(OwnedValue::as_str))
+                .str(m.tool_call_id)
+                .str(m.name)
                 .str(calls.as_deref())
                 .str(Some(&whole))
                 .utc(snapshot)
                 .end()
-        })?;
-    }
+        })
+    })?;
     drop(view);
-
-    // The state (parsed once): the header's agent, directory and status,
-    // the model calls, and the conversation's totals from them.
-    let mut totals = Usage::default();
-    let mut models: Vec<String> = Vec::new();
-    if let Some(Ok(doc)) = conv.state().map(|f| f.open(parser)) {
-        let state = doc.state();
-        let a = state.agent_info();
-        h.agent_kind = a.kind.map(str::to_owned);
-        h.model = a.model.map(str::to_owned);
-        h.working_dir = state.working_dir().map(str::to_owned);
-        h.status = state
-            .execution_status
-            .as_ref()
-            .map(|s| s.as_str().to_owned());
-        let has_dirs = !conv.subagents().is_empty();
-        let map = state
-            .stats
-            .as_ref()
-            .and_then(|s| s.usage_to_metrics.as_ref());
-        for (key, item) in map.into_iter().flat_map(|m| m.entries()) {
-            let Item::Ok(m) = item else { continue };
-            let usage_id = key.as_str();
-            // As `StateUsage::counted`: a parent's copies of its sub-agents'
-            // metrics only when their own directories are not there.
-            if has_dirs && is_subagent_copy(usage_id) {
-                continue;
-            }
-            let model = model_of(m);
-            let u = Usage::of(m);
-            totals.add(&u);
-            if !models.contains(&model) {
-                models.push(model.clone());
-            }
-            llm_rows(ds, &partition, id, usage_id, &model, m, &u, snapshot)?;
-        }
-    }
 
     ds.push(Table::Conversations, &partition, |r| {
         r.str(Some(id))
@@ -461,22 +465,76 @@ pub fn add_removed(
     })
 }
 
+/// What the rows take from `base_state.json`, owned or borrowing its
+/// bytes: the header's agent, model, directory and status, the model-call
+/// rows of each metrics entry, and what the view takes from it. Read from
+/// the state's parse, the reader's ([`EventDetails::add_state`]) or the
+/// export's own.
+pub(super) struct StateRows<'a> {
+    agent_kind: Option<String>,
+    model: Option<String>,
+    working_dir: Option<String>,
+    status: Option<String>,
+    entries: Vec<LlmEntry>,
+    pub(super) view: Option<EarlyState<'a>>,
+}
+
+impl<'a> StateRows<'a> {
+    /// Reads the state's root object `root`, parsed from `raw`; the view's
+    /// strings borrow from `raw` where they can (owned when it is empty).
+    pub(super) fn read(raw: &'a [u8], root: Value<'_>) -> StateRows<'a> {
+        let state = State::decode(root).unwrap_or_default();
+        let a = state.agent_info();
+        let map = state
+            .stats
+            .as_ref()
+            .and_then(|s| s.usage_to_metrics.as_ref());
+        let mut entries = Vec::new();
+        for (key, item) in map.into_iter().flat_map(|m| m.entries()) {
+            let Item::Ok(m) = item else { continue };
+            entries.push(llm_entry(key.as_str(), m));
+        }
+        StateRows {
+            agent_kind: a.kind.map(str::to_owned),
+            model: a.model.map(str::to_owned),
+            working_dir: state.working_dir().map(str::to_owned),
+            status: state
+                .execution_status
+                .as_ref()
+                .map(|s| s.as_str().to_owned()),
+            entries,
+            view: EarlyState::read(raw, root),
+        }
+    }
+}
+
+/// One metrics entry of the state: its usage, and its `llm_calls` rows.
+struct LlmEntry {
+    usage_id: String,
+    model: String,
+    usage: Usage,
+    calls: Vec<LlmCall>,
+    /// The `rest` row: tokens and cost beyond the calls' sum, when any.
+    rest: Option<([i64; 5], f64)>,
+}
+
+/// One `call` row of [`LlmEntry`].
+struct LlmCall {
+    model: Option<String>,
+    response: Option<String>,
+    tokens: Option<[i64; 5]>,
+    window: Option<i64>,
+    cost: Option<f64>,
+    latency: Option<f64>,
+}
+
 /// The model-call rows of one metrics entry: one `call` row per
 /// `token_usages` element (latency joined by response ID, cost by position
 /// when `costs` has one per call), then one `rest` row holding what the
 /// accumulated totals hold beyond the calls' sum (absent when nothing),
 /// so that the rows of an entry sum to [`Usage::of`] exactly.
-#[allow(clippy::too_many_arguments)]
-fn llm_rows(
-    ds: &mut Dataset,
-    partition: &str,
-    id: &str,
-    usage_id: &str,
-    model: &str,
-    m: &Metrics<'_>,
-    total: &Usage,
-    snapshot: Option<i64>,
-) -> Result<(), DatasetError> {
+fn llm_entry(usage_id: &str, m: &Metrics<'_>) -> LlmEntry {
+    let total = Usage::of(m);
     let latencies: HashMap<&str, f64> = m
         .response_latencies
         .iter()
@@ -502,6 +560,7 @@ fn llm_rows(
     let aligned = costs.len() == calls && calls > 0;
     let mut sum = [0i64; 5];
     let mut cost_sum = 0.0f64;
+    let mut rows = Vec::with_capacity(calls);
     for (n, item) in m.token_usages.iter().flat_map(|l| l.iter()).enumerate() {
         let cost = if aligned { costs[n] } else { None };
         cost_sum += cost.unwrap_or(0.0);
@@ -526,28 +585,14 @@ fn llm_rows(
                 *a = a.saturating_add(b);
             }
         }
-        let latency = response.and_then(|r| latencies.get(r).copied());
-        ds.push(Table::LlmCalls, partition, |r| {
-            r.str(Some(id))
-                .str(Some("openhands"))
-                .str(Some(usage_id))
-                .str(Some("call"))
-                .count(Some(n as u64))
-                .str(Some(model))
-                .str(call_model)
-                .str(response)
-                .i64(tok.map(|t| t[0]))
-                .i64(tok.map(|t| t[1]))
-                .i64(tok.map(|t| t[2]))
-                .i64(tok.map(|t| t[3]))
-                .i64(tok.map(|t| t[4]))
-                .i64(tok.map(|t| t[0].saturating_add(t[1])))
-                .i64(window.map(|w| i64::try_from(w).unwrap_or(i64::MAX)))
-                .f64(cost)
-                .f64(latency)
-                .utc(snapshot)
-                .end()
-        })?;
+        rows.push(LlmCall {
+            model: call_model.map(str::to_owned),
+            response: response.map(str::to_owned),
+            tokens: tok,
+            window: window.map(|w| i64::try_from(w).unwrap_or(i64::MAX)),
+            cost,
+            latency: response.and_then(|r| latencies.get(r).copied()),
+        });
     }
     let want = [
         total.prompt_tokens,
@@ -557,15 +602,57 @@ fn llm_rows(
         total.reasoning_tokens,
     ]
     .map(|v| i64::try_from(v).unwrap_or(i64::MAX));
-    let rest: Vec<i64> = want
-        .iter()
-        .zip(sum)
-        .map(|(w, s)| w.saturating_sub(s))
-        .collect();
-    let cost_rest = total.cost - cost_sum;
-    if rest.iter().all(|v| *v == 0) && cost_rest == 0.0 {
-        return Ok(());
+    let mut rest = [0i64; 5];
+    for ((r, w), s) in rest.iter_mut().zip(want).zip(sum) {
+        *r = w.saturating_sub(s);
     }
+    let cost_rest = total.cost - cost_sum;
+    let rest = (!(rest.iter().all(|v| *v == 0) && cost_rest == 0.0)).then_some((rest, cost_rest));
+    LlmEntry {
+        usage_id: usage_id.to_owned(),
+        model: model_of(m),
+        usage: total,
+        calls: rows,
+        rest,
+    }
+}
+
+/// Pushes the `llm_calls` rows of one metrics entry.
+fn llm_rows(
+    ds: &mut Dataset,
+    partition: &str,
+    id: &str,
+    e: &LlmEntry,
+    snapshot: Option<i64>,
+) -> Result<(), DatasetError> {
+    let (usage_id, model) = (e.usage_id.as_str(), e.model.as_str());
+    for (n, c) in e.calls.iter().enumerate() {
+        let tok = c.tokens;
+        ds.push(Table::LlmCalls, partition, |r| {
+            r.str(Some(id))
+                .str(Some("openhands"))
+                .str(Some(usage_id))
+                .str(Some("call"))
+                .count(Some(n as u64))
+                .str(Some(model))
+                .str(c.model.as_deref())
+                .str(c.response.as_deref())
+                .i64(tok.map(|t| t[0]))
+                .i64(tok.map(|t| t[1]))
+                .i64(tok.map(|t| t[2]))
+                .i64(tok.map(|t| t[3]))
+                .i64(tok.map(|t| t[4]))
+                .i64(tok.map(|t| t[0].saturating_add(t[1])))
+                .i64(c.window)
+                .f64(c.cost)
+                .f64(c.latency)
+                .utc(snapshot)
+                .end()
+        })?;
+    }
+    let Some((rest, cost_rest)) = e.rest else {
+        return Ok(());
+    };
     ds.push(Table::LlmCalls, partition, |r| {
         r.str(Some(id))
             .str(Some("openhands"))

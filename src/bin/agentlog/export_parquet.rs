@@ -333,10 +333,10 @@ fn write_full(
                     // What the rows need beyond the envelopes, taken from
                     // the reader's parse of each event.
                     let details = std::cell::RefCell::new(EventDetails::new());
-                    let on_doc = |p: Parsed, doc: &agentlog::json::Document<'_>| {
-                        if let Parsed::Event { index } = p {
-                            details.borrow_mut().add(index, doc);
-                        }
+                    let on_doc = |p: Parsed, doc: &agentlog::json::Document<'_>| match p {
+                        Parsed::Event { index } => details.borrow_mut().add(index, doc),
+                        Parsed::State => details.borrow_mut().add_state(doc),
+                        _ => {}
                     };
                     walk_with(&mut reader, &mut conv, &mut ids, dir, on_doc, |node| {
                         let c = match node.conv {

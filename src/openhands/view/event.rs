@@ -181,6 +181,11 @@ impl<'a> ViewEvent<'a> {
 /// A string value borrowed from `input` when its literal has no escape.
 pub(crate) fn cow<'a>(input: &'a [u8], v: Value<'_>) -> Option<Cow<'a, str>> {
     let text = v.as_str()?;
+    if input.is_empty() {
+        // Nothing to borrow from (`decode_parsed`): no span is asked for,
+        // which spares the document its pass over the structural indexes.
+        return Some(Cow::Owned(text.to_owned()));
+    }
     let span = v.span();
     let start = span.start as usize + 1;
     let end = (span.end as usize).saturating_sub(1);
@@ -351,13 +356,24 @@ fn observation<'a>(
     ev: Value<'_>,
     det: &mut Detector,
 ) -> Result<ObservationData<'a>, EventProblem> {
-    let obs = ev
-        .get("observation")
+    // The members read, found in one walk over the event's members (the
+    // last of a repeated name, as `get` finds it).
+    let [obs, tool_call_id, extended, tool_name] = match ev.as_object() {
+        Some(o) => o.get_many([
+            "observation",
+            "tool_call_id",
+            "extended_content",
+            "tool_name",
+        ]),
+        None => [None; 4],
+    };
+    let obs = obs
         .filter(|o| o.as_object().is_some())
         .ok_or(EventProblem::MissingMember("observation"))?;
-    let tool_call_id =
-        get_cow(input, ev, "tool_call_id").ok_or(EventProblem::MissingMember("tool_call_id"))?;
-    match ev.get("extended_content") {
+    let tool_call_id = tool_call_id
+        .and_then(|v| cow(input, v))
+        .ok_or(EventProblem::MissingMember("tool_call_id"))?;
+    match extended {
         Some(_) => det.add(Evidence::ObservationExtendedContent),
         None => det.add(Evidence::NoObservationExtendedContent),
     }
@@ -407,12 +423,12 @@ fn observation<'a>(
         _ => Special::Plain,
     };
     Ok(ObservationData {
-        tool_name: get_cow(input, ev, "tool_name"),
+        tool_name: tool_name.and_then(|v| cow(input, v)),
         tool_call_id,
         content: content_list(input, obs.get("content"), det),
         is_error: get_bool(obs, "is_error").unwrap_or(false),
         special,
-        extended: content_list(input, ev.get("extended_content"), det),
+        extended: content_list(input, extended, det),
     })
 }
 
@@ -421,27 +437,54 @@ fn action<'a>(
     ev: Value<'_>,
     det: &mut Detector,
 ) -> Result<ActionData<'a>, EventProblem> {
-    let call = ev
-        .get("tool_call")
+    // The members read, found in one walk over the event's members (the
+    // last of a repeated name, as `get` finds it).
+    let Some(obj) = ev.as_object() else {
+        return Err(EventProblem::MissingMember("tool_call"));
+    };
+    let [
+        call,
+        tool_call_id,
+        llm_response_id,
+        summary,
+        action,
+        thought,
+        reasoning_content,
+        thinking,
+        reasoning_item_v,
+    ] = obj.get_many([
+        "tool_call",
+        "tool_call_id",
+        "llm_response_id",
+        "summary",
+        "action",
+        "thought",
+        "reasoning_content",
+        "thinking_blocks",
+        "responses_reasoning_item",
+    ]);
+    let call = call
         .and_then(|c| tool_call(input, c))
         .ok_or(EventProblem::MissingMember("tool_call"))?;
-    let tool_call_id =
-        get_cow(input, ev, "tool_call_id").ok_or(EventProblem::MissingMember("tool_call_id"))?;
-    let llm_response_id = get_cow(input, ev, "llm_response_id")
+    let tool_call_id = tool_call_id
+        .and_then(|v| cow(input, v))
+        .ok_or(EventProblem::MissingMember("tool_call_id"))?;
+    let llm_response_id = llm_response_id
+        .and_then(|v| cow(input, v))
         .ok_or(EventProblem::MissingMember("llm_response_id"))?;
-    if ev.get("summary").is_some() {
+    if summary.is_some() {
         det.add(Evidence::ActionSummary);
     }
-    if let Some(action) = ev.get("action")
+    if let Some(action) = action
         && action.get("kind").and_then(|k| k.as_str()) == Some("ExecuteBashAction")
     {
         det.add(Evidence::ExecuteBash);
     }
     Ok(ActionData {
-        thought: content_list(input, ev.get("thought"), det),
-        reasoning_content: get_cow(input, ev, "reasoning_content"),
-        thinking_blocks: thinking_blocks(input, ev.get("thinking_blocks")),
-        reasoning_item: reasoning_item(input, ev.get("responses_reasoning_item")),
+        thought: content_list(input, thought, det),
+        reasoning_content: reasoning_content.and_then(|v| cow(input, v)),
+        thinking_blocks: thinking_blocks(input, thinking),
+        reasoning_item: reasoning_item(input, reasoning_item_v),
         tool_call: call,
         tool_call_id,
         llm_response_id,
@@ -480,15 +523,56 @@ pub(crate) fn decode<'a>(
         }
     };
     let root = doc.root();
-    let ev = decode_root(ev, raw, root, det);
+    let ev = decode_root(ev, raw, raw, root, det);
     visit(&ev, root);
     ev
 }
 
+/// [`decode`] of an event another reader parsed (the export's reader, while
+/// its buffer still grows): the same event, with every string owned
+/// instead of borrowed from the file's bytes, no `file_id` yet, and the
+/// file id's place kept for `id` when the event has no `id` member
+/// ([`ViewEvent::with_file_id`] gives both).
+pub(crate) fn decode_parsed(
+    index: usize,
+    raw: &[u8],
+    root: Value<'_>,
+    det: &mut Detector,
+) -> ViewEvent<'static> {
+    let ev = ViewEvent {
+        index,
+        file_id: "",
+        id: Cow::Borrowed(""),
+        kind: None,
+        parent: ParentField::Absent,
+        problem: None,
+        body: Body::None,
+    };
+    // Borrowing from an empty input never succeeds: every string is owned.
+    decode_root(ev, raw, &[], root, det)
+}
+
+impl<'a> ViewEvent<'a> {
+    /// An event of [`decode_parsed`] with its file's id: the id is the
+    /// file id when the event has no `id` member, as [`decode`] makes it.
+    pub(crate) fn with_file_id(mut self, file_id: &'a str) -> ViewEvent<'a> {
+        self.file_id = file_id;
+        // `decode_parsed` owns every string it read, so a borrowed id is
+        // the placeholder of a missing member.
+        if matches!(self.id, Cow::Borrowed(_)) {
+            self.id = Cow::Borrowed(file_id);
+        }
+        self
+    }
+}
+
 /// [`decode`] past the parse: the event's members, from its document's
-/// root.
+/// root. `bytes` are the file's (its JSON style is evidence); strings are
+/// borrowed from `input` where their literal has no escape (`input` is
+/// `bytes`, or empty for owned strings).
 fn decode_root<'a>(
     mut ev: ViewEvent<'a>,
+    bytes: &[u8],
     raw: &'a [u8],
     root: Value<'_>,
     det: &mut Detector,
@@ -497,18 +581,23 @@ fn decode_root<'a>(
         ev.problem = Some(EventProblem::NotAnObject);
         return ev;
     }
-    if raw.starts_with(b"{\"kind\": ") {
+    if bytes.starts_with(b"{\"kind\": ") {
         det.add(Evidence::SpacedJson);
-    } else if raw.starts_with(b"{\"id\":\"") {
+    } else if bytes.starts_with(b"{\"id\":\"") {
         det.add(Evidence::CompactJson);
     }
-    if let Some(k) = get_cow(raw, root, "kind") {
+    // The envelope's members, found in one walk.
+    let [kind, id, parent] = match root.as_object() {
+        Some(o) => o.get_many(["kind", "id", "parent_id"]),
+        None => [None; 3],
+    };
+    if let Some(k) = kind.and_then(|k| cow(raw, k)) {
         ev.kind = Some(Kind::parse(k));
     }
-    if let Some(id) = get_cow(raw, root, "id") {
+    if let Some(id) = id.and_then(|id| cow(raw, id)) {
         ev.id = id;
     }
-    if let Some(p) = root.get("parent_id") {
+    if let Some(p) = parent {
         det.add(Evidence::EventTree);
         match cow(raw, p) {
             Some(p) if p == ROOT_PARENT => ev.parent = ParentField::Root,

@@ -20,7 +20,14 @@ impl<'a> View<'a> {
         heads: impl FnOnce(&View<'a>) -> Vec<String>,
         visit: &mut dyn FnMut(usize, &ViewEvent<'a>, Value<'_>),
     ) -> (View<'a>, Vec<View<'a>>) {
-        let d = View::decode(input, options, &mut crate::json::Parser::new(), visit);
+        let d = View::decode(
+            input,
+            options,
+            &mut crate::json::Parser::new(),
+            None,
+            None,
+            visit,
+        );
         let head = options.head.as_deref();
         if !d.events.iter().any(|e| e.kind == Some(Kind::Condensation)) {
             let main = View::assemble(d.events, &d.state, d.detected, d.issues, head);

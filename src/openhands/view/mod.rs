@@ -231,6 +231,69 @@ pub enum ViewIssue {
     ConflictingEvidence,
 }
 
+/// Events decoded for a view from another reader's parse of them (the
+/// export's reader hands it each event while its buffer still grows, so
+/// their strings are owned), kept until the view is built
+/// ([`View::build_early`]) instead of being parsed again there.
+#[derive(Debug, Default)]
+pub(crate) struct EarlyEvents {
+    /// The events, in index order.
+    events: Vec<ViewEvent<'static>>,
+    /// The version evidence of those events, in their order.
+    det: Detector,
+    /// Set when an event that parses could not be added: the view then
+    /// parses every event itself.
+    spoilt: bool,
+}
+
+impl EarlyEvents {
+    /// Decodes the event of `index`, parsed from `raw` into `root`. Events
+    /// come in index order, each event that parses as a JSON object once.
+    pub(crate) fn add(&mut self, index: u64, raw: &[u8], root: Value<'_>) {
+        match usize::try_from(index) {
+            Ok(i) if self.events.last().is_none_or(|l| l.index < i) => {
+                let ev = event::decode_parsed(i, raw, root, &mut self.det);
+                self.events.push(ev);
+            }
+            _ => self.spoil(),
+        }
+    }
+
+    /// Records that an event that parses is missing (or came out of
+    /// order): these events are not used.
+    pub(crate) fn spoil(&mut self) {
+        self.spoilt = true;
+    }
+
+    /// Forgets every event (for the next conversation).
+    pub(crate) fn clear(&mut self) {
+        self.events.clear();
+        self.det = Detector::default();
+        self.spoilt = false;
+    }
+}
+
+/// What the view takes from `base_state.json`, read from the caller's
+/// parse of it ([`View::build_early`]) instead of a parse of its own.
+#[derive(Debug)]
+pub(crate) struct EarlyState<'a> {
+    info: StateInfo<'a>,
+    /// The state's version evidence.
+    det: Detector,
+}
+
+impl<'a> EarlyState<'a> {
+    /// Reads the state from its bytes `raw` and the root of their parse;
+    /// `None` when the root is not an object (the view then reads the state
+    /// itself, and reports it).
+    pub(crate) fn read(raw: &'a [u8], root: Value<'_>) -> Option<EarlyState<'a>> {
+        let obj = root.as_object()?;
+        let mut det = Detector::default();
+        let info = state_info(raw, obj, &mut det);
+        Some(EarlyState { info, det })
+    }
+}
+
 /// What the view takes from `base_state.json`.
 #[derive(Debug, Default, Clone)]
 struct StateInfo<'a> {
@@ -258,6 +321,16 @@ fn read_state<'a>(
         issues.push(ViewIssue::BaseState("not a JSON object".to_owned()));
         return StateInfo::default();
     };
+    state_info(raw, obj, det)
+}
+
+/// [`read_state`] past the parse: what the view takes from the state's
+/// root object `obj`, its strings borrowed from `raw` where they can be.
+fn state_info<'a>(
+    raw: &'a [u8],
+    obj: crate::json::Object<'_>,
+    det: &mut Detector,
+) -> StateInfo<'a> {
     let [
         leaf,
         empty,
@@ -433,7 +506,35 @@ impl<'a> View<'a> {
         options: &ViewOptions,
         parser: &mut Parser,
     ) -> View<'a> {
-        let d = View::decode(input, options, parser, &mut |_, _, _| {});
+        let d = View::decode(input, options, parser, None, None, &mut |_, _, _| {});
+        View::assemble(
+            d.events,
+            &d.state,
+            d.detected,
+            d.issues,
+            options.head.as_deref(),
+        )
+    }
+
+    /// [`View::build_with`] with the events `early` decoded from another
+    /// reader's parse of them: each event of `input` that `early` holds
+    /// (by index) is taken from there instead of being parsed again, the
+    /// others are parsed. The view is the one [`View::build_with`] builds
+    /// when `early` holds, in order, the events of `input` that parse as
+    /// JSON objects (each decoded from its own bytes): the caller's
+    /// guarantee; `early` says when it could not keep it
+    /// ([`EarlyEvents::spoil`]), and is then not used. `state`, when given,
+    /// is read from a parse of `input.base_state` (the caller's guarantee),
+    /// which is then not parsed again.
+    pub(crate) fn build_early(
+        input: &ViewInput<'a>,
+        options: &ViewOptions,
+        parser: &mut Parser,
+        early: EarlyEvents,
+        state: Option<EarlyState<'a>>,
+    ) -> View<'a> {
+        let early = (!early.spoilt).then_some(early);
+        let d = View::decode(input, options, parser, early, state, &mut |_, _, _| {});
         View::assemble(
             d.events,
             &d.state,
@@ -457,6 +558,8 @@ impl<'a> View<'a> {
             input,
             options,
             &mut crate::json::PooledParser::take(),
+            None,
+            None,
             visit,
         );
         View::assemble(
@@ -471,19 +574,34 @@ impl<'a> View<'a> {
     /// Parses and decodes every event, reads the state and finds the
     /// writer's version. `visit` is shown each event that parsed (its
     /// position in `input.events`, the decoded event, its document's root).
+    ///
+    /// With `early`, the events it holds are taken from it (in `input`'s
+    /// order, matched by index) and its evidence stands for theirs; with
+    /// `early_state`, the state is taken from it instead of parsed.
     fn decode(
         input: &ViewInput<'a>,
         options: &ViewOptions,
         parser: &mut Parser,
+        early: Option<EarlyEvents>,
+        early_state: Option<EarlyState<'a>>,
         visit: &mut dyn FnMut(usize, &ViewEvent<'a>, Value<'_>),
     ) -> Decoded<'a> {
-        let mut det = Detector::default();
+        let (mut det, mut taken) = match early {
+            Some(e) => (e.det, e.events.into_iter()),
+            None => (Detector::default(), Vec::new().into_iter()),
+        };
+        let mut next = taken.next();
         let mut issues = Vec::new();
         let events: Vec<ViewEvent<'a>> = input
             .events
             .iter()
             .enumerate()
             .map(|(p, e)| {
+                if next.as_ref().is_some_and(|n| n.index == e.index)
+                    && let Some(ev) = std::mem::replace(&mut next, taken.next())
+                {
+                    return ev.with_file_id(e.file_id);
+                }
                 event::decode(
                     parser,
                     e.index,
@@ -506,9 +624,13 @@ impl<'a> View<'a> {
                 Evidence::NoLengthMarker
             });
         }
-        let state = match input.base_state {
-            Some(raw) => read_state(raw, parser, &mut det, &mut issues),
-            None => StateInfo::default(),
+        let state = match (input.base_state, early_state) {
+            (Some(_), Some(s)) => {
+                det.merge(s.det);
+                s.info
+            }
+            (Some(raw), None) => read_state(raw, parser, &mut det, &mut issues),
+            (None, _) => StateInfo::default(),
         };
         let detected = match options.version {
             Some(v) => Detected::forced(v),
@@ -755,6 +877,17 @@ impl<'a> View<'a> {
         to_wire_values(&self.messages, options, self.detected.version)
     }
 
+    /// [`View::wire_messages`] written as compact JSON without building
+    /// the values: `each` is given each message's position, the bytes
+    /// [`OwnedValue::write_to`] with [`Style::COMPACT`](crate::json::Style::COMPACT)
+    /// writes for it, and the members it would answer to `get`.
+    pub(crate) fn write_wire_messages<E>(
+        &self,
+        each: impl FnMut(usize, &[u8], message::WireFacts<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        message::write_wire_messages(&self.messages, &self.wire, self.detected.version, each)
+    }
+
     /// What the view noticed and worked around.
     pub fn issues(&self) -> &[ViewIssue] {
         &self.issues
@@ -847,6 +980,96 @@ mod tests {
         let mut p = Parser::new();
         let doc = p.parse(llm.as_bytes()).expect("json");
         wire_options_for_llm(doc.root())
+    }
+
+    /// The view built with events decoded from another parse (strings
+    /// owned, the file id given afterwards) against the view built from
+    /// the files, on every conversation of the corpus and on events with
+    /// no `id`, escapes, a file that is not JSON and one that is not an
+    /// object.
+    #[test]
+    fn early_events_build_the_same_view() {
+        fn check(input: &ViewInput<'_>) {
+            let mut p = Parser::new();
+            let mut early = EarlyEvents::default();
+            for e in &input.events {
+                if let Ok(doc) = p.parse(e.raw)
+                    && doc.root().as_object().is_some()
+                {
+                    early.add(e.index as u64, doc.input(), doc.root());
+                }
+            }
+            let state = input.base_state.and_then(|raw| {
+                let doc = p.parse(raw).ok()?;
+                EarlyState::read(raw, doc.root())
+            });
+            let plain = View::build(input, &ViewOptions::default());
+            let early = View::build_early(input, &ViewOptions::default(), &mut p, early, state);
+            assert_eq!(format!("{plain:#?}"), format!("{early:#?}"));
+            let wire = |v: &View<'_>| {
+                v.wire_messages()
+                    .iter()
+                    .map(|m| m.to_string_styled(crate::json::Style::COMPACT))
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(wire(&plain), wire(&early));
+            message::tests::check_written_wire(&plain.messages);
+        }
+        let system = br#"{"id":"s","timestamp":"t","source":"agent","system_prompt":{"cache_prompt":false,"type":"text","text":"You are\nhelpful."},"tools":[],"kind":"SystemPromptEvent"}"#;
+        let no_id = br#"{"timestamp":"t","source":"user","llm_message":{"role":"user","content":[{"cache_prompt":false,"type":"text","text":"Hi"}],"thinking_blocks":[]},"kind":"MessageEvent"}"#;
+        let input = ViewInput {
+            events: vec![
+                EventInput {
+                    index: 0,
+                    file_id: "s",
+                    raw: system,
+                },
+                EventInput {
+                    index: 1,
+                    file_id: "f1",
+                    raw: no_id,
+                },
+                EventInput {
+                    index: 2,
+                    file_id: "f2",
+                    raw: b"{\"id\":",
+                },
+                EventInput {
+                    index: 3,
+                    file_id: "f3",
+                    raw: b"[1]",
+                },
+            ],
+            ..Default::default()
+        };
+        check(&input);
+        let root =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/corpus/openhands");
+        let mut seen = 0;
+        // `<version>/<scenario>/<conversation>`.
+        let subdirs = |d: &std::path::Path| -> Vec<std::path::PathBuf> {
+            let mut v: Vec<_> = std::fs::read_dir(d)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.is_dir())
+                .collect();
+            v.sort();
+            v
+        };
+        for version in subdirs(&root) {
+            for scenario in subdirs(&version) {
+                for dir in subdirs(&scenario) {
+                    let Ok(conv) = crate::openhands::read_conversation(&dir) else {
+                        continue;
+                    };
+                    check(&ViewInput::from_conversation(&conv));
+                    seen += 1;
+                }
+            }
+        }
+        assert!(seen > 20, "{seen} conversations");
     }
 
     #[test]

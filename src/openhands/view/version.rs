@@ -404,6 +404,14 @@ impl Detector {
         }
     }
 
+    /// Adds `other`'s evidence, in its order (as if each had been added
+    /// here).
+    pub(crate) fn merge(&mut self, other: Detector) {
+        for e in other.evidence {
+            self.add(e);
+        }
+    }
+
     /// The range of the newest writer: every lower bound holds for it (it
     /// is at least as new as any writer whose traces are in the files);
     /// an upper bound below that comes from an older writer of a

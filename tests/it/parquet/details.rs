@@ -1,6 +1,7 @@
-//! `add_openhands_with`, fed the details the reader's visitor collected,
-//! writes the rows `add_openhands` (which parses every event again) writes;
-//! details that are not the conversation's are not used.
+//! `add_openhands_with`, fed the details the reader's visitor collected
+//! (its events and its state), writes the rows `add_openhands` (which
+//! parses every event and the state again) writes; details that are not the
+//! conversation's are not used.
 
 use crate::common;
 
@@ -64,10 +65,10 @@ fn export(out: &Path, way: Way) {
     for dir in corpus_conversations() {
         let mut details = EventDetails::new();
         reader
-            .read_into_with(&dir, &mut conv, |p, doc| {
-                if let Parsed::Event { index } = p {
-                    details.add(index, doc);
-                }
+            .read_into_with(&dir, &mut conv, |p, doc| match p {
+                Parsed::Event { index } => details.add(index, doc),
+                Parsed::State => details.add_state(doc),
+                _ => {}
             })
             .unwrap();
         let id = conv.name().to_owned();
@@ -133,5 +134,81 @@ fn the_readers_details_give_the_rows_of_a_second_parse() {
             table.name()
         );
         assert_eq!(parsed, rows(&c, table), "{}: other details", table.name());
+    }
+}
+
+/// Every file under `from` copied to `to`.
+fn copy_tree(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for e in fs::read_dir(from).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            copy_tree(&p, &to.join(e.file_name()));
+        } else {
+            fs::copy(&p, to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+/// Details whose events are the conversation's but whose state is not (the
+/// state rewritten after they were read): the state is read again, not
+/// taken from them.
+#[test]
+fn details_of_another_state_are_not_used() {
+    let t = tempfile::tempdir().unwrap();
+    let with_stats = corpus_conversations()
+        .into_iter()
+        .find(|d| {
+            fs::read_to_string(d.join("base_state.json"))
+                .is_ok_and(|s| s.contains("\"usage_to_metrics\""))
+        })
+        .expect("a conversation with metrics");
+    let conv_dir = t.path().join("conv");
+    copy_tree(&with_stats, &conv_dir);
+    let mut reader = Reader::new();
+    let mut conv = Conversation::default();
+    let mut details = EventDetails::new();
+    reader
+        .read_into_with(&conv_dir, &mut conv, |p, doc| match p {
+            Parsed::Event { index } => details.add(index, doc),
+            Parsed::State => details.add_state(doc),
+            _ => {}
+        })
+        .unwrap();
+    // The state rewritten without its metrics; the events unchanged.
+    let state_path = conv_dir.join("base_state.json");
+    let mut state: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(&state_path).unwrap()).unwrap();
+    state.as_object_mut().unwrap().remove("stats");
+    fs::write(&state_path, serde_json::to_string(&state).unwrap()).unwrap();
+    reader.read_into(&conv_dir, &mut conv).unwrap();
+    let id = conv.name().to_owned();
+    let input = OpenHandsInput {
+        conversation: &conv,
+        id: &id,
+        parent: None,
+        depth: 0,
+        change: "full",
+        events: EventSelection::All,
+    };
+    let mut parser = Parser::new();
+    let (a, b) = (t.path().join("a"), t.path().join("b"));
+    for (out, with) in [(&a, false), (&b, true)] {
+        let dir = DatasetDir::open(out, None).unwrap();
+        let run = RunId::new(7);
+        let mut ds = Dataset::create(out, &run, DatasetOptions::default()).unwrap();
+        if with {
+            add_openhands_with(&mut ds, &input, &details, &mut parser).unwrap();
+        } else {
+            add_openhands(&mut ds, &input, &mut parser).unwrap();
+        }
+        let written = ds.finish(true).unwrap();
+        dir.stage(&run, written, RunMode::Full, None, &[])
+            .unwrap()
+            .publish()
+            .unwrap();
+    }
+    for table in Table::ALL {
+        assert_eq!(rows(&a, table), rows(&b, table), "{}", table.name());
     }
 }

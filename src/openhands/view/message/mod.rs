@@ -6,6 +6,7 @@
 mod sdk;
 mod wire;
 
+pub(crate) use wire::{WireFacts, write_wire_messages};
 pub use wire::{WireOptions, to_wire_values};
 
 use std::borrow::Cow;
@@ -230,4 +231,4 @@ impl<'a> Message<'a> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

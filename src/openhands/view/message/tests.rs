@@ -270,3 +270,145 @@ fn tool_text_truncated_only_for_tool_role_from_1_11_1() {
         .count();
     assert_eq!(t1, TEXT_CONTENT_LIMIT);
 }
+
+/// Every wire message written straight against its value written by
+/// `OwnedValue::write_to_finding` (bytes, the `tool_calls` range, and the
+/// members `get` answers), for every combination of the wire options and
+/// the versions where the wire form changes.
+pub(crate) fn check_written_wire(messages: &[Message<'_>]) {
+    use crate::json::Style;
+    let versions = [
+        SdkVersion::V1_0_0,
+        SdkVersion::V1_1_0,
+        SdkVersion::V1_2_0,
+        SdkVersion::V1_6_0,
+        SdkVersion::V1_11_1,
+        SdkVersion::V1_11_3,
+        SdkVersion::V1_29_0,
+        SdkVersion::LATEST,
+    ];
+    for version in versions {
+        for bits in 0u8..32 {
+            let o = WireOptions {
+                prompt_caching: bits & 1 != 0,
+                vision: bits & 2 != 0,
+                function_calling: bits & 4 != 0,
+                force_string_serializer: bits & 8 != 0,
+                send_reasoning_content: bits & 16 != 0,
+            };
+            let values = to_wire_values(messages, &o, version);
+            let mut seen = 0;
+            write_wire_messages(messages, &o, version, |i, line, facts| {
+                let v = &values[i];
+                let mut want = Vec::new();
+                let calls = v.write_to_finding(&mut want, Style::COMPACT, "tool_calls");
+                assert_eq!(
+                    String::from_utf8_lossy(line),
+                    String::from_utf8_lossy(&want),
+                    "message {i}, {o:?}, {version:?}"
+                );
+                assert_eq!(facts.tool_calls, calls);
+                let text = v.get("content").and_then(|c| match c {
+                    OwnedValue::String(s) => Some(s.clone()),
+                    OwnedValue::Array(a) => Some(
+                        a.iter()
+                            .filter_map(|p| p.get("text").and_then(OwnedValue::as_str))
+                            .collect::<Vec<_>>()
+                            .join("\n"),
+                    ),
+                    _ => None,
+                });
+                assert_eq!(facts.text.as_deref(), text.as_deref());
+                let s = |k: &str| v.get(k).and_then(OwnedValue::as_str);
+                assert_eq!(Some(facts.role.as_str()), s("role"));
+                assert_eq!(facts.tool_call_id, s("tool_call_id"));
+                assert_eq!(facts.name, s("name"));
+                seen += 1;
+                Ok::<(), ()>(())
+            })
+            .expect("written");
+            assert_eq!(seen, values.len());
+        }
+    }
+}
+
+#[test]
+fn wire_messages_written_as_their_values() {
+    let call = |id: &'static str| ToolCall {
+        id: id.into(),
+        name: "terminal".into(),
+        arguments: "{\"command\": \"ls\\n\"}".into(),
+        origin: "completion".into(),
+        responses_item_id: None,
+    };
+    let mut system = Message::new(Role::System);
+    system.content.push(Content::text("You are \"helpful\"."));
+    system.content.push(Content::Text(TextContent {
+        text: "dynamic".into(),
+        cache_prompt: true,
+        enable_truncation: Some(false),
+    }));
+    let mut image_user = user("look");
+    image_user.content.push(Content::Image(ImageContent {
+        image_urls: vec![
+            "data:image/png;base64,AA==".into(),
+            "https://x/y.png".into(),
+        ],
+        cache_prompt: true,
+    }));
+    image_user.content.push(Content::Image(ImageContent {
+        image_urls: Vec::new(),
+        cache_prompt: false,
+    }));
+    let mut thinking = Message::new(Role::Assistant);
+    thinking.content.push(Content::text("  \n"));
+    thinking.content.push(Content::text("planning"));
+    thinking.tool_calls = Some(vec![call("c1"), call("c2")]);
+    thinking.reasoning_content = Some("because".into());
+    thinking.thinking_blocks = vec![
+        ThinkingBlock::Thinking {
+            thinking: "hmm".into(),
+            signature: Some("sig".into()),
+        },
+        ThinkingBlock::Redacted { data: "xx".into() },
+    ];
+    let mut blank_calls = Message::new(Role::Assistant);
+    blank_calls.content.push(Content::text(" "));
+    blank_calls.tool_calls = Some(vec![call("c3")]);
+    let empty_assistant = Message::new(Role::Assistant);
+    let mut empty_calls = Message::new(Role::Assistant);
+    empty_calls.tool_calls = Some(Vec::new());
+    let mut tool = Message::new(Role::Tool);
+    tool.content
+        .push(Content::text("x".repeat(TEXT_CONTENT_LIMIT + 7)));
+    tool.content.push(Content::Image(ImageContent {
+        image_urls: vec!["data:image/png;base64,BB==".into()],
+        cache_prompt: true,
+    }));
+    tool.tool_call_id = Some("c1".into());
+    tool.name = Some("terminal".into());
+    let mut nameless_tool = Message::new(Role::Tool);
+    nameless_tool.content.push(Content::text("é\u{1}\t"));
+    nameless_tool.tool_call_id = Some("c2".into());
+    let mut long_user = user("y");
+    long_user.content[0] = Content::Text(TextContent {
+        text: "z".repeat(TEXT_CONTENT_LIMIT + 3).into(),
+        cache_prompt: false,
+        enable_truncation: Some(true),
+    });
+    let messages = [
+        system,
+        image_user,
+        thinking,
+        blank_calls,
+        empty_assistant,
+        empty_calls,
+        tool,
+        nameless_tool,
+        long_user,
+        user("last"),
+    ];
+    check_written_wire(&messages);
+    check_written_wire(&messages[1..]);
+    check_written_wire(&[]);
+}
