@@ -178,6 +178,27 @@ fn io_at(path: &Path) -> impl FnOnce(io::Error) -> DatasetError + '_ {
     move |e| DatasetError::io(path, e)
 }
 
+/// How long [`DatasetDir::open`] waits for the lock held by someone else
+/// before calling the directory busy. A process that another thread of the
+/// locking process forks holds a copy of the lock's descriptor, and so the
+/// lock, until it runs its program: a moment, after which the lock is free
+/// again although no export is running.
+const LOCK_PATIENCE: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// Takes the lock of `lock`, trying again for [`LOCK_PATIENCE`] while it is
+/// held by someone else.
+fn take_lock(lock: &fs::File) -> Result<(), fs::TryLockError> {
+    let start = std::time::Instant::now();
+    loop {
+        match lock.try_lock() {
+            Err(fs::TryLockError::WouldBlock) if start.elapsed() < LOCK_PATIENCE => {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            r => return r,
+        }
+    }
+}
+
 impl DatasetDir {
     /// Opens (creating it when missing) the dataset directory `root` and
     /// takes its lock; finishes or removes what killed runs left:
@@ -219,7 +240,7 @@ impl DatasetDir {
                 }),
                 _ => DatasetError::io(&lock_path, e),
             })?;
-        if let Err(e) = lock.try_lock() {
+        if let Err(e) = take_lock(&lock) {
             let why = match e {
                 fs::TryLockError::WouldBlock => {
                     io::Error::other("another export is writing this dataset")

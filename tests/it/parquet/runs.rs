@@ -123,6 +123,31 @@ fn an_incremental_run_is_published_only_with_its_checkpoint() {
     }
 }
 
+/// A lock held for a moment by someone else (a process forked by another
+/// thread holds the lock's descriptor until it runs its program) is waited
+/// for; one held on is refused as another export.
+#[test]
+fn a_lock_held_a_moment_is_waited_for() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("ds");
+    drop(DatasetDir::open(&root, None).unwrap());
+    let lock_path = root.join("_agentlog/lock");
+    let held = fs::File::open(&lock_path).unwrap();
+    held.lock().unwrap();
+    let release = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(60));
+        drop(held);
+    });
+    let dir = DatasetDir::open(&root, None);
+    release.join().unwrap();
+    assert!(dir.is_ok(), "{:?}", dir.err().map(|e| e.to_string()));
+    drop(dir);
+    let held = fs::File::open(&lock_path).unwrap();
+    held.lock().unwrap();
+    let e = DatasetDir::open(&root, None).unwrap_err();
+    assert!(e.to_string().contains("another export"), "{e}");
+}
+
 #[test]
 fn a_second_writer_is_refused() {
     let t = tempfile::tempdir().unwrap();
