@@ -522,7 +522,7 @@ mod imp {
                 return Err(FileFault::NotAFile);
             }
             super::super::opens::file();
-            let mut f = File::open(&path).map_err(FileFault::Io)?;
+            let f = File::open(&path).map_err(FileFault::Io)?;
             read_whole(&f, &mut &f, buf, left)
         }
 
