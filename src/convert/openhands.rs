@@ -56,7 +56,7 @@ use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
 use crate::asf::canon::{canonical_value, to_canonical};
 use crate::asf::{Appender, ts::is_canonical_ts};
-use crate::json::{Map, OwnedValue, Value};
+use crate::json::{Map, OwnedValue};
 use crate::openhands::Conversation;
 use crate::openhands::Kind;
 use crate::openhands::view::{View, ViewInput, ViewOptions};
@@ -64,10 +64,14 @@ use crate::openhands::view::{View, ViewInput, ViewOptions};
 mod attribute;
 mod facts;
 mod fold;
+mod response;
+mod tools;
 
 use attribute::{attribute, raw_of};
 use facts::EventFacts;
 use fold::PathState;
+use response::{ResponseMetrics, metrics, response_body, response_members};
+use tools::{SystemTool, SystemTools, system_tools, tool_of};
 
 use super::chat::{items_canonical_taken, items_of};
 use super::{ConvertError, Converted, Outcome, ReportRow, not_ijson};
@@ -122,170 +126,6 @@ fn ts_of(timestamp: &str) -> Option<String> {
     }
     ts.push('Z');
     is_canonical_ts(&ts).then_some(ts)
-}
-
-fn text_of(v: &OwnedValue, k: &str) -> Option<String> {
-    v.get(k).and_then(OwnedValue::as_str).map(str::to_owned)
-}
-
-/// The canonical form of [`tool_of`]'s function tool for the SDK tool
-/// definition `t`, written from the event's parse (its strings copied as
-/// they stand where they are spelled canonically); `None` when some part
-/// has no canonical form this way (the caller then canonicalises the owned
-/// tool, which gives the same bytes whenever this succeeds).
-fn tool_canonical(t: Value<'_>) -> Option<Vec<u8>> {
-    fn text<'a>(v: Value<'a>, k: &str) -> Option<Value<'a>> {
-        v.get(k).filter(|x| x.as_str().is_some())
-    }
-    let f = t.get("function").unwrap_or(t);
-    // The members in UTF-16 order: description, name, openhands:tool,
-    // parameters, type.
-    let mut out = Vec::with_capacity(2 * t.raw().len() + 64);
-    out.push(b'{');
-    if let Some(d) = text(f, "description") {
-        out.extend_from_slice(b"\"description\":");
-        canonical_value(d, &mut out).ok()?;
-        out.push(b',');
-    }
-    out.extend_from_slice(b"\"name\":");
-    match text(f, "name").or_else(|| text(t, "title")) {
-        Some(n) => canonical_value(n, &mut out).ok()?,
-        None => out.extend_from_slice(b"\"\""),
-    }
-    out.extend_from_slice(b",\"openhands:tool\":");
-    canonical_value(t, &mut out).ok()?;
-    if let Some(p) = f.get("parameters") {
-        out.extend_from_slice(b",\"parameters\":");
-        canonical_value(p, &mut out).ok()?;
-    }
-    out.extend_from_slice(b",\"type\":\"function\"}");
-    Some(out)
-}
-
-/// One tool of a `SystemPromptEvent` as the config takes it.
-enum SystemTool {
-    /// Its function tool's `name` and canonical form, written from the
-    /// view's parse of the event ([`tool_canonical`]); no owned tree is
-    /// built for it.
-    Canonical { name: String, bytes: Vec<u8> },
-    /// Its function tool ([`tool_of`]) as an owned value, when no
-    /// canonical form could be written from the parse (it may have none).
-    Owned(OwnedValue),
-}
-
-/// What the config takes from a `SystemPromptEvent`, prepared from the
-/// view's parse of it: each of its tools as a [`SystemTool`]; `None` when
-/// the event has no `tools` array.
-type SystemTools = Option<Vec<SystemTool>>;
-
-/// The [`SystemTools`] of a system prompt event's parse, `root`.
-fn system_tools(root: Value<'_>) -> SystemTools {
-    let tools = root.get("tools")?.as_array()?;
-    Some(
-        tools
-            .iter()
-            .map(|t| match tool_canonical(t) {
-                Some(bytes) => {
-                    let f = t.get("function").unwrap_or(t);
-                    let name = [f.get("name"), t.get("title")]
-                        .into_iter()
-                        .flatten()
-                        .find_map(|v| v.as_str())
-                        .unwrap_or("")
-                        .to_owned();
-                    SystemTool::Canonical { name, bytes }
-                }
-                None => SystemTool::Owned(tool_of(&OwnedValue::from(t))),
-            })
-            .collect(),
-    )
-}
-
-/// An SDK tool definition as an Open Responses function tool.
-fn tool_of(t: &OwnedValue) -> OwnedValue {
-    let f = t.get("function").unwrap_or(t);
-    let name = text_of(f, "name")
-        .or_else(|| text_of(t, "title"))
-        .unwrap_or_default();
-    let mut m = obj(vec![("type", s("function")), ("name", s(&name))]);
-    if let Some(d) = text_of(f, "description") {
-        m.insert("description", s(&d));
-    }
-    if let Some(p) = f.get("parameters") {
-        m.insert("parameters", p.clone());
-    }
-    m.insert("openhands:tool", t.clone());
-    OwnedValue::Object(m)
-}
-
-/// The SDK's metrics of each response id, in the state file's parse: its
-/// token usage record and its latency.
-struct ResponseMetrics<'d> {
-    usage: HashMap<&'d str, Value<'d>>,
-    latency: HashMap<&'d str, f64>,
-}
-
-fn metrics<'d>(state: Option<Value<'d>>) -> ResponseMetrics<'d> {
-    let mut m = ResponseMetrics {
-        usage: HashMap::new(),
-        latency: HashMap::new(),
-    };
-    let Some(all) = state.and_then(|s| s.get("stats")?.get("usage_to_metrics")?.as_object()) else {
-        return m;
-    };
-    for (_, usage) in all.iter().map(|x| (x.key, x.value)) {
-        for u in usage
-            .get("token_usages")
-            .and_then(|v| v.as_array())
-            .into_iter()
-            .flat_map(|a| a.iter())
-        {
-            if let Some(id) = u.get("response_id").and_then(|v| v.as_str()) {
-                m.usage.insert(id, u);
-            }
-        }
-        for l in usage
-            .get("response_latencies")
-            .and_then(|v| v.as_array())
-            .into_iter()
-            .flat_map(|a| a.iter())
-        {
-            if let (Some(id), Some(lat)) = (
-                l.get("response_id").and_then(|v| v.as_str()),
-                l.get("latency").and_then(|v| v.as_f64()),
-            ) {
-                m.latency.insert(id, lat);
-            }
-        }
-    }
-    m
-}
-
-/// A token usage record of the SDK in the Responses shape.
-fn usage_of(u: Value<'_>) -> OwnedValue {
-    let n = |k: &str| u.get(k).and_then(|v| v.as_i64()).unwrap_or(0);
-    let (input, output) = (n("prompt_tokens"), n("completion_tokens"));
-    OwnedValue::Object(obj(vec![
-        ("input_tokens", OwnedValue::int(input)),
-        (
-            "input_tokens_details",
-            OwnedValue::Object(obj(vec![(
-                "cached_tokens",
-                OwnedValue::int(n("cache_read_tokens")),
-            )])),
-        ),
-        ("output_tokens", OwnedValue::int(output)),
-        (
-            "output_tokens_details",
-            OwnedValue::Object(obj(vec![(
-                "reasoning_tokens",
-                OwnedValue::int(n("reasoning_tokens")),
-            )])),
-        ),
-        // Wrapping, as a release build always added (no panic on a
-        // record whose counts overflow).
-        ("total_tokens", OwnedValue::int(input.wrapping_add(output))),
-    ]))
 }
 
 /// Converts one conversation (its sub-agents are conversations of their
@@ -440,93 +280,6 @@ impl Emitter<'_> {
         }
         Ok(())
     }
-}
-
-/// The body of a `response` entry: `response_id`, `status`, `model` (when
-/// known), `usage` (from the SDK's usage record `usage`), `latency_ms`
-/// (from `latency`, in seconds) and `request_hash`.
-fn response_body(
-    r: &str,
-    model: Option<&str>,
-    usage: Option<Value<'_>>,
-    latency: Option<f64>,
-    request_hash: &str,
-) -> Map {
-    let mut body = obj(vec![("response_id", s(r)), ("status", s("completed"))]);
-    if let Some(m) = model {
-        body.insert("model", s(m));
-    }
-    if let Some(u) = usage {
-        body.insert("usage", usage_of(u));
-    }
-    if let Some(l) = latency {
-        body.insert("latency_ms", OwnedValue::int((l * 1000.0).round() as i64));
-    }
-    body.insert("request_hash", s(request_hash));
-    body
-}
-
-/// [`response_body`]'s members written straight in canonical form into
-/// `out`: each member's name and where its value's bytes are. `None` when
-/// some integer is one a binary64 does not hold exactly (or a sum
-/// overflows): the appender's normalisation would rewrite it, so the caller
-/// goes through the owned body.
-fn response_members(
-    r: &str,
-    model: Option<&str>,
-    usage: Option<Value<'_>>,
-    latency: Option<f64>,
-    request_hash: &str,
-    out: &mut Vec<u8>,
-) -> Option<Vec<(&'static str, std::ops::Range<usize>)>> {
-    use crate::json::write::write_str;
-    use std::io::Write as _;
-    const EXACT: i64 = 1 << 53;
-    let int = |out: &mut Vec<u8>, n: i64| -> Option<()> {
-        if !(-EXACT..=EXACT).contains(&n) {
-            return None;
-        }
-        write!(out, "{n}").ok()
-    };
-    // Each member's value ends where the next begins.
-    let base = out.len();
-    let mut members: Vec<(&'static str, std::ops::Range<usize>)> = Vec::with_capacity(6);
-    let mut mark = |k: &'static str, end: usize| {
-        let start = members.last().map_or(base, |(_, at)| at.end);
-        members.push((k, start..end));
-    };
-    write_str(out, r, false);
-    mark("response_id", out.len());
-    out.extend_from_slice(b"\"completed\"");
-    mark("status", out.len());
-    if let Some(m) = model {
-        write_str(out, m, false);
-        mark("model", out.len());
-    }
-    if let Some(u) = usage {
-        // As `usage_of` builds it, its members in UTF-16 order.
-        let n = |k: &str| u.get(k).and_then(|v| v.as_i64()).unwrap_or(0);
-        let (input, output) = (n("prompt_tokens"), n("completion_tokens"));
-        out.extend_from_slice(b"{\"input_tokens\":");
-        int(out, input)?;
-        out.extend_from_slice(b",\"input_tokens_details\":{\"cached_tokens\":");
-        int(out, n("cache_read_tokens"))?;
-        out.extend_from_slice(b"},\"output_tokens\":");
-        int(out, output)?;
-        out.extend_from_slice(b",\"output_tokens_details\":{\"reasoning_tokens\":");
-        int(out, n("reasoning_tokens"))?;
-        out.extend_from_slice(b"},\"total_tokens\":");
-        int(out, input.checked_add(output)?)?;
-        out.push(b'}');
-        mark("usage", out.len());
-    }
-    if let Some(l) = latency {
-        int(out, (l * 1000.0).round() as i64)?;
-        mark("latency_ms", out.len());
-    }
-    write_str(out, request_hash, false);
-    mark("request_hash", out.len());
-    Some(members)
 }
 
 /// Appends an event kept whole as an `openhands:event` record (`event`: its
@@ -996,108 +749,4 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
         bytes: a.into_bytes(),
         report,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::json::Parser;
-
-    /// A `response`'s members written straight are the bytes its owned
-    /// body canonicalises to, whatever the usage record holds; where an
-    /// integer would need the appender's normalisation, none is written.
-    #[test]
-    fn response_members_written_straight_equal_the_owned_body() {
-        let usages = [
-            Some(
-                r#"{"prompt_tokens":1200,"completion_tokens":34,"cache_read_tokens":1000,"reasoning_tokens":12,"response_id":"r"}"#,
-            ),
-            Some(r#"{"prompt_tokens":0}"#),
-            Some(r#"{"prompt_tokens":-3,"completion_tokens":"7","reasoning_tokens":2.0}"#),
-            Some(r#"{"prompt_tokens":9007199254740992,"completion_tokens":0}"#),
-            Some(r#"{"prompt_tokens":9007199254740993,"completion_tokens":0}"#),
-            Some(r#"{"prompt_tokens":9007199254740992,"completion_tokens":1}"#),
-            Some(r#"{"prompt_tokens":9223372036854775807,"completion_tokens":1}"#),
-            Some(r#"[]"#),
-            None,
-        ];
-        let latencies = [
-            None,
-            Some(1.2345),
-            Some(0.0),
-            Some(-0.0004),
-            Some(f64::NAN),
-            Some(1e300),
-        ];
-        let mut written = 0;
-        for usage in usages {
-            let mut parser = Parser::new();
-            let doc = usage.map(|u| parser.parse(u.as_bytes()).expect("json"));
-            let value = doc.as_ref().map(|d| d.root());
-            for latency in latencies {
-                for model in [None, Some("gpt \"x\"\n")] {
-                    let mut out = Vec::new();
-                    let direct =
-                        response_members("r-1", model, value, latency, "sha256:00", &mut out);
-                    let body = response_body("r-1", model, value, latency, "sha256:00");
-                    let owned = to_canonical(&OwnedValue::Object(body));
-                    let Some(members) = direct else {
-                        // Only where a number is out of a double's exact
-                        // range.
-                        assert!(usage.is_some() || latency == Some(1e300));
-                        continue;
-                    };
-                    let mut sorted: Vec<(&str, &[u8])> = members
-                        .iter()
-                        .map(|(k, at)| (*k, &out[at.clone()]))
-                        .collect();
-                    sorted.sort_by(|a, b| crate::asf::canon::cmp_utf16(a.0, b.0));
-                    let mut joined = b"{".to_vec();
-                    for (i, (k, v)) in sorted.iter().enumerate() {
-                        if i > 0 {
-                            joined.push(b',');
-                        }
-                        crate::json::write::write_str(&mut joined, k, false);
-                        joined.push(b':');
-                        joined.extend_from_slice(v);
-                    }
-                    joined.push(b'}');
-                    assert_eq!(
-                        String::from_utf8(joined).unwrap(),
-                        String::from_utf8(owned.expect("canonical")).unwrap(),
-                        "{usage:?} {latency:?} {model:?}"
-                    );
-                    written += 1;
-                }
-            }
-        }
-        assert!(written > 40, "{written}");
-    }
-
-    /// The canonical form written from a tool's parse is the owned
-    /// function tool's, whenever it is given; when a part has none this
-    /// way (a lone surrogate, a repeated name) it is not given.
-    #[test]
-    fn a_tool_canonical_from_its_parse_equals_the_owned_tools() {
-        let tools = [
-            r#"{"type":"function","function":{"name":"bash","description":"Run \"it\"\n\u00e9","parameters":{"type":"object","properties":{"b":{"type":"string"},"a":1.50}}}}"#,
-            r#"{"title":"think","description":"ignored: not under function"}"#,
-            r#"{"function":{"name":7,"parameters":[1e3,-0.0,"\u001f"]},"title":"t"}"#,
-            r#"{"function":{"description":"\ud800 lone"}}"#,
-            r#"{"function":{"name":"a","name":"b"}}"#,
-            r#""not an object""#,
-        ];
-        let mut parser = Parser::new();
-        for raw in tools {
-            let doc = parser.parse(raw.as_bytes()).expect("json");
-            let owned = to_canonical(&tool_of(&OwnedValue::from(doc.root())));
-            match tool_canonical(doc.root()) {
-                Some(c) => assert_eq!(Ok(c), owned, "{raw}"),
-                None => assert!(
-                    raw.contains("\\ud800") || raw.contains(r#""name":"a","name""#),
-                    "{raw}"
-                ),
-            }
-        }
-    }
 }
