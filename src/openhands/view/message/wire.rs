@@ -82,6 +82,28 @@ pub fn to_wire_values(
         .collect()
 }
 
+/// A message's content as one string, the wire form of a message whose
+/// content is not a list of parts: its text parts joined by newlines, a tool
+/// result truncated as the SDK does from 1.11.1.
+fn string_content(msg: &Message<'_>, version: SdkVersion) -> String {
+    let mut text = String::new();
+    let mut first = true;
+    for c in &msg.content {
+        if let Content::Text(t) = c {
+            if !first {
+                text.push('\n');
+            }
+            first = false;
+            text.push_str(&t.text);
+        }
+    }
+    if version >= SdkVersion::V1_11_1 && msg.role == Role::Tool {
+        truncate_for_wire(&text, Role::Tool, None, version).into_owned()
+    } else {
+        text
+    }
+}
+
 fn truncate_for_wire<'t>(
     text: &'t str,
     role: Role,
@@ -183,22 +205,7 @@ fn wire_message(
             out.insert("thinking_blocks", OwnedValue::Array(thinking));
         }
     } else {
-        let mut text = String::new();
-        let mut first = true;
-        for c in &msg.content {
-            if let Content::Text(t) = c {
-                if !first {
-                    text.push('\n');
-                }
-                first = false;
-                text.push_str(&t.text);
-            }
-        }
-        let text = if version >= SdkVersion::V1_11_1 && msg.role == Role::Tool {
-            truncate_for_wire(&text, Role::Tool, None, version).into_owned()
-        } else {
-            text
-        };
+        let text = string_content(msg, version);
         out.insert("content", OwnedValue::String(text));
         out.insert("role", s(msg.role.as_str()));
     }
@@ -430,22 +437,7 @@ fn write_wire_message<'m>(
         }
         WireContent::Parts(parts)
     } else {
-        let mut text = String::new();
-        let mut first = true;
-        for c in &msg.content {
-            if let Content::Text(t) = c {
-                if !first {
-                    text.push('\n');
-                }
-                first = false;
-                text.push_str(&t.text);
-            }
-        }
-        let text = if version >= SdkVersion::V1_11_1 && msg.role == Role::Tool {
-            Cow::Owned(truncate_for_wire(&text, Role::Tool, None, version).into_owned())
-        } else {
-            Cow::Owned(text)
-        };
+        let text = Cow::Owned(string_content(msg, version));
         WireContent::Text(text)
     };
     let calls = match &msg.tool_calls {
