@@ -19,14 +19,18 @@ fn corpus() -> PathBuf {
 }
 
 fn convert(out: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_agentlog"))
-        .args(["asf", "convert"])
+    convert_command(out).output().expect("runs")
+}
+
+/// `agentlog asf convert` of the corpus into `out`, not started.
+fn convert_command(out: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_agentlog"));
+    c.args(["asf", "convert"])
         .arg(corpus())
         .arg("-o")
         .arg(out)
-        .stdin(Stdio::null())
-        .output()
-        .expect("runs")
+        .stdin(Stdio::null());
+    c
 }
 
 /// The files of a directory by name, temporary files left by a killed run
@@ -143,12 +147,7 @@ fn killed_at_any_moment_every_name_holds_a_whole_file_and_a_rerun_completes() {
     let out = tmp.path().join("out");
     let old = put_prior(&out, &want);
     for delay_ms in (0..=240).step_by(8) {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_agentlog"))
-            .args(["asf", "convert"])
-            .arg(corpus())
-            .arg("-o")
-            .arg(&out)
-            .stdin(Stdio::null())
+        let mut child = convert_command(&out)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -175,12 +174,7 @@ fn two_writers_without_a_lock_leave_whole_files() {
     let out = tmp.path().join("out");
     let old = put_prior(&out, &want);
     let spawn = || {
-        Command::new(env!("CARGO_BIN_EXE_agentlog"))
-            .args(["asf", "convert"])
-            .arg(corpus())
-            .arg("-o")
-            .arg(&out)
-            .stdin(Stdio::null())
+        convert_command(&out)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
