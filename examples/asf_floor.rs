@@ -1,0 +1,160 @@
+//! The floor of `agentlog asf convert` as a whole program: what no
+//! converter can leave out, done the plain way. It reads every file the
+//! OpenHands reader reads (`base_state.json`, `meta.json`, the files of
+//! `events/`) and builds simd-json's tape of each; computes the SHA-256
+//! the format requires over the bytes `asf convert` writes (each line once,
+//! each `response`'s request tail once more); and writes those bytes as the
+//! same files the same way (a temporary file each, one `syncfs` per batch,
+//! the renames, one flush of the directory: `agentlog::output::Batch`).
+//!
+//! The bytes come from a previous conversion's output directory, loaded
+//! (and each request tail rebuilt) before the measured part starts: the
+//! CPU time printed is that of the floor's work alone, by `getrusage`, and
+//! is what the whole process of `asf convert` on the same store is compared
+//! with (`benches/README.md`).
+//!
+//! ```text
+//! agentlog asf convert STORE -o CONVERTED
+//! cargo run --release --example asf_floor -- STORE CONVERTED OUT
+//! ```
+
+#[path = "../benches/support/floor.rs"]
+mod floor;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use agentlog::asf::Session;
+use agentlog::output::{Batch, Output};
+use sha2::{Digest, Sha256};
+
+/// A converted session file: its name, its bytes, and each `response`'s
+/// request without `input` in canonical form (what its `request_hash`
+/// hashes after the items), each distinct one kept once with how many
+/// responses have it.
+struct Converted {
+    name: String,
+    bytes: Vec<u8>,
+    tails: Vec<(Vec<u8>, u64)>,
+}
+
+fn tails_of(file: &[u8]) -> Vec<(Vec<u8>, u64)> {
+    let Ok(s) = Session::read(file) else {
+        return Vec::new();
+    };
+    let mut tails: Vec<(Vec<u8>, u64)> = Vec::new();
+    for e in s.entries().iter().filter(|e| e.request_hash.is_some()) {
+        let Ok(context) = s.request_context(&e.id) else {
+            continue;
+        };
+        let mut request = context.request();
+        if let Some(m) = request.as_object_mut() {
+            m.remove("input");
+        }
+        let Ok(t) = agentlog::asf::canon::to_canonical(&request) else {
+            continue;
+        };
+        match tails.iter_mut().find(|(k, _)| *k == t) {
+            Some((_, n)) => *n += 1,
+            None => tails.push((t, 1)),
+        }
+    }
+    tails
+}
+
+/// User and system CPU time of this process so far, in seconds.
+fn cpu() -> (f64, f64) {
+    // SAFETY: `getrusage` fills the zeroed struct it is given.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
+    let t = |v: libc::timeval| v.tv_sec as f64 + v.tv_usec as f64 / 1e6;
+    (t(u.ru_utime), t(u.ru_stime))
+}
+
+fn main() -> ExitCode {
+    let args: Vec<PathBuf> = std::env::args_os().skip(1).map(PathBuf::from).collect();
+    let [store, converted, out] = args.as_slice() else {
+        eprintln!("usage: asf_floor STORE CONVERTED OUT");
+        return ExitCode::from(2);
+    };
+    // Not measured: the converted files and their request tails.
+    let mut files = Vec::new();
+    let Ok(rd) = std::fs::read_dir(converted) else {
+        eprintln!("asf_floor: cannot list {}", converted.display());
+        return ExitCode::from(2);
+    };
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.ends_with(".jsonl") {
+            continue;
+        }
+        let Ok(bytes) = std::fs::read(e.path()) else {
+            continue;
+        };
+        let tails = tails_of(&bytes);
+        files.push(Converted { name, bytes, tails });
+    }
+    files.sort_by(|a, b| a.name.cmp(&b.name));
+    if let Err(e) = std::fs::create_dir_all(out) {
+        eprintln!("asf_floor: {}: {e}", out.display());
+        return ExitCode::from(2);
+    }
+
+    let (u0, s0) = cpu();
+    // Read and parse what the converter reads.
+    let mut buf = Vec::with_capacity(1 << 16);
+    let mut tape = floor::TapeFloor::default();
+    let mut read = 0u64;
+    let read_bytes = floor::read_all(store, &mut buf, |b| {
+        read += 1;
+        tape.parse(b);
+    });
+    // Hash and write what it writes.
+    let mut check = 0u64;
+    let (mut lines, mut tails, mut written) = (0u64, 0u64, 0u64);
+    let mut pending = Batch::new();
+    for f in &files {
+        for line in f.bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+            check += u64::from(Sha256::digest(line)[0]);
+            lines += 1;
+        }
+        for (t, n) in &f.tails {
+            for _ in 0..*n {
+                check += u64::from(Sha256::digest(t)[0]);
+                tails += 1;
+            }
+        }
+        let written_ok = Output::create_entry(&out.join(&f.name))
+            .map_err(|e| e.to_string())
+            .and_then(|mut o| {
+                o.write_all(&f.bytes).map_err(|e| e.to_string())?;
+                pending.add(o).map_err(|e| e.to_string())
+            });
+        if let Err(e) = written_ok {
+            eprintln!("asf_floor: {e}");
+            return ExitCode::from(2);
+        }
+        written += f.bytes.len() as u64;
+    }
+    if let Err(e) = pending.finish() {
+        eprintln!("asf_floor: {e}");
+        return ExitCode::from(2);
+    }
+    let (u1, s1) = cpu();
+    println!(
+        "read {read} files ({read_bytes} bytes, {} tape nodes, {} not JSON); \
+         hashed {lines} lines and {tails} request tails (check {check}); \
+         wrote {} files ({written} bytes)",
+        tape.nodes,
+        tape.errors,
+        files.len()
+    );
+    println!(
+        "floor CPU: user {:.3} s, sys {:.3} s, total {:.3} s",
+        u1 - u0,
+        s1 - s0,
+        (u1 - u0) + (s1 - s0)
+    );
+    ExitCode::SUCCESS
+}
