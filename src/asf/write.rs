@@ -443,21 +443,36 @@ impl Appender {
             let at = members.partition_point(|m| cmp_utf16(m.0, member.0).is_lt());
             members.insert(at, member);
         }
-        let mut string_member = |scratch: &mut Vec<u8>, k: &'static str, v: Option<&str>| {
-            let start = scratch.len();
-            scratch.push(b'"');
-            scratch.extend_from_slice(k.as_bytes());
-            scratch.extend_from_slice(b"\":");
-            match v {
-                Some(v) => crate::json::write::write_str(scratch, v, false),
-                None => scratch.extend_from_slice(b"null"),
-            }
-            put(&mut members, (k, start..scratch.len(), &[]));
-        };
-        string_member(&mut self.scratch, "type", Some(entry_type));
-        string_member(&mut self.scratch, "id", Some(&id));
-        string_member(&mut self.scratch, "parent", parent);
-        string_member(&mut self.scratch, "ts", Some(ts));
+        // `plain`: a value with nothing to escape, copied between its
+        // quotes as it stands (an id, which is `sha256:` and hex digits, and
+        // the parent, which names one; a canonical `ts`).
+        let mut string_member =
+            |scratch: &mut Vec<u8>, k: &'static str, v: Option<&str>, plain: bool| {
+                let start = scratch.len();
+                scratch.push(b'"');
+                scratch.extend_from_slice(k.as_bytes());
+                scratch.extend_from_slice(b"\":");
+                match v {
+                    Some(v) if plain => {
+                        debug_assert!(
+                            v.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\'),
+                            "{v:?} needs escapes"
+                        );
+                        scratch.push(b'"');
+                        scratch.extend_from_slice(v.as_bytes());
+                        scratch.push(b'"');
+                    }
+                    Some(v) => crate::json::write::write_str(scratch, v, false),
+                    None => scratch.extend_from_slice(b"null"),
+                }
+                put(&mut members, (k, start..scratch.len(), &[]));
+            };
+        string_member(&mut self.scratch, "type", Some(entry_type), false);
+        string_member(&mut self.scratch, "id", Some(&id), true);
+        // Known to the index, so one of the ids written here.
+        string_member(&mut self.scratch, "parent", parent, true);
+        // Checked by `is_canonical_ts` above.
+        string_member(&mut self.scratch, "ts", Some(ts), true);
         if let Some(p) = &parents_canon {
             let start = self.scratch.len();
             self.scratch.extend_from_slice(b"\"parents\":");
