@@ -49,12 +49,68 @@ pub fn envelope_bytes(
     ts: &str,
     content_hash: &str,
 ) {
+    envelope_with(
+        out,
+        entry_type,
+        parent,
+        parents_canonical,
+        ts,
+        content_hash,
+        false,
+    );
+}
+
+/// [`envelope_bytes`] of an entry the appender writes: the content hash
+/// and the parent (ids: `sha256:` and hex digits) and the `ts` (checked
+/// canonical) are copied between their quotes as they stand, with nothing
+/// to escape; the type goes through the escaping writer.
+pub(crate) fn envelope_bytes_own(
+    out: &mut Vec<u8>,
+    entry_type: &str,
+    parent: Option<&str>,
+    parents_canonical: Option<&[u8]>,
+    ts: &str,
+    content_hash: &str,
+) {
+    envelope_with(
+        out,
+        entry_type,
+        parent,
+        parents_canonical,
+        ts,
+        content_hash,
+        true,
+    );
+}
+
+fn envelope_with(
+    out: &mut Vec<u8>,
+    entry_type: &str,
+    parent: Option<&str>,
+    parents_canonical: Option<&[u8]>,
+    ts: &str,
+    content_hash: &str,
+    plain: bool,
+) {
     use crate::json::write::write_str;
+    let string = |out: &mut Vec<u8>, s: &str| {
+        if plain {
+            debug_assert!(
+                s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\'),
+                "{s:?} needs escapes"
+            );
+            out.push(b'"');
+            out.extend_from_slice(s.as_bytes());
+            out.push(b'"');
+        } else {
+            write_str(out, s, false);
+        }
+    };
     out.extend_from_slice(b"{\"content\":");
-    write_str(out, content_hash, false);
+    string(out, content_hash);
     out.extend_from_slice(b",\"parent\":");
     match parent {
-        Some(p) => write_str(out, p, false),
+        Some(p) => string(out, p),
         None => out.extend_from_slice(b"null"),
     }
     if let Some(p) = parents_canonical {
@@ -62,7 +118,7 @@ pub fn envelope_bytes(
         out.extend_from_slice(p);
     }
     out.extend_from_slice(b",\"ts\":");
-    write_str(out, ts, false);
+    string(out, ts);
     out.extend_from_slice(b",\"type\":");
     write_str(out, entry_type, false);
     out.push(b'}');

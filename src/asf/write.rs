@@ -8,7 +8,7 @@ use crate::json::{Map, Number, OwnedValue};
 
 use super::canon::{self, CanonError, cmp_utf16};
 use super::context::Settings;
-use super::hash::{envelope_bytes, hex_ref, sha256_ref};
+use super::hash::{envelope_bytes_own, hex_ref, sha256_ref};
 use super::problem::Problem;
 use super::read::{ENVELOPE, FORMAT, LineReaderPub, PAYLOAD, ParentRef, Session, is_rfc3339};
 use super::request::RequestHasher;
@@ -421,7 +421,7 @@ impl Appender {
             Some(canon::to_canonical(&v).map_err(WriteError::NotIJson)?)
         };
         self.envelope.clear();
-        envelope_bytes(
+        envelope_bytes_own(
             &mut self.envelope,
             entry_type,
             parent,
