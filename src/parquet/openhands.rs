@@ -483,7 +483,9 @@ impl<'a> StateRows<'a> {
     /// Reads the state's root object `root`, parsed from `raw`; the view's
     /// strings borrow from `raw` where they can (owned when it is empty).
     pub(super) fn read(raw: &'a [u8], root: Value<'_>) -> StateRows<'a> {
-        let state = State::decode(root).unwrap_or_default();
+        // The fields only (the rows never write the state back): no
+        // members recorded, no raw literals, so no spans computed.
+        let state = State::decode_lean(root).unwrap_or_default();
         let a = state.agent_info();
         let map = state
             .stats
