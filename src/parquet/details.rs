@@ -5,7 +5,7 @@
 //! visitor each event, so that no event is parsed again for them. The view
 //! built from those events is the one built from the files.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::sync::Mutex;
 
 use crate::json::{Document, Parser, Value};
@@ -203,11 +203,11 @@ fn s(v: Option<Value<'_>>) -> Option<String> {
     v.and_then(|v| v.as_str()).map(str::to_owned)
 }
 
-/// A hash of an event's `id` member (the same in every process).
+/// A hash of an event's `id` member (the same in every process: foldhash
+/// with its fixed seed, a few times cheaper than SipHash on IDs).
 fn id_hash(id: Option<&str>) -> u64 {
     use std::hash::BuildHasher;
-    std::hash::BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default()
-        .hash_one(id)
+    foldhash::fast::FixedState::default().hash_one(id)
 }
 
 /// The columns of an event an analyst filters on.

@@ -4,7 +4,7 @@
 //! `files --json`, the view of `view --json`, the usage of `stats --json`
 //! ([`StateUsage`], [`Usage::of`]) — so they agree by construction.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 use crate::json::{Item, Parser, Value};
 use crate::openhands::model_of;
