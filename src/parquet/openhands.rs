@@ -341,6 +341,8 @@ fn add_rows(
 
     let event_at = |index: u64| position_of(index).and_then(|p| conv.event(p));
     for (n, c) in details.calls.iter().enumerate() {
+        // The action's own columns (a call is recorded with its action's).
+        let a = details.cols.get(c.action_col).unwrap_or(&none);
         let action = event_at(c.action_index);
         let result = c.result_index.and_then(event_at);
         let started = action.as_ref().and_then(|e| micros(e.timestamp()));
@@ -355,10 +357,10 @@ fn add_rows(
                 .count(Some(n as u64))
                 .count(Some(c.action_index))
                 .str(action.as_ref().and_then(|e| e.id()))
-                .str(c.tool_name.as_deref())
-                .str(c.tool_call_id.as_deref())
-                .str(c.llm_response_id.as_deref())
-                .str(c.action_kind.as_deref())
+                .str(a.tool_name.as_deref())
+                .str(a.tool_call_id.as_deref())
+                .str(a.llm_response_id.as_deref())
+                .str(a.action_kind.as_deref())
                 .str(c.arguments.as_deref())
                 .time(started.map(|t| t.0))
                 .str(c.outcome)
