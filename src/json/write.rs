@@ -317,7 +317,9 @@ mod word_scan_tests {
     /// of them, in strings of up to three blocks and a tail.
     #[test]
     fn escapes_across_blocks() {
-        let specials = ["\"", "\\", "\n", "\u{1}", "\u{1f}", "é", "😀", "\u{7f}", " "];
+        let specials = [
+            "\"", "\\", "\n", "\u{1}", "\u{1f}", "é", "😀", "\u{7f}", " ",
+        ];
         for len in 0..56 {
             for (k, sp) in specials.iter().enumerate() {
                 for at in [0, 7, 8, 15, 16, 17, 31, 32, 33, 47, 48] {

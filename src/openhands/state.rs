@@ -220,7 +220,10 @@ mod tests {
             let m = match item {
                 Item::Ok(m) => m,
                 Item::Bad { raw, error } => {
-                    out += &format!("{k:?} bad {:?} {error}\n", String::from_utf8_lossy(raw.raw()));
+                    out += &format!(
+                        "{k:?} bad {:?} {error}\n",
+                        String::from_utf8_lossy(raw.raw())
+                    );
                     continue;
                 }
             };
@@ -270,7 +273,12 @@ mod tests {
         let doc = p.parse(input).unwrap();
         let full = State::decode(doc.root());
         let lean = State::decode_lean(doc.root());
-        assert_eq!(full.is_some(), lean.is_some(), "{}", String::from_utf8_lossy(input));
+        assert_eq!(
+            full.is_some(),
+            lean.is_some(),
+            "{}",
+            String::from_utf8_lossy(input)
+        );
         if let (Some(f), Some(l)) = (full, lean) {
             assert_eq!(fields(&f), fields(&l), "{}", String::from_utf8_lossy(input));
             assert!(l.members.is_empty());
