@@ -256,13 +256,46 @@ pub(crate) enum Fill {
 /// bytes (see [`read_open_into`]); at most [`MAX_SIZE`] + 1 bytes are read.
 /// On error `buf` may hold part of the file past its former length.
 pub(crate) fn fill(reader: &mut impl Read, size: u64, buf: &mut Vec<u8>) -> Result<(), Fill> {
-    fill_max(reader, size, MAX_SIZE, buf)
+    fill_max(&mut Zeroed(reader), size, MAX_SIZE, buf)
+}
+
+/// What [`fill_max`] reads from: bytes appended to a buffer.
+pub(crate) trait ReadAppend {
+    /// Reads at most `want` bytes onto the end of `buf` (growing it as
+    /// needed) and gives how many: 0 at the end of the file. On error
+    /// `buf` is as it was.
+    fn read_append(&mut self, buf: &mut Vec<u8>, want: usize) -> std::io::Result<usize>;
+}
+
+/// A [`Read`] as a [`ReadAppend`]: the room is zeroed before each read
+/// (the standard library reads only into initialised bytes).
+pub(crate) struct Zeroed<R>(pub(crate) R);
+
+impl<R: Read> ReadAppend for Zeroed<R> {
+    fn read_append(&mut self, buf: &mut Vec<u8>, want: usize) -> std::io::Result<usize> {
+        let filled = buf.len();
+        buf.resize(filled + want, 0);
+        let got = match buf.get_mut(filled..) {
+            Some(dst) => self.0.read(dst),
+            None => Ok(0),
+        };
+        match got {
+            Ok(n) => {
+                buf.truncate(filled + n.min(want));
+                Ok(n.min(want))
+            }
+            Err(e) => {
+                buf.truncate(filled);
+                Err(e)
+            }
+        }
+    }
 }
 
 /// [`fill`] with a limit of `max` bytes (at most [`MAX_SIZE`]): at most
 /// `max` + 1 bytes are read, and more than `max` is [`Fill::TooLarge`].
 pub(crate) fn fill_max(
-    reader: &mut impl Read,
+    reader: &mut impl ReadAppend,
     size: u64,
     max: u64,
     buf: &mut Vec<u8>,
@@ -281,17 +314,8 @@ pub(crate) fn fill_max(
         if want >= BIG_READ && buf.capacity() - filled < want as usize {
             buf.reserve_exact(want as usize);
         }
-        // Zeroed before reading: the standard library reads only into
-        // initialised bytes (a `memset` of the file's size, small next to
-        // the system calls).
-        buf.resize(filled + want as usize, 0);
-        let got = match buf.get_mut(filled..) {
-            Some(dst) => reader.read(dst),
-            None => Ok(0),
-        };
-        match got {
+        match reader.read_append(buf, want as usize) {
             Ok(n) => {
-                buf.truncate(filled + n);
                 let total = total + n as u64;
                 if total > max {
                     return Err(Fill::TooLarge(total));
@@ -307,7 +331,7 @@ pub(crate) fn fill_max(
                     total.max(8192)
                 };
             }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => buf.truncate(filled),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => return Err(Fill::Io(e)),
         }
     }

@@ -132,6 +132,15 @@ pub trait FieldValue<'a>: Sized {
     /// (the member is then kept raw, never lost). `v` is never `null`: null
     /// members are recorded by [`Members`].
     fn decode_field(v: Value<'a>) -> Option<Self>;
+    /// Decodes `v` into the same fields as [`decode_field`](Self::decode_field)
+    /// (`None` in the same cases), without what only writing the value
+    /// back needs: objects record no [`Members`] and strings no raw
+    /// literal, so the document's spans are not computed for it. For
+    /// readers of the fields only: a value decoded this way written back
+    /// loses its undeclared members and its strings' escapes.
+    fn decode_lean(v: Value<'a>) -> Option<Self> {
+        Self::decode_field(v)
+    }
     /// Writes the value as JSON.
     fn encode_field(&self, out: &mut Vec<u8>);
 }
@@ -222,6 +231,10 @@ impl<'a> FieldValue<'a> for Str<'a> {
             raw: Some(v.raw()),
         })
     }
+    #[inline]
+    fn decode_lean(v: Value<'a>) -> Option<Self> {
+        v.as_str().map(Str::new)
+    }
     fn encode_field(&self, out: &mut Vec<u8>) {
         match self.raw {
             Some(r) => out.extend_from_slice(r),
@@ -263,6 +276,14 @@ impl<'a, T: FieldValue<'a>> FieldValue<'a> for List<'a, T> {
         }
         Some(out)
     }
+    fn decode_lean(v: Value<'a>) -> Option<Self> {
+        let arr = v.as_array()?;
+        let mut out = List::with_capacity_in(arr.len(), v.arena());
+        for e in arr.iter() {
+            out.push(T::decode_lean(e)?);
+        }
+        Some(out)
+    }
     fn encode_field(&self, out: &mut Vec<u8>) {
         out.push(b'[');
         for (i, e) in self.iter().enumerate() {
@@ -290,6 +311,22 @@ pub enum Item<'a, T> {
     },
 }
 
+impl<'a, T: Expected> Item<'a, T> {
+    /// The element `v`, decoded as `t` (`None`: it did not fit `T`).
+    fn of(v: Value<'a>, t: Option<T>) -> Self {
+        match t {
+            Some(t) => Item::Ok(t),
+            None => Item::Bad {
+                raw: v,
+                error: ElementError {
+                    expected: T::EXPECTED,
+                    found: v.json_type().as_str(),
+                },
+            },
+        }
+    }
+}
+
 /// Why an element of a list did not decode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("expected {expected}, found {found}")]
@@ -315,16 +352,10 @@ pub trait Expected {
 /// only when it is not an object.
 impl<'a, T: FieldValue<'a> + Expected> FieldValue<'a> for Item<'a, T> {
     fn decode_field(v: Value<'a>) -> Option<Self> {
-        Some(match T::decode_field(v) {
-            Some(t) => Item::Ok(t),
-            None => Item::Bad {
-                raw: v,
-                error: ElementError {
-                    expected: T::EXPECTED,
-                    found: v.json_type().as_str(),
-                },
-            },
-        })
+        Some(Item::of(v, T::decode_field(v)))
+    }
+    fn decode_lean(v: Value<'a>) -> Option<Self> {
+        Some(Item::of(v, T::decode_lean(v)))
     }
     fn encode_field(&self, out: &mut Vec<u8>) {
         match self {
@@ -384,6 +415,15 @@ impl<'a, V: FieldValue<'a>> FieldValue<'a> for Dict<'a, V> {
         for m in obj.iter() {
             let k = Str::decode_field(m.key_value)?;
             entries.push((k, V::decode_field(m.value)?));
+        }
+        Some(Dict { entries })
+    }
+    fn decode_lean(v: Value<'a>) -> Option<Self> {
+        let obj = v.as_object()?;
+        let mut entries = List::with_capacity_in(obj.len(), v.arena());
+        for m in obj.iter() {
+            let k = Str::decode_lean(m.key_value)?;
+            entries.push((k, V::decode_lean(m.value)?));
         }
         Some(Dict { entries })
     }
@@ -508,6 +548,35 @@ macro_rules! json_object {
                 Some(out)
             }
 
+            /// Decodes an object's declared members into the same fields
+            /// as [`decode`](Self::decode) (the last occurrence of a name
+            /// decides; `null` or another JSON type: `None`), without the
+            /// bookkeeping writing it back needs: `members` is left empty
+            /// and strings keep no raw literal
+            /// ([`FieldValue::decode_lean`](crate::json::FieldValue::decode_lean)).
+            /// `None` when `v` is not an object. For readers of the fields
+            /// only: [`write_to`](Self::write_to) would not give the input
+            /// back.
+            pub fn decode_lean(v: $crate::json::Value<'a>) -> Option<Self> {
+                let obj = v.as_object()?;
+                let mut out = Self::default();
+                for m in obj.iter() {
+                    match m.key {
+                        $(
+                            $key => {
+                                out.$field = if m.value.is_null() {
+                                    None
+                                } else {
+                                    <$ty as $crate::json::FieldValue<'a>>::decode_lean(m.value)
+                                };
+                            }
+                        )*
+                        _ => {}
+                    }
+                }
+                Some(out)
+            }
+
             fn field_number(key: &str) -> u8 {
                 let mut i = 0u8;
                 for k in Self::KEYS {
@@ -590,6 +659,9 @@ macro_rules! json_object {
         impl<'a> $crate::json::FieldValue<'a> for $name<'a> {
             fn decode_field(v: $crate::json::Value<'a>) -> Option<Self> {
                 Self::decode(v)
+            }
+            fn decode_lean(v: $crate::json::Value<'a>) -> Option<Self> {
+                Self::decode_lean(v)
             }
             fn encode_field(&self, out: &mut Vec<u8>) {
                 self.write_to(out);

@@ -20,6 +20,19 @@ pub fn write_str(out: &mut Vec<u8>, s: &str, ensure_ascii: bool) {
     let high = if ensure_ascii { u64::MAX } else { 0 };
     let mut run = 0;
     let mut i = 0;
+    // Sixteen bytes at a time (SSE2, which every x86-64 processor has): the
+    // bytes of a block that need a look, exactly, as a bit mask, each
+    // handled in order; a block without any is skipped whole.
+    #[cfg(target_arch = "x86_64")]
+    while let Some(block) = bytes.get(i..i + 16) {
+        let mut look = block_look(block, ensure_ascii);
+        while look != 0 {
+            let at = i + look.trailing_zeros() as usize;
+            look &= look - 1;
+            look_at(out, s, at, &mut run, ensure_ascii);
+        }
+        i += 16;
+    }
     while i < bytes.len() {
         // Eight bytes at a time while none of them needs a look (no `"`,
         // `\\`, control character, or non-ASCII byte with `ensure_ascii`);
@@ -34,45 +47,88 @@ pub fn write_str(out: &mut Vec<u8>, s: &str, ensure_ascii: bool) {
             }
             i += (look.trailing_zeros() / 8) as usize;
         }
-        let b = bytes[i];
-        let esc: Option<&[u8]> = match b {
-            b'"' => Some(b"\\\""),
-            b'\\' => Some(b"\\\\"),
-            b'\n' => Some(b"\\n"),
-            b'\r' => Some(b"\\r"),
-            b'\t' => Some(b"\\t"),
-            0x08 => Some(b"\\b"),
-            0x0c => Some(b"\\f"),
-            _ => None,
-        };
-        if let Some(e) = esc {
-            out.extend_from_slice(&bytes[run..i]);
-            out.extend_from_slice(e);
-            run = i + 1;
-        } else if b < 0x20 {
-            out.extend_from_slice(&bytes[run..i]);
-            push_u_escape(out, b as u16);
-            run = i + 1;
-        } else if ensure_ascii && b >= 0x80 {
-            // Handled per char below.
-            out.extend_from_slice(&bytes[run..i]);
-            // Only act at char starts.
-            if b & 0xC0 != 0x80 {
-                let ch = s
-                    .get(i..)
-                    .and_then(|t| t.chars().next())
-                    .unwrap_or('\u{FFFD}');
-                let mut units = [0u16; 2];
-                for u in ch.encode_utf16(&mut units) {
-                    push_u_escape(out, *u);
-                }
-            }
-            run = i + 1;
-        }
+        look_at(out, s, i, &mut run, ensure_ascii);
         i += 1;
     }
     out.extend_from_slice(&bytes[run..]);
     out.push(b'"');
+}
+
+/// Writes what the byte of `s` at `i` needs, if anything: the run of
+/// plain bytes since `run` first, then its escape (`run` moves past it).
+/// A byte that needs nothing is left in the run.
+#[inline]
+fn look_at(out: &mut Vec<u8>, s: &str, i: usize, run: &mut usize, ensure_ascii: bool) {
+    let bytes = s.as_bytes();
+    let Some(&b) = bytes.get(i) else { return };
+    let esc: Option<&[u8]> = match b {
+        b'"' => Some(b"\\\""),
+        b'\\' => Some(b"\\\\"),
+        b'\n' => Some(b"\\n"),
+        b'\r' => Some(b"\\r"),
+        b'\t' => Some(b"\\t"),
+        0x08 => Some(b"\\b"),
+        0x0c => Some(b"\\f"),
+        _ => None,
+    };
+    if let Some(e) = esc {
+        out.extend_from_slice(&bytes[*run..i]);
+        out.extend_from_slice(e);
+        *run = i + 1;
+    } else if b < 0x20 {
+        out.extend_from_slice(&bytes[*run..i]);
+        push_u_escape(out, b as u16);
+        *run = i + 1;
+    } else if ensure_ascii && b >= 0x80 {
+        // Handled per char below.
+        out.extend_from_slice(&bytes[*run..i]);
+        // Only act at char starts.
+        if b & 0xC0 != 0x80 {
+            let ch = s
+                .get(i..)
+                .and_then(|t| t.chars().next())
+                .unwrap_or('\u{FFFD}');
+            let mut units = [0u16; 2];
+            for u in ch.encode_utf16(&mut units) {
+                push_u_escape(out, *u);
+            }
+        }
+        *run = i + 1;
+    }
+}
+
+/// The bytes of a 16-byte `block` that need a look, one bit each (bit `n`
+/// for byte `n`): `"`, `\\`, control characters, and with `ensure_ascii`
+/// every byte that is not ASCII. Exact: no byte is flagged that needs
+/// nothing.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn block_look(block: &[u8], ensure_ascii: bool) -> u32 {
+    use std::arch::x86_64::{
+        _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8, _mm_or_si128,
+        _mm_set1_epi8,
+    };
+    debug_assert_eq!(block.len(), 16);
+    if block.len() < 16 {
+        return 0;
+    }
+    // SAFETY: SSE2 is part of the x86-64 baseline; the unaligned load
+    // reads the 16 bytes of `block` (checked above).
+    unsafe {
+        let x = _mm_loadu_si128(block.as_ptr().cast());
+        let quote = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'"' as i8));
+        let backslash = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'\\' as i8));
+        // Unsigned `x <= 0x1f`: the larger of `x` and 0x1f is 0x1f.
+        let limit = _mm_set1_epi8(0x1f);
+        let control = _mm_cmpeq_epi8(_mm_max_epu8(x, limit), limit);
+        let look = _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, backslash), control)) as u32;
+        if ensure_ascii {
+            // The high bit of each byte: not ASCII.
+            look | _mm_movemask_epi8(x) as u32
+        } else {
+            look
+        }
+    }
 }
 
 /// The bytes of `x` (little-endian) that need a look: the high bit of each
@@ -254,6 +310,37 @@ mod word_scan_tests {
                     }
                 }
             }
+        }
+    }
+
+    /// Escapes on both sides of the 16-byte blocks' boundaries, and runs
+    /// of them, in strings of up to three blocks and a tail.
+    #[test]
+    fn escapes_across_blocks() {
+        let specials = [
+            "\"", "\\", "\n", "\u{1}", "\u{1f}", "é", "😀", "\u{7f}", " ",
+        ];
+        for len in 0..56 {
+            for (k, sp) in specials.iter().enumerate() {
+                for at in [0, 7, 8, 15, 16, 17, 31, 32, 33, 47, 48] {
+                    let mut s: String = "abcdefghijklmnopqrstuvwxyz"
+                        .chars()
+                        .cycle()
+                        .take(len)
+                        .collect();
+                    if at <= s.len() {
+                        s.insert_str(at, sp);
+                    }
+                    let other = specials[(k + 1) % specials.len()];
+                    let mid = s.len() / 2;
+                    if s.is_char_boundary(mid) {
+                        s.insert_str(mid, other);
+                    }
+                    writes_as_reference(&s);
+                }
+            }
+            let all: String = specials.iter().cycle().take(len).copied().collect();
+            writes_as_reference(&all);
         }
     }
 

@@ -175,3 +175,168 @@ crate::json_object! {
         forked_from_event_id: Str<'a> = "forked_from_event_id",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::Parser;
+    use crate::openhands::usage::model_of;
+    use crate::openhands::{Usage, count, float};
+
+    /// What readers of the fields see of a state: every declared field of
+    /// the state and of its metrics, as text.
+    fn fields(s: &State<'_>) -> String {
+        let raw = |v: &Option<Value<'_>>| v.map(|v| String::from_utf8_lossy(v.raw()).into_owned());
+        let st = |v: &Option<Str<'_>>| v.as_ref().map(|s| s.as_str().to_owned());
+        let tok = |t: &TokenUsage<'_>| {
+            format!(
+                "{:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?}",
+                st(&t.model),
+                raw(&t.prompt_tokens),
+                raw(&t.completion_tokens),
+                raw(&t.cache_read_tokens),
+                raw(&t.cache_write_tokens),
+                raw(&t.reasoning_tokens),
+                raw(&t.context_window),
+                raw(&t.per_turn_token),
+                st(&t.response_id),
+            )
+        };
+        let mut out = format!(
+            "{:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?}\n",
+            st(&s.id),
+            raw(&s.agent),
+            raw(&s.workspace),
+            st(&s.execution_status),
+            raw(&s.confirmation_policy),
+            st(&s.leaf_event_id),
+            s.head_is_empty,
+            s.agent_info(),
+            s.working_dir(),
+            s.stats.is_some(),
+        );
+        let map = s.stats.as_ref().and_then(|s| s.usage_to_metrics.as_ref());
+        for (k, item) in map.into_iter().flat_map(|m| m.entries()) {
+            let m = match item {
+                Item::Ok(m) => m,
+                Item::Bad { raw, error } => {
+                    out += &format!(
+                        "{k:?} bad {:?} {error}\n",
+                        String::from_utf8_lossy(raw.raw())
+                    );
+                    continue;
+                }
+            };
+            out += &format!(
+                "{k:?} {:?} {:?} {:?} {:?} {:?} {}\n",
+                st(&m.model_name),
+                raw(&m.accumulated_cost),
+                raw(&m.max_budget_per_task),
+                m.accumulated_token_usage.as_ref().map(tok),
+                Usage::of(m),
+                model_of(m),
+            );
+            for c in m.costs.iter().flat_map(|l| l.iter()) {
+                out += &match c {
+                    Item::Ok(c) => format!(
+                        " cost {:?} {:?} {:?}\n",
+                        st(&c.model),
+                        float(c.cost),
+                        raw(&c.timestamp)
+                    ),
+                    Item::Bad { error, .. } => format!(" cost bad {error}\n"),
+                };
+            }
+            for l in m.response_latencies.iter().flat_map(|l| l.iter()) {
+                out += &match l {
+                    Item::Ok(l) => format!(
+                        " latency {:?} {:?} {:?}\n",
+                        st(&l.model),
+                        float(l.latency),
+                        st(&l.response_id)
+                    ),
+                    Item::Bad { error, .. } => format!(" latency bad {error}\n"),
+                };
+            }
+            for t in m.token_usages.iter().flat_map(|l| l.iter()) {
+                out += &match t {
+                    Item::Ok(t) => format!(" tokens {} {}\n", tok(t), count(t.prompt_tokens)),
+                    Item::Bad { error, .. } => format!(" tokens bad {error}\n"),
+                };
+            }
+        }
+        out
+    }
+
+    fn same_fields(input: &[u8]) {
+        let mut p = Parser::new();
+        let doc = p.parse(input).unwrap();
+        let full = State::decode(doc.root());
+        let lean = State::decode_lean(doc.root());
+        assert_eq!(
+            full.is_some(),
+            lean.is_some(),
+            "{}",
+            String::from_utf8_lossy(input)
+        );
+        if let (Some(f), Some(l)) = (full, lean) {
+            assert_eq!(fields(&f), fields(&l), "{}", String::from_utf8_lossy(input));
+            assert!(l.members.is_empty());
+        }
+    }
+
+    /// `decode_lean` reads the same fields as `decode`: repeated names
+    /// (the last decides, whatever it holds), `null`, members of another
+    /// JSON type, escapes, elements that are not objects, and every
+    /// corpus state.
+    #[test]
+    fn lean_decode_reads_the_fields_decode_reads() {
+        for input in [
+            &br#"[1, 2]"#[..],
+            br#"{}"#,
+            br#"{"id": "a\u0062", "id": 3, "execution_status": null, "head_is_empty": true}"#,
+            br#"{"id": 3, "id": "x", "execution_status": "idle", "execution_status": 4}"#,
+            br#"{"agent": {"kind": "Agent", "llm": {"model": "m\"1", "usage_id": "u"}},
+                 "workspace": {"working_dir": "/w"}, "leaf_event_id": "e", "extra": [1]}"#,
+            br#"{"stats": 3}"#,
+            br#"{"stats": {"usage_to_metrics": []}}"#,
+            br#"{"stats": {"usage_to_metrics": {"agent": 1, "agent": {"model_name": "a"},
+                 "task:x": null, "b\u0041": {"model_name": 2, "model_name": "default",
+                 "accumulated_cost": 1.5, "accumulated_cost": "x",
+                 "accumulated_token_usage": {"model": "t", "prompt_tokens": 10, "prompt_tokens": 12.0},
+                 "costs": [{"cost": 0.5, "model": "c"}, 3, {"cost": null}],
+                 "response_latencies": {"a": 1},
+                 "token_usages": [{"prompt_tokens": 1, "response_id": "r", "response_id": 5}, "s",
+                                  {"completion_tokens": 2, "context_window": 9}]}}},
+                 "stats": {"usage_to_metrics": {"z": {"token_usages": [{"model": "last"}]}}}}"#,
+        ] {
+            same_fields(input);
+        }
+        let root =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/corpus/openhands");
+        // `<version>/<scenario>/<conversation>/base_state.json`.
+        let mut n = 0;
+        let dirs = |p: &std::path::Path| -> Vec<std::path::PathBuf> {
+            let mut v: Vec<_> = std::fs::read_dir(p)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.is_dir())
+                .collect();
+            v.sort();
+            v
+        };
+        for version in dirs(&root) {
+            for scenario in dirs(&version) {
+                for conv in dirs(&scenario) {
+                    if let Ok(b) = std::fs::read(conv.join("base_state.json")) {
+                        same_fields(&b);
+                        n += 1;
+                    }
+                }
+            }
+        }
+        assert!(n >= 50, "{n} corpus states");
+    }
+}

@@ -4,7 +4,7 @@
 //! `files --json`, the view of `view --json`, the usage of `stats --json`
 //! ([`StateUsage`], [`Usage::of`]) — so they agree by construction.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 use crate::json::{Item, Parser, Value};
 use crate::openhands::model_of;
@@ -341,6 +341,8 @@ fn add_rows(
 
     let event_at = |index: u64| position_of(index).and_then(|p| conv.event(p));
     for (n, c) in details.calls.iter().enumerate() {
+        // The action's own columns (a call is recorded with its action's).
+        let a = details.cols.get(c.action_col).unwrap_or(&none);
         let action = event_at(c.action_index);
         let result = c.result_index.and_then(event_at);
         let started = action.as_ref().and_then(|e| micros(e.timestamp()));
@@ -355,10 +357,10 @@ fn add_rows(
                 .count(Some(n as u64))
                 .count(Some(c.action_index))
                 .str(action.as_ref().and_then(|e| e.id()))
-                .str(c.tool_name.as_deref())
-                .str(c.tool_call_id.as_deref())
-                .str(c.llm_response_id.as_deref())
-                .str(c.action_kind.as_deref())
+                .str(a.tool_name.as_deref())
+                .str(a.tool_call_id.as_deref())
+                .str(a.llm_response_id.as_deref())
+                .str(a.action_kind.as_deref())
                 .str(c.arguments.as_deref())
                 .time(started.map(|t| t.0))
                 .str(c.outcome)
@@ -483,7 +485,9 @@ impl<'a> StateRows<'a> {
     /// Reads the state's root object `root`, parsed from `raw`; the view's
     /// strings borrow from `raw` where they can (owned when it is empty).
     pub(super) fn read(raw: &'a [u8], root: Value<'_>) -> StateRows<'a> {
-        let state = State::decode(root).unwrap_or_default();
+        // The fields only (the rows never write the state back): no
+        // members recorded, no raw literals, so no spans computed.
+        let state = State::decode_lean(root).unwrap_or_default();
         let a = state.agent_info();
         let map = state
             .stats

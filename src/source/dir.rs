@@ -21,7 +21,7 @@ use std::fs::File;
 use std::io;
 use std::path::Path;
 
-use super::{Fill, MAX_SIZE, fill_max};
+use super::{Fill, MAX_SIZE, ReadAppend, fill_max};
 
 /// What an entry of a directory is, as the listing tells it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -164,7 +164,7 @@ impl Dir {
 /// and the `fstat` taken before reading.
 fn read_whole(
     file: &File,
-    reader: &mut impl io::Read,
+    reader: &mut impl ReadAppend,
     buf: &mut Vec<u8>,
     left: u64,
 ) -> Result<(usize, std::fs::Metadata), FileFault> {
@@ -213,7 +213,9 @@ mod imp {
     /// The longest name a Linux file system stores (`NAME_MAX`).
     const NAME_MAX: usize = 255;
 
-    /// Reads a file with the bare `read` system call. glibc's `read`,
+    /// Reads a file with the bare `read` system call, straight into the
+    /// buffer's spare room (not zeroed first: the kernel writes the bytes
+    /// it gives, and the buffer's length covers only those). glibc's `read`,
     /// `openat` and `close` are cancellation points: in a process with more
     /// than one thread each call goes through
     /// `__pthread_enable_asynccancel`/`__pthread_disable_asynccancel`
@@ -223,12 +225,25 @@ mod imp {
     /// without them.
     struct BareRead(libc::c_int);
 
-    impl io::Read for BareRead {
-        fn read(&mut self, dst: &mut [u8]) -> io::Result<usize> {
-            // SAFETY: `dst` is writable for its length; the descriptor is
-            // open while the reader lives.
-            let n = unsafe { libc::syscall(libc::SYS_read, self.0, dst.as_mut_ptr(), dst.len()) };
-            usize::try_from(n).map_err(|_| io::Error::last_os_error())
+    impl ReadAppend for BareRead {
+        fn read_append(&mut self, buf: &mut Vec<u8>, want: usize) -> io::Result<usize> {
+            buf.reserve(want);
+            let spare = buf.spare_capacity_mut();
+            let len = want.min(spare.len());
+            // SAFETY: `spare` is writable for `len` bytes (the kernel only
+            // writes into it); the descriptor is open while the reader
+            // lives.
+            let n = unsafe {
+                libc::syscall(libc::SYS_read, self.0, spare.as_mut_ptr().cast::<u8>(), len)
+            };
+            let n = usize::try_from(n)
+                .map_err(|_| io::Error::last_os_error())?
+                .min(len);
+            // SAFETY: the kernel wrote `n` bytes (at most `len`, within the
+            // capacity) at the start of the spare room: they are
+            // initialised.
+            unsafe { buf.set_len(buf.len() + n) };
+            Ok(n)
         }
     }
 
@@ -523,7 +538,7 @@ mod imp {
             }
             super::super::opens::file();
             let f = File::open(&path).map_err(FileFault::Io)?;
-            read_whole(&f, &mut &f, buf, left)
+            read_whole(&f, &mut super::super::Zeroed(&f), buf, left)
         }
 
         /// The identity, size and modification time of `name` in this
