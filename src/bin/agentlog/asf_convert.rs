@@ -28,6 +28,14 @@
 //! (a terminal only). Exit status 0 when everything converted, 1 when a
 //! conversation could not be read or converted (the others are), 2 on a
 //! PATH or OUT_DIR that cannot be used.
+//!
+//! One session id, one file: a conversation or session whose session id one
+//! converted earlier in the run already has (a copied conversation
+//! directory or sub-agent, a conversation named by its UUID in both
+//! spellings, the same session in two PATHs) is not converted again: the
+//! first one's file stays, and the later one is named on standard error and
+//! counted as not converted (exit status 1). Before, the later one's file
+//! replaced the earlier one's without a word.
 
 use std::path::{Path, PathBuf};
 
@@ -73,6 +81,9 @@ struct Tally {
     converted: u64,
     /// Those that could not be read or converted.
     failed: u64,
+    /// Those not converted because their session id was converted
+    /// earlier in the run.
+    repeated: u64,
 }
 
 /// Where the converted sessions go: written into a directory, or reported.
@@ -84,6 +95,8 @@ struct Sink<'a> {
     /// session ids and paths, printed once renamed.
     waiting: std::collections::VecDeque<(String, PathBuf)>,
     tally: Tally,
+    /// Each session id converted so far, with what it was converted from.
+    claimed: std::collections::HashMap<String, PathBuf>,
 }
 
 /// Runs `asf convert`.
@@ -118,6 +131,7 @@ pub fn run(a: ConvertArgs, out: &mut Out) -> Res<u8> {
         pending: Batch::new(),
         waiting: Default::default(),
         tally: Tally::default(),
+        claimed: Default::default(),
     };
     let mut reader = Reader::new();
     let mut conv = agentlog::openhands::Conversation::default();
@@ -149,6 +163,10 @@ pub fn run(a: ConvertArgs, out: &mut Out) -> Res<u8> {
                         return Ok(());
                     }
                 };
+                if !sink.claim(session_id(c.name()), node.dir) {
+                    status.raise(Status::PROBLEMS);
+                    return Ok(());
+                }
                 let options = Options {
                     parent_session: node.parent.map(session_id),
                     subsessions: c.subagents().iter().map(|n| session_id(n)).collect(),
@@ -191,11 +209,17 @@ fn occhat(root: &Path, sink: &mut Sink<'_>, status: &mut Status) -> Res<()> {
     }
     for entry in &list.sessions {
         let path = entry.filepath.display().to_string();
-        let done = match store
-            .load_session(&path)
-            .map_err(|e| e.to_string())
-            .and_then(|s| agentlog::convert::occhat::convert(&s).map_err(|e| e.to_string()))
-        {
+        let done = match store.load_session(&path).map_err(|e| e.to_string()) {
+            Ok(s) => {
+                if !sink.claim(agentlog::convert::occhat::session_id(&s), &entry.filepath) {
+                    status.raise(Status::PROBLEMS);
+                    continue;
+                }
+                agentlog::convert::occhat::convert(&s).map_err(|e| e.to_string())
+            }
+            Err(e) => Err(e),
+        };
+        let done = match done {
             Ok(d) => d,
             Err(e) => {
                 error(&format!("{path}: {e}"));
@@ -210,6 +234,31 @@ fn occhat(root: &Path, sink: &mut Sink<'_>, status: &mut Status) -> Res<()> {
 }
 
 impl Sink<'_> {
+    /// Takes `session` for the conversation or session at `source`: false
+    /// (said on standard error, counted) when one converted earlier in the
+    /// run has it.
+    fn claim(&mut self, session: String, source: &Path) -> bool {
+        use std::collections::hash_map::Entry;
+        match self.claimed.entry(session) {
+            Entry::Vacant(v) => {
+                v.insert(source.to_path_buf());
+                true
+            }
+            Entry::Occupied(o) => {
+                error(&format!(
+                    "{}: not converted: its session id {} is that of {}, converted \
+                     earlier in this run (a copy?); {}.jsonl is that one's",
+                    source.display(),
+                    o.key(),
+                    o.get().display(),
+                    o.key()
+                ));
+                self.tally.repeated += 1;
+                false
+            }
+        }
+    }
+
     /// Writes one converted session and prints its path (or its report).
     fn emit(&mut self, done: &Converted) -> Res<()> {
         self.tally.converted += 1;
@@ -270,11 +319,17 @@ impl Sink<'_> {
         let Some(out_dir) = &self.args.out_dir else {
             return Ok(());
         };
-        let failed = if self.tally.failed > 0 {
+        let mut failed = if self.tally.failed > 0 {
             format!("; {} could not be converted", self.tally.failed)
         } else {
             String::new()
         };
+        if self.tally.repeated > 0 {
+            failed.push_str(&format!(
+                "; {} not converted again (a session id converted earlier in this run)",
+                self.tally.repeated
+            ));
+        }
         self.out.line(&format!(
             "converted {}: {} in {}{failed}",
             plural(self.tally.converted, "conversation", "conversations"),

@@ -576,3 +576,105 @@ fn context_leaf_takes_the_prefixes_it_prints() {
     ]);
     assert_eq!(out.status.code(), Some(1));
 }
+
+/// Two PATHs holding the same conversation (a copy, here edited): `asf
+/// convert` converts the first and names the second on standard error,
+/// exit status 1; the file is the first one's, never replaced by the
+/// second's without a word. Its sub-agents, the same ids again, likewise.
+#[test]
+fn convert_keeps_one_file_per_session_id_and_names_the_repeats() {
+    let store = common::corpus_dir().join("openhands/1.58.2/subagent");
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    common::copy_tree(&store, &a);
+    common::copy_tree(&store, &b);
+    // The copy differs: its conversations' last events are gone.
+    let convs: Vec<PathBuf> = walkdir(&b);
+    assert!(
+        convs.len() >= 2,
+        "a conversation and a sub-agent: {convs:?}"
+    );
+    for c in &convs {
+        let events = c.join("events");
+        let mut names: Vec<_> = std::fs::read_dir(&events)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        names.sort();
+        std::fs::remove_file(names.last().unwrap()).unwrap();
+    }
+    let only_a = dir.path().join("only-a");
+    let o = run(&[
+        "asf",
+        "convert",
+        a.to_str().unwrap(),
+        "-o",
+        only_a.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let out_dir = dir.path().join("out");
+    let o = run(&[
+        "asf",
+        "convert",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "-o",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let stderr = String::from_utf8(o.stderr).unwrap();
+    for c in &convs {
+        assert!(
+            stderr.contains(&format!("{}: not converted: its session id", c.display())),
+            "{} named: {stderr}",
+            c.display()
+        );
+    }
+    let n = convs.len();
+    assert_eq!(
+        String::from_utf8(o.stdout).unwrap(),
+        format!(
+            "converted {n} conversations: {n} session files in {}; {n} not converted again \
+             (a session id converted earlier in this run)\n",
+            out_dir.display()
+        )
+    );
+    let files = |d: &std::path::Path| {
+        let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| {
+                let p = e.unwrap().path();
+                (
+                    p.file_name().unwrap().to_string_lossy().into_owned(),
+                    std::fs::read(&p).unwrap(),
+                )
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(
+        files(&out_dir),
+        files(&only_a),
+        "the first PATH's files, whole"
+    );
+}
+
+/// Every conversation directory under `store` (sub-agents included).
+fn walkdir(store: &std::path::Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![store.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        if d.join("base_state.json").is_file() {
+            out.push(d.clone());
+        }
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() && p.file_name().is_some_and(|n| n != "events") {
+                stack.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
