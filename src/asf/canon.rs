@@ -12,9 +12,10 @@
 //! - A repeated member name, a lone surrogate escape and a number failing
 //!   the test are [`CanonError`]s: no canonical form exists.
 //!
-//! [`canonical_value`] reads a parsed line in place (the tape and the raw
-//! spans, nothing decoded into owned values); [`canonical_owned`] writes an
-//! [`OwnedValue`].
+//! [`canonical_value`] reads a parsed line in place (the tape, and the raw
+//! spans where a literal is copied as it stands; nothing decoded into owned
+//! values), in one walk when simd-json parsed it; [`canonical_owned`]
+//! writes an [`OwnedValue`]. Both give the same bytes for the same value.
 
 use smallvec::SmallVec;
 use std::cmp::Ordering;
