@@ -150,7 +150,7 @@ fn canonical_strict(v: Value<'_>, out: &mut Vec<u8>) -> Result<(), CanonError> {
                     }
                     out.push(b',');
                 }
-                write_str(out, k, false);
+                write_name(out, k);
                 out.push(b':');
                 canonical_strict(*value, out)?;
             }
@@ -158,6 +158,23 @@ fn canonical_strict(v: Value<'_>, out: &mut Vec<u8>) -> Result<(), CanonError> {
         }
     }
     Ok(())
+}
+
+/// Appends a member's name as a JSON string literal: as it stands between
+/// quotes when it is printable ASCII without `"` or `\` (a name is short,
+/// and [`write_str`] looks at a short string byte by byte), else through
+/// [`write_str`].
+fn write_name(out: &mut Vec<u8>, k: &str) {
+    if k.bytes()
+        .all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
+    {
+        out.reserve(k.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(k.as_bytes());
+        out.push(b'"');
+    } else {
+        write_str(out, k, false);
+    }
 }
 
 /// Appends the decimal digits of `m`.
