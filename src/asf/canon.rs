@@ -12,9 +12,10 @@
 //! - A repeated member name, a lone surrogate escape and a number failing
 //!   the test are [`CanonError`]s: no canonical form exists.
 //!
-//! [`canonical_value`] reads a parsed line in place (the tape and the raw
-//! spans, nothing decoded into owned values); [`canonical_owned`] writes an
-//! [`OwnedValue`].
+//! [`canonical_value`] reads a parsed line in place (the tape, and the raw
+//! spans where a literal is copied as it stands; nothing decoded into owned
+//! values), in one walk when simd-json parsed it; [`canonical_owned`]
+//! writes an [`OwnedValue`]. Both give the same bytes for the same value.
 
 use smallvec::SmallVec;
 use std::cmp::Ordering;
@@ -62,7 +63,141 @@ pub fn cmp_utf16(a: &str, b: &str) -> Ordering {
 
 /// Appends the canonical form of `v`.
 pub fn canonical_value(v: Value<'_>, out: &mut Vec<u8>) -> Result<(), CanonError> {
-    canonical_value_skipping(v, &[], out)
+    if v.is_strict() {
+        canonical_strict(v, out)
+    } else {
+        canonical_value_skipping(v, &[], out)
+    }
+}
+
+/// The largest magnitude up to which every integer is a binary64 value:
+/// ECMAScript writes such an integer as its decimal digits.
+const EXACT_INTEGERS: u64 = 1 << 53;
+
+/// [`canonical_value`] for a value of a document simd-json parsed, whose
+/// strings hold no lone surrogate: written in one walk of the tape, names
+/// from their decoded text (no raw span, no surrogate scan), members sorted
+/// by bytes when every name is ASCII (the same order as UTF-16's then),
+/// integers the tape holds within ±2^53 written from the tape. Anything
+/// else takes the general path of each scalar: a string literal as it
+/// stands when it is already canonical, other numbers through the I-JSON
+/// test on their literal.
+fn canonical_strict(v: Value<'_>, out: &mut Vec<u8>) -> Result<(), CanonError> {
+    match v.json_type() {
+        JsonType::Null => out.extend_from_slice(b"null"),
+        JsonType::Bool => out.extend_from_slice(if v.as_bool() == Some(true) {
+            b"true"
+        } else {
+            b"false"
+        }),
+        JsonType::Number => match v.tape_integer() {
+            Some((negative, m)) if m <= EXACT_INTEGERS => {
+                if negative && m != 0 {
+                    out.push(b'-');
+                }
+                push_decimal(out, m);
+            }
+            _ => canonical_number(v.raw_str(), out)?,
+        },
+        JsonType::String => {
+            let s = v.as_str().unwrap_or("");
+            let raw = v.raw();
+            if raw.len() == s.len() + 2 {
+                // No escape in the literal (each one is longer than what it
+                // stands for): its text is the string's, canonical unless it
+                // holds a raw control character.
+                if no_control(s.as_bytes()) {
+                    out.extend_from_slice(raw);
+                } else {
+                    write_str(out, s, false);
+                }
+            } else if plain_literal(raw) {
+                out.extend_from_slice(raw);
+            } else {
+                write_str(out, s, false);
+            }
+        }
+        JsonType::Array => {
+            out.push(b'[');
+            if let Some(a) = v.as_array() {
+                for (i, e) in a.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    canonical_strict(e, out)?;
+                }
+            }
+            out.push(b']');
+        }
+        JsonType::Object => {
+            let Some(o) = v.as_object() else {
+                out.extend_from_slice(b"{}");
+                return Ok(());
+            };
+            let mut members: SmallVec<[(&str, Value<'_>); 16]> =
+                o.iter().map(|m| (m.key, m.value)).collect();
+            if members.iter().all(|m| m.0.is_ascii()) {
+                // Equal names are refused below, whichever comes first.
+                members.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            } else {
+                members.sort_by(|a, b| cmp_utf16(a.0, b.0));
+            }
+            out.push(b'{');
+            for (i, (k, value)) in members.iter().enumerate() {
+                if i > 0 {
+                    if members[i - 1].0 == *k {
+                        return Err(CanonError::DuplicateName((*k).to_owned()));
+                    }
+                    out.push(b',');
+                }
+                write_name(out, k);
+                out.push(b':');
+                canonical_strict(*value, out)?;
+            }
+            out.push(b'}');
+        }
+    }
+    Ok(())
+}
+
+/// Appends a member's name as a JSON string literal: as it stands between
+/// quotes when it is printable ASCII without `"` or `\` (a name is short,
+/// and [`write_str`] looks at a short string byte by byte), else through
+/// [`write_str`].
+fn write_name(out: &mut Vec<u8>, k: &str) {
+    if k.bytes()
+        .all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
+    {
+        out.reserve(k.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(k.as_bytes());
+        out.push(b'"');
+    } else {
+        write_str(out, k, false);
+    }
+}
+
+/// Appends the decimal digits of `m`.
+fn push_decimal(out: &mut Vec<u8>, mut m: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (m % 10) as u8;
+        m /= 10;
+        if m == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[at..]);
+}
+
+/// Whether no byte is a control character (below U+0020).
+fn no_control(bytes: &[u8]) -> bool {
+    // Whole chunks without an early exit, which the compiler vectorises.
+    !bytes
+        .chunks(64)
+        .any(|c| c.iter().fold(false, |acc, &b| acc | (b < 0x20)))
 }
 
 /// Appends the canonical form of the object `v` without its top-level
@@ -229,11 +364,7 @@ fn plain_literal(raw: &[u8]) -> bool {
     let [b'"', inner @ .., b'"'] = raw else {
         return false;
     };
-    // Whole chunks without an early exit, which the compiler vectorises.
-    if inner
-        .chunks(64)
-        .any(|c| c.iter().fold(false, |acc, &b| acc | (b < 0x20)))
-    {
+    if !no_control(inner) {
         return false;
     }
     let mut rest = inner;
@@ -568,6 +699,101 @@ mod tests {
         assert!(!plain_literal(b"\"a\tb\""));
         assert!(!plain_literal(b"abc"));
         assert!(plain_literal("\"é ☃\"".as_bytes()));
+    }
+
+    /// The walk of a strictly parsed document ([`canonical_strict`]) against
+    /// the owned value's canonical form, result for result (bytes or error);
+    /// whether the document was parsed strictly (else nothing compared: the
+    /// owned value of a lone surrogate has lost it).
+    fn strict_equals_owned(input: &[u8]) -> bool {
+        let mut p = Parser::new();
+        let Ok(doc) = p.parse(input) else {
+            return false;
+        };
+        if !doc.root().is_strict() {
+            return false;
+        }
+        let mut from_parse = Vec::new();
+        let walked = canonical_value(doc.root(), &mut from_parse).map(|()| from_parse);
+        let owned = to_canonical(&OwnedValue::from(doc.root()));
+        assert_eq!(
+            walked
+                .as_ref()
+                .map(|b| String::from_utf8_lossy(b).into_owned()),
+            owned
+                .as_ref()
+                .map(|b| String::from_utf8_lossy(b).into_owned()),
+            "{}",
+            String::from_utf8_lossy(input)
+        );
+        doc.root().is_strict()
+    }
+
+    #[test]
+    fn the_strict_walk_equals_the_owned_canonical_form_on_edge_cases() {
+        let long = "y".repeat(70);
+        let strict = [
+            // Escapes, as names and values; `\/` and upper-case hex are
+            // rewritten, control characters escaped as ECMAScript does.
+            r#"{"a\"b":"\/\u00E9\u001F\b\f\n\r\t\"\\","a":"\u0041"}"#.to_owned(),
+            format!(r#"["{long}","{long}\n{long}","é{long}☃","\u2028"]"#),
+            // Names sorted by UTF-16: a supplementary character (surrogates
+            // D83D DE00) before U+FB01, escaped or not; ASCII and non-ASCII.
+            r#"{"\ufb01":1,"\ud83d\ude00":2,"z":3,"é":4,"\uE000":5,"😀a":6}"#.to_owned(),
+            r#"{"ﬁ":1,"😀":2,"b":{"é":[],"e":{}},"a":[[1,[2,[3]]],{}]}"#.to_owned(),
+            // Numbers: whole ones the tape holds, at and past 2^53, signs,
+            // fractions and exponents through the literal.
+            "[0,-0,1,-1,9007199254740992,-9007199254740992,\
+             18446744073709551615,-9223372036854775808,1.0,-0.0,1e20,1E21,1.5e-7,\
+             100.0,0.1,1152921504606846976,123456789012345678]"
+                .to_owned(),
+            "[9007199254740993]".to_owned(),
+            "[-9007199254740993]".to_owned(),
+            // Duplicate names, ASCII and not, nested.
+            r#"{"a":1,"b":2,"a":3}"#.to_owned(),
+            r#"{"x":{"é":1,"é":2}}"#.to_owned(),
+            r#"{"\u0061":1,"a":2}"#.to_owned(),
+            // White space as Python's `json.dumps` writes it.
+            r#"{"kind": "X", "list": [1, 2.5, "s"], "obj": {"b": null, "a": true}}"#.to_owned(),
+            "[]".to_owned(),
+            "{}".to_owned(),
+            "\"\"".to_owned(),
+        ];
+        for input in &strict {
+            assert!(strict_equals_owned(input.as_bytes()), "not strict: {input}");
+        }
+        // What only the lenient parse reads takes the general path.
+        for input in [
+            r#"["\ud83d"]"#,
+            "[1e400]",
+            "[18446744073709551616]",
+            "[NaN]",
+            r#"{"\ude00":1}"#,
+            // Raw control characters in a string.
+            "[\"a\u{1}b\tc\"]",
+        ] {
+            assert!(!strict_equals_owned(input.as_bytes()), "strict: {input}");
+        }
+    }
+
+    #[test]
+    fn the_strict_walk_equals_the_owned_canonical_form_on_the_corpus() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/corpus");
+        let mut stack = vec![root];
+        let (mut files, mut strict) = (0, 0);
+        while let Some(dir) = stack.pop() {
+            for e in std::fs::read_dir(&dir).expect("corpus").flatten() {
+                let path = e.path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else if path.extension().is_some_and(|x| x == "json") {
+                    let bytes = std::fs::read(&path).expect("reads");
+                    files += 1;
+                    strict += usize::from(strict_equals_owned(&bytes));
+                }
+            }
+        }
+        assert!(files > 1000 && strict > files / 2, "{strict} of {files}");
     }
 
     #[test]

@@ -74,27 +74,33 @@ impl RequestHasher {
             sorted.push(("tools", Err(t)));
         }
         sorted.sort_by(|a, b| cmp_utf16(a.0, b.0));
+        // Each member written once, into the request without items, and
+        // copied from there into the head or the tail (the tools, the
+        // largest, are in the tail).
+        let tools_len = tools.map_or(0, <[u8]>::len);
         let mut head = vec![b'{'];
-        let mut tail = vec![b']'];
-        let mut empty = vec![b'{'];
+        let mut tail = Vec::with_capacity(tools_len + 64);
+        tail.push(b']');
+        let mut empty = Vec::with_capacity(tools_len + 1024);
+        empty.push(b'{');
         for (i, (k, v)) in sorted.iter().enumerate() {
-            let mut member = Vec::new();
-            crate::json::write::write_str(&mut member, k, false);
-            member.push(b':');
-            match v {
-                Ok(v) => canonical_owned(v, &mut member)?,
-                Err(c) => member.extend_from_slice(c),
-            }
             if i > 0 {
                 empty.push(b',');
             }
-            empty.extend_from_slice(&member);
+            let start = empty.len();
+            crate::json::write::write_str(&mut empty, k, false);
+            empty.push(b':');
+            match v {
+                Ok(v) => canonical_owned(v, &mut empty)?,
+                Err(c) => empty.extend_from_slice(c),
+            }
+            let member = &empty[start..];
             if cmp_utf16(k, "input").is_lt() {
-                head.extend_from_slice(&member);
+                head.extend_from_slice(member);
                 head.push(b',');
             } else {
                 tail.push(b',');
-                tail.extend_from_slice(&member);
+                tail.extend_from_slice(member);
             }
         }
         head.extend_from_slice(b"\"input\":[");

@@ -69,6 +69,9 @@ pub struct Appender {
     scratch: Vec<u8>,
     /// The envelope object of the entry being written.
     envelope: Vec<u8>,
+    /// The leaf an entry appended under it names as its parent, copied
+    /// out of `leaf` (kept from one entry to the next).
+    parent: String,
 }
 
 /// What the rules across lines need of an entry: from the line read back
@@ -190,6 +193,7 @@ impl Appender {
             trusted: false,
             scratch: Vec::new(),
             envelope: Vec::new(),
+            parent: String::new(),
         })
     }
 
@@ -268,16 +272,24 @@ impl Appender {
         item_call: Option<&str>,
     ) -> Result<String, WriteError> {
         debug_assert!(self.trusted, "canonical members on a checked appender");
-        let parent = self.leaf.clone();
-        self.append_inner(
-            parent.as_deref(),
+        // The leaf copied into a buffer kept from one entry to the next (the
+        // entry moves the leaf), not into a new string each time.
+        let mut parent = std::mem::take(&mut self.parent);
+        parent.clear();
+        let under = self.leaf.as_deref().map(|l| {
+            parent.push_str(l);
+        });
+        let done = self.append_inner(
+            under.map(|()| parent.as_str()),
             &[],
             entry_type,
             ts,
             body,
             canonical,
             item_call,
-        )
+        );
+        self.parent = parent;
+        done
     }
 
     /// Appends an entry under `parent` (a root when `None`), converging
@@ -539,7 +551,14 @@ impl Appender {
             self.function_calls.insert(at, c.clone());
         }
         if parent == self.leaf.as_deref() {
-            self.leaf = Some(id.to_owned());
+            // The leaf's allocation reused.
+            match &mut self.leaf {
+                Some(leaf) => {
+                    leaf.clear();
+                    leaf.push_str(id);
+                }
+                None => self.leaf = Some(id.to_owned()),
+            }
         }
     }
 

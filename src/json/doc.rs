@@ -274,6 +274,12 @@ impl<'p> DocCore<'p> {
         &self.tape.0
     }
 
+    /// Which parser produced the tape.
+    #[inline]
+    pub(crate) fn dialect(&self) -> Dialect {
+        self.dialect
+    }
+
     /// The raw span of node `idx`, computing the span table on first use.
     pub(crate) fn span(&self, idx: usize) -> Span {
         if !self.spans_ready.get() {

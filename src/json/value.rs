@@ -192,6 +192,27 @@ impl<'a> Value<'a> {
         }
     }
 
+    /// Whether the document this value belongs to was parsed by simd-json
+    /// ([`Dialect::Strict`](super::Dialect::Strict)): every `\\u` escape in
+    /// its strings is a scalar value or a surrogate pair, every number a
+    /// JSON number literal.
+    #[inline]
+    pub(crate) fn is_strict(self) -> bool {
+        self.doc.dialect() == super::Dialect::Strict
+    }
+
+    /// The sign and magnitude of an integer the tape holds as one (a
+    /// literal without fraction or exponent in `i64` or `u64`'s range);
+    /// `None` for any other value.
+    #[inline]
+    pub(crate) fn tape_integer(self) -> Option<(bool, u64)> {
+        match self.node() {
+            Node::Static(StaticNode::I64(v)) => Some((v < 0, v.unsigned_abs())),
+            Node::Static(StaticNode::U64(v)) => Some((false, v)),
+            _ => None,
+        }
+    }
+
     /// The object; `None` for another type.
     #[inline]
     pub fn as_object(self) -> Option<Object<'a>> {
