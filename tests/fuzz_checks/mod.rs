@@ -202,6 +202,23 @@ pub fn json(data: &[u8]) {
     }
     let raw_again = OwnedValue::parse(root.raw()).expect("the root's raw span parses");
     assert!(owned == raw_again);
+    // The canonical form (RFC 8785) of strict JSON (serde_json reads it
+    // too: no lone surrogate, which the owned value holds as U+FFFD, no
+    // `NaN`), written from the parse (in one walk of the tape), is the owned
+    // value's: the same bytes, or refused by both.
+    let mut from_parse = Vec::new();
+    let walked = agentlog::asf::canon::canonical_value(root, &mut from_parse).map(|()| from_parse);
+    match (walked, agentlog::asf::canon::to_canonical(&owned)) {
+        _ if serde_json::from_slice::<serde_json::Value>(data).is_err() => {}
+        (Ok(a), Ok(b)) => assert!(
+            a == b,
+            "canonical forms differ: {} / {}",
+            String::from_utf8_lossy(&a),
+            String::from_utf8_lossy(&b)
+        ),
+        (Err(_), Err(_)) => {}
+        (a, b) => panic!("canonical form from the parse {a:?}, from the owned value {b:?}"),
+    }
     // A second opinion: where serde_json accepts the input too (strict
     // JSON: no `NaN`/`Infinity`, no lone surrogate, nesting up to 128), it
     // reads the same value.
