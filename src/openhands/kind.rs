@@ -163,7 +163,19 @@ impl<'a> Kind<'a> {
     /// the SDK's classes, [`Unknown`](Kind::Unknown) for any other name.
     pub fn parse(name: impl Into<Cow<'a, str>>) -> Kind<'a> {
         let name = name.into();
-        match name.as_ref() {
+        match Kind::known(&name) {
+            Some(known) => known,
+            None => Kind::Unknown(name),
+        }
+    }
+
+    /// The variant of the SDK's class named `name` (the `kind` member,
+    /// unescaped), as [`parse`](Kind::parse) reads it; `None` for any other
+    /// name (which `parse` keeps as [`Unknown`](Kind::Unknown)). It takes
+    /// the name by reference, so that a caller need not own it to tell the
+    /// known kinds.
+    pub fn known(name: &str) -> Option<Kind<'static>> {
+        Some(match name {
             KIND_SYSTEM_PROMPT => Kind::SystemPrompt,
             KIND_MESSAGE => Kind::Message,
             KIND_ACTION => Kind::Action,
@@ -184,8 +196,8 @@ impl<'a> Kind<'a> {
             KIND_COMPLETION_LOG => Kind::CompletionLog,
             KIND_ACP_TOOL_CALL => Kind::AcpToolCall,
             KIND_STREAMING_DELTA => Kind::StreamingDelta,
-            _ => Kind::Unknown(name),
-        }
+            _ => return None,
+        })
     }
 
     /// The name as the `kind` member spells it.
@@ -328,9 +340,13 @@ mod tests {
         for (k, name) in Kind::KNOWN.iter().zip(KNOWN_KINDS) {
             assert_eq!(k.as_str(), name);
             assert_eq!(&Kind::parse(name), k);
+            assert_eq!(Kind::known(name).as_ref(), Some(k));
         }
         let other = Kind::parse("FancyNewEvent");
         assert_eq!(other, Kind::Unknown(Cow::Borrowed("FancyNewEvent")));
+        assert_eq!(Kind::known("FancyNewEvent"), None);
+        assert_eq!(Kind::known(""), None);
+        assert_eq!(Kind::known("actionevent"), None);
         assert_eq!(other.as_str(), "FancyNewEvent");
         assert!(!other.is_known() && !other.in_context() && other.becomes_head());
     }

@@ -247,14 +247,20 @@ impl Dataset {
         }
         self.tick += 1;
         let key = (table, partition.to_owned());
-        if !self.open.contains_key(&key) {
-            self.open_part(table, partition)?;
-        }
         let tick = self.tick;
-        let opts = &self.options;
-        let Some(o) = self.open.get_mut(&key) else {
-            return Ok(());
+        // One search of the open parts for a row of a part already open
+        // (the part is opened, and searched again, only for its first row).
+        let o = match self.open.get_mut(&key) {
+            Some(o) => o,
+            None => {
+                self.open_part(table, partition)?;
+                match self.open.get_mut(&key) {
+                    Some(o) => o,
+                    None => return Ok(()),
+                }
+            }
         };
+        let opts = &self.options;
         o.used = tick;
         let before = o.held();
         fill(o.batch.row());

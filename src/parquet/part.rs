@@ -41,7 +41,8 @@ pub(crate) struct Part {
 /// The writer's properties for `table`: zstd, row groups of at most
 /// `row_group_rows` rows, the schema version in the key-value metadata, no
 /// statistics and a dictionary bounded by [`LONG_TEXT_DICTIONARY_BYTES`]
-/// for long texts, no dictionary for IDs.
+/// for long texts, no dictionary for IDs, times and the conversation's ID
+/// ([`Table::plain_columns`]).
 /// zstd at its fastest level (1): higher levels trade CPU time for size
 /// (measured in `benches/README.md`).
 fn properties(table: Table, row_group_rows: usize) -> WriterProperties {
@@ -60,7 +61,7 @@ fn properties(table: Table, row_group_rows: usize) -> WriterProperties {
             .set_column_dictionary_page_size_limit(path.clone(), LONG_TEXT_DICTIONARY_BYTES)
             .set_column_statistics_enabled(path, EnabledStatistics::None);
     }
-    for c in table.unique_columns() {
+    for c in table.plain_columns() {
         b = b.set_column_dictionary_enabled(ColumnPath::from(*c), false);
     }
     b.build()

@@ -207,28 +207,37 @@ impl Table {
         }
     }
 
-    /// The columns whose values are (nearly) unique per row, IDs and
-    /// file names: no dictionary encoding (a dictionary as large as the
-    /// column costs its hashing and saves nothing).
-    pub(crate) fn unique_columns(self) -> &'static [&'static str] {
+    /// The columns written without a dictionary: values (nearly) unique
+    /// per row (IDs, file names, times, durations, costs), for which a
+    /// dictionary as large as the column costs its hashing and saves
+    /// nothing, and the conversation's ID, which repeats in runs (a
+    /// conversation's rows are written together) that zstd takes in fewer
+    /// bytes than a dictionary's indexes.
+    pub(crate) fn plain_columns(self) -> &'static [&'static str] {
         match self {
-            Table::Conversations => &[],
+            Table::Conversations => &["conversation_id", "conversation_path"],
             Table::Events => &[
+                "conversation_id",
                 "event_file",
                 "event_id",
                 "event_parent_id",
+                "event_time",
                 "event_time_text",
                 "tool_call_id",
                 "llm_response_id",
             ],
-            Table::Messages => &["tool_call_id"],
+            Table::Messages => &["conversation_id", "tool_call_id"],
             Table::ToolCalls => &[
+                "conversation_id",
                 "action_event_id",
                 "tool_call_id",
                 "llm_response_id",
+                "started_at",
                 "result_event_id",
+                "finished_at",
+                "duration_s",
             ],
-            Table::LlmCalls => &["response_id"],
+            Table::LlmCalls => &["conversation_id", "response_id", "cost_usd", "latency_s"],
         }
     }
 }

@@ -328,11 +328,14 @@ fn write_full(
                 for e in &unreadable {
                     warn(&format!("{e} (skipped)"));
                 }
+                // What the rows need beyond the envelopes, taken from the
+                // reader's parse of each event: one for the whole store,
+                // cleared before each conversation's tree, so that its
+                // buffers keep their room from one to the next.
+                let details = std::cell::RefCell::new(EventDetails::new());
                 for dir in &dirs {
                     let mut depth_of: Vec<(String, usize)> = Vec::new();
-                    // What the rows need beyond the envelopes, taken from
-                    // the reader's parse of each event.
-                    let details = std::cell::RefCell::new(EventDetails::new());
+                    details.borrow_mut().clear();
                     let on_doc = |p: Parsed, doc: &agentlog::json::Document<'_>| match p {
                         Parsed::Event { index } => details.borrow_mut().add(index, doc),
                         Parsed::State => details.borrow_mut().add_state(doc),

@@ -742,7 +742,8 @@ mod tests {
     /// owned, the file id given afterwards) against the view built from
     /// the files, on every conversation of the corpus and on events with
     /// no `id`, escapes, a file that is not JSON and one that is not an
-    /// object.
+    /// object, a kind this crate does not know and kinds spelt with
+    /// escapes.
     #[test]
     fn early_events_build_the_same_view() {
         fn check(input: &ViewInput<'_>) {
@@ -794,6 +795,21 @@ mod tests {
                     index: 3,
                     file_id: "f3",
                     raw: b"[1]",
+                },
+                EventInput {
+                    index: 4,
+                    file_id: "f4",
+                    raw: br#"{"id":"u","timestamp":"t","source":"agent","kind":"FancyNewEvent"}"#,
+                },
+                EventInput {
+                    index: 5,
+                    file_id: "f5",
+                    raw: br#"{"id":"e","timestamp":"t","source":"user","llm_message":{"role":"user","content":[{"cache_prompt":false,"type":"text","text":"Again"}],"thinking_blocks":[]},"kind":"Message\u0045vent"}"#,
+                },
+                EventInput {
+                    index: 6,
+                    file_id: "f6",
+                    raw: br#"{"id":"x","timestamp":"t","source":"agent","kind":"Fancy\u004eewEvent"}"#,
                 },
             ],
             ..Default::default()

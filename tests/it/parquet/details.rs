@@ -51,6 +51,10 @@ enum Way {
     Details,
     /// `add_openhands_with` and the previous conversation's details.
     WrongDetails,
+    /// `add_openhands_with` and the reader's details, gathered in one
+    /// `EventDetails` for every conversation, cleared before each (as the
+    /// CLI keeps one for the whole store).
+    Reused,
 }
 
 /// Exports every corpus conversation to a dataset under `out`.
@@ -62,8 +66,14 @@ fn export(out: &Path, way: Way) {
     let mut parser = Parser::new();
     let mut conv = Conversation::default();
     let mut previous = EventDetails::new();
+    let mut kept = EventDetails::new();
     for dir in corpus_conversations() {
-        let mut details = EventDetails::new();
+        let mut details = if matches!(way, Way::Reused) {
+            kept.clear();
+            std::mem::take(&mut kept)
+        } else {
+            EventDetails::new()
+        };
         reader
             .read_into_with(&dir, &mut conv, |p, doc| match p {
                 Parsed::Event { index } => details.add(index, doc),
@@ -86,8 +96,13 @@ fn export(out: &Path, way: Way) {
             Way::WrongDetails => {
                 add_openhands_with(&mut ds, &input, &previous, &mut parser).unwrap();
             }
+            Way::Reused => add_openhands_with(&mut ds, &input, &details, &mut parser).unwrap(),
         }
-        previous = details;
+        if matches!(way, Way::Reused) {
+            kept = details;
+        } else {
+            previous = details;
+        }
     }
     let written = ds.finish(true).unwrap();
     dir.stage(&run, written, RunMode::Full, None, &[])
@@ -120,9 +135,11 @@ fn rows(out: &Path, table: Table) -> Vec<RecordBatch> {
 fn the_readers_details_give_the_rows_of_a_second_parse() {
     let t = tempfile::tempdir().unwrap();
     let (a, b, c) = (t.path().join("a"), t.path().join("b"), t.path().join("c"));
+    let d = t.path().join("d");
     export(&a, Way::Parse);
     export(&b, Way::Details);
     export(&c, Way::WrongDetails);
+    export(&d, Way::Reused);
     for table in Table::ALL {
         let parsed = rows(&a, table);
         let n: usize = parsed.iter().map(RecordBatch::num_rows).sum();
@@ -134,6 +151,12 @@ fn the_readers_details_give_the_rows_of_a_second_parse() {
             table.name()
         );
         assert_eq!(parsed, rows(&c, table), "{}: other details", table.name());
+        assert_eq!(
+            parsed,
+            rows(&d, table),
+            "{}: details kept and cleared",
+            table.name()
+        );
     }
 }
 

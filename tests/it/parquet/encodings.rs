@@ -1,6 +1,7 @@
 //! How the long text columns are encoded: a text that repeats within a row
 //! group is written once (the column's dictionary), and the values read
-//! back are the texts written, repeated or not.
+//! back are the texts written, repeated or not. IDs, times and the
+//! conversation's ID are written without a dictionary.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -110,5 +111,79 @@ fn repeated_texts_are_written_once_and_read_back_whole() {
     assert_eq!(three.len(), 3 * one.len());
     for chunk in three.chunks(one.len()) {
         assert_eq!(chunk, one.as_slice(), "each copy reads back as written");
+    }
+}
+
+/// The columns written without a dictionary, by table: IDs, times,
+/// durations and costs (nearly unique per row), and the conversation's ID
+/// (runs that zstd takes).
+const PLAIN: [(Table, &[&str]); 5] = [
+    (
+        Table::Conversations,
+        &["conversation_id", "conversation_path"],
+    ),
+    (
+        Table::Events,
+        &[
+            "conversation_id",
+            "event_file",
+            "event_id",
+            "event_parent_id",
+            "event_time",
+            "event_time_text",
+            "tool_call_id",
+            "llm_response_id",
+        ],
+    ),
+    (Table::Messages, &["conversation_id", "tool_call_id"]),
+    (
+        Table::ToolCalls,
+        &[
+            "conversation_id",
+            "action_event_id",
+            "tool_call_id",
+            "llm_response_id",
+            "started_at",
+            "result_event_id",
+            "finished_at",
+            "duration_s",
+        ],
+    ),
+    (
+        Table::LlmCalls,
+        &["conversation_id", "response_id", "cost_usd", "latency_s"],
+    ),
+];
+
+#[test]
+fn ids_times_and_the_conversation_id_have_no_dictionary() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("out");
+    export(&out, 2);
+    for (table, plain) in PLAIN {
+        let mut parts = 0;
+        for e in fs::read_dir(out.join(table.name())).unwrap().flatten() {
+            let p = e.path();
+            if p.extension().is_none_or(|x| x != "parquet") {
+                continue;
+            }
+            parts += 1;
+            let r = SerializedFileReader::new(fs::File::open(&p).unwrap()).unwrap();
+            let mut seen = 0;
+            for rg in r.metadata().row_groups() {
+                for c in rg.columns() {
+                    let name = c.column_path().string();
+                    let dict = c.dictionary_page_offset().is_some();
+                    if plain.contains(&name.as_str()) {
+                        seen += 1;
+                        assert!(!dict, "{}.{name}: no dictionary", table.name());
+                    } else if name == "event_json" {
+                        assert!(dict, "{}.{name}: a dictionary", table.name());
+                    }
+                }
+            }
+            assert!(seen >= plain.len(), "{}: every plain column", table.name());
+        }
+        assert!(parts > 0, "{}: a part", table.name());
     }
 }
