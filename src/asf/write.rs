@@ -8,7 +8,7 @@ use crate::json::{Map, Number, OwnedValue};
 
 use super::canon::{self, CanonError, cmp_utf16};
 use super::context::Settings;
-use super::hash::{envelope_bytes_own, hex_ref, sha256_ref};
+use super::hash::{PREFIX, envelope_bytes_own, hex_ref};
 use super::problem::Problem;
 use super::read::{ENVELOPE, FORMAT, LineReaderPub, PAYLOAD, ParentRef, Session, is_rfc3339};
 use super::request::RequestHasher;
@@ -49,14 +49,18 @@ pub enum WriteError {
 pub struct Appender {
     out: Vec<u8>,
     session_id: String,
-    /// Every entry written: its id → its position (in `parents`).
-    index: HashMap<String, u32>,
+    /// Every entry written: its id's digest (the 32 bytes its
+    /// `sha256:` hex spells, [`digest_of`]) → its position (in `parents`).
+    index: HashMap<[u8; 32], u32>,
     /// Per entry, by position: its parent's position (`None` at a root).
     parents: Vec<Option<u32>>,
     /// The `function_call` item entries, by position: their call ids.
     function_calls: HashMap<u32, String>,
     call_ids: HashSet<String>,
     leaf: Option<String>,
+    /// The leaf's position (in `parents`), kept with `leaf`: an entry
+    /// appended under the leaf finds its parent without a lookup.
+    leaf_at: Option<u32>,
     reader: LineReaderPub,
     lines: usize,
     /// Per entry: what the incremental `request_hash` check needs.
@@ -187,6 +191,7 @@ impl Appender {
             function_calls: HashMap::new(),
             call_ids: HashSet::new(),
             leaf: None,
+            leaf_at: None,
             reader: LineReaderPub::new(),
             lines: 1,
             chain: HashMap::new(),
@@ -230,16 +235,24 @@ impl Appender {
     /// Moves the leaf to an entry already written (as a `leaf` label does
     /// for a reader; write one too if the file must say so).
     pub fn set_leaf(&mut self, id: &str) -> Result<(), WriteError> {
-        if !self.index.contains_key(id) {
+        let Some(at) = self.position(id) else {
             return Err(WriteError::UnknownEntry(id.to_owned()));
-        }
+        };
         self.leaf = Some(id.to_owned());
+        self.leaf_at = Some(at);
         Ok(())
     }
 
     /// Whether an entry with this id was written.
     pub fn contains(&self, id: &str) -> bool {
-        self.index.contains_key(id)
+        self.position(id).is_some()
+    }
+
+    /// The position of the entry with this id, if one was written (an id
+    /// is looked up by the digest it spells; a string that is not an id
+    /// as the appender writes them names none).
+    fn position(&self, id: &str) -> Option<u32> {
+        self.index.get(&digest_of(id)?).copied()
     }
 
     /// The bytes written so far.
@@ -324,11 +337,16 @@ impl Appender {
         if !is_canonical_ts(ts) {
             return Err(WriteError::Ts(ts.to_owned()));
         }
-        if let Some(p) = parent
-            && !self.index.contains_key(p)
-        {
-            return Err(WriteError::UnknownEntry(p.to_owned()));
-        }
+        // The parent's position, looked up once (`commit` records it); the
+        // leaf's is kept.
+        let parent_at = match parent {
+            Some(p) if Some(p) == self.leaf.as_deref() => self.leaf_at,
+            Some(p) => match self.position(p) {
+                Some(at) => Some(at),
+                None => return Err(WriteError::UnknownEntry(p.to_owned())),
+            },
+            None => None,
+        };
         let mut refs: Vec<ParentRef> = parents.to_vec();
         refs.sort_by(|a, b| {
             (a.session.is_some(), &a.session, &a.entry).cmp(&(
@@ -352,7 +370,7 @@ impl Appender {
                 }));
             }
             let local = r.session.as_deref().is_none_or(|s| s == self.session_id);
-            if local && !self.index.contains_key(&r.entry) {
+            if local && self.position(&r.entry).is_none() {
                 return Err(WriteError::UnknownEntry(r.entry.clone()));
             }
         }
@@ -441,8 +459,9 @@ impl Appender {
             ts,
             &content_hash,
         );
-        let id = sha256_ref(&self.envelope);
-        if self.index.contains_key(&id) {
+        let digest = crate::hash::sha256(&self.envelope);
+        let id = hex_ref(&digest);
+        if self.index.contains_key(&digest) {
             return Err(WriteError::Duplicate(id));
         }
         // The envelope's members, each a JSON string but `parent` (null at
@@ -506,7 +525,7 @@ impl Appender {
             self.check_links(entry_type, &facts, parent)?;
             join(&mut self.out);
             self.out.push(b'\n');
-            self.commit(&id, parent, &facts);
+            self.commit(&id, digest, parent, parent_at, &facts);
             return Ok(id);
         }
         let mut bytes = Vec::new();
@@ -533,24 +552,31 @@ impl Appender {
         }
         self.out.extend_from_slice(&bytes);
         self.out.push(b'\n');
-        self.commit(&id, parent, &facts);
+        self.commit(&id, digest, parent, parent_at, &facts);
         let link = self.link(&id, parent, &entry, contributed);
         self.chain.insert(id.clone(), link);
         Ok(id)
     }
 
     /// Records the entry whose line was just written.
-    fn commit(&mut self, id: &str, parent: Option<&str>, facts: &Facts) {
+    fn commit(
+        &mut self,
+        id: &str,
+        digest: [u8; 32],
+        parent: Option<&str>,
+        parent_at: Option<u32>,
+        facts: &Facts,
+    ) {
         self.lines += 1;
         let at = self.parents.len() as u32;
-        self.parents
-            .push(parent.and_then(|p| self.index.get(p).copied()));
-        self.index.insert(id.to_owned(), at);
+        self.parents.push(parent_at);
+        self.index.insert(digest, at);
         if let Some(c) = &facts.call {
             self.call_ids.insert(c.clone());
             self.function_calls.insert(at, c.clone());
         }
         if parent == self.leaf.as_deref() {
+            self.leaf_at = Some(at);
             // The leaf's allocation reused.
             match &mut self.leaf {
                 Some(leaf) => {
@@ -563,10 +589,10 @@ impl Appender {
     }
 
     fn on_path(&self, from: Option<&str>, id: &str) -> bool {
-        let Some(&target) = self.index.get(id) else {
+        let Some(target) = self.position(id) else {
             return false;
         };
-        let mut cur = from.and_then(|f| self.index.get(f).copied());
+        let mut cur = from.and_then(|f| self.position(f));
         while let Some(c) = cur {
             if c == target {
                 return true;
@@ -618,7 +644,7 @@ impl Appender {
                 if !self.on_path(parent, t) {
                     return rule(format!("target {t} is not on the path"));
                 }
-                if self.index.get(t).and_then(|i| self.function_calls.get(i)) != e.call_id.as_ref()
+                if self.position(t).and_then(|i| self.function_calls.get(&i)) != e.call_id.as_ref()
                 {
                     return rule(format!(
                         "target {t} is not the function_call of this call_id"
@@ -627,7 +653,7 @@ impl Appender {
             }
             "outcome" => {
                 let t = e.target.as_deref().unwrap_or("");
-                if !self.index.contains_key(t) {
+                if self.position(t).is_none() {
                     return rule(format!("target {t} names no entry"));
                 }
             }
@@ -743,6 +769,40 @@ impl Appender {
             },
         }))
     }
+}
+
+/// The digest an id spells: `sha256:` and 64 lowercase hex digits, the
+/// one spelling [`hex_ref`] writes, so that two strings give the same
+/// digest only when they are the same id (`None` for anything else).
+fn digest_of(id: &str) -> Option<[u8; 32]> {
+    let hex = id.strip_prefix(PREFIX)?.as_bytes();
+    if hex.len() != 64 {
+        return None;
+    }
+    // Each byte's value as a lowercase hex digit, 0xff for any other byte;
+    // the values or-ed together have a high bit set iff one was not a digit.
+    const VALUE: [u8; 256] = {
+        let mut t = [0xffu8; 256];
+        let mut i = 0;
+        while i < 10 {
+            t[b'0' as usize + i] = i as u8;
+            i += 1;
+        }
+        let mut i = 0;
+        while i < 6 {
+            t[b'a' as usize + i] = 10 + i as u8;
+            i += 1;
+        }
+        t
+    };
+    let mut out = [0u8; 32];
+    let mut bad = 0u8;
+    for (o, pair) in out.iter_mut().zip(hex.chunks_exact(2)) {
+        let (hi, lo) = (VALUE[usize::from(pair[0])], VALUE[usize::from(pair[1])]);
+        bad |= hi | lo;
+        *o = (hi << 4) | lo;
+    }
+    (bad < 16).then_some(out)
 }
 
 /// Rounds whole numbers the I-JSON test rejects to binary64 (recording

@@ -120,3 +120,64 @@ fn obj_with(k: &str, v: OwnedValue, extra: Option<(&str, &str)>) -> Map {
     }
     m
 }
+
+#[test]
+fn an_id_is_looked_up_by_the_digest_it_spells_and_only_in_its_one_spelling() {
+    let d: [u8; 32] = std::array::from_fn(|i| (i as u8).wrapping_mul(37) ^ 0xa5);
+    let id = hex_ref(&d);
+    assert_eq!(digest_of(&id), Some(d));
+    // Every other spelling names nothing: upper case, no prefix, short,
+    // long, not hex.
+    for other in [
+        id.to_uppercase(),
+        format!("SHA256:{}", &id[PREFIX.len()..]),
+        format!("sha256:{}", id[PREFIX.len()..].to_uppercase()),
+        id[PREFIX.len()..].to_owned(),
+        id[..id.len() - 1].to_owned(),
+        format!("{id}0"),
+        format!("{}g", &id[..id.len() - 1]),
+        String::new(),
+    ] {
+        assert_eq!(digest_of(&other), None, "{other}");
+    }
+    // The appender: the entry it wrote is found by its id, not by another
+    // spelling of the same digest.
+    let mut a = Appender::trusted(header()).unwrap();
+    let first = a.append("config", TS, map(r#"{"model":"m"}"#)).unwrap();
+    a.append("config", TS, map(r#"{"model":"n"}"#)).unwrap();
+    assert!(a.contains(&first));
+    let upper = format!("sha256:{}", first[PREFIX.len()..].to_uppercase());
+    assert!(!a.contains(&upper));
+    assert_eq!(
+        a.set_leaf(&upper),
+        Err(WriteError::UnknownEntry(upper.clone()))
+    );
+    assert_eq!(
+        a.append_at(Some(&upper), &[], "config", TS, map(r#"{"model":"o"}"#)),
+        Err(WriteError::UnknownEntry(upper))
+    );
+    a.set_leaf(&first).unwrap();
+    assert_eq!(a.leaf(), Some(first.as_str()));
+}
+
+#[test]
+fn an_entry_under_a_moved_leaf_hangs_from_that_leaf() {
+    // A, B under A; the leaf moved back to A; C under it. The path from C
+    // is C, A: B is not on it (the leaf's position moves with the leaf).
+    let mut a = Appender::trusted(header()).unwrap();
+    let first = a.append("config", TS, map(r#"{"model":"m"}"#)).unwrap();
+    let second = a.append("config", TS, map(r#"{"model":"n"}"#)).unwrap();
+    a.set_leaf(&first).unwrap();
+    let third = a.append("config", TS, map(r#"{"model":"o"}"#)).unwrap();
+    let compaction = |kept: &str| {
+        map(&format!(
+            r#"{{"first_kept":"{kept}","summary":{{"type":"message","role":"user","content":[]}}}}"#
+        ))
+    };
+    assert!(matches!(
+        a.append("compaction", TS, compaction(&second)),
+        Err(WriteError::Rule(_))
+    ));
+    assert_eq!(a.leaf(), Some(third.as_str()));
+    a.append("compaction", TS, compaction(&first)).unwrap();
+}
