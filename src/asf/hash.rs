@@ -14,18 +14,36 @@ pub fn sha256_ref(bytes: &[u8]) -> String {
 
 /// `sha256:` and the lowercase hexadecimal form of a SHA-256 `digest`.
 pub(crate) fn hex_ref(digest: &[u8]) -> String {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut buf = [0u8; PREFIX.len() + 64];
-    buf[..PREFIX.len()].copy_from_slice(PREFIX.as_bytes());
-    for (pair, &b) in buf[PREFIX.len()..].chunks_exact_mut(2).zip(digest) {
-        pair[0] = HEX[usize::from(b >> 4)];
-        pair[1] = HEX[usize::from(b & 15)];
+    HexRef::new(digest).as_str().to_owned()
+}
+
+/// [`hex_ref`]'s text on the stack, for a hash that is written and not
+/// kept (no allocation).
+pub(crate) struct HexRef {
+    buf: [u8; PREFIX.len() + 64],
+    len: usize,
+}
+
+impl HexRef {
+    /// `sha256:` and the lowercase hexadecimal form of `digest` (its first
+    /// 32 bytes).
+    pub(crate) fn new(digest: &[u8]) -> Self {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let mut buf = [0u8; PREFIX.len() + 64];
+        buf[..PREFIX.len()].copy_from_slice(PREFIX.as_bytes());
+        for (pair, &b) in buf[PREFIX.len()..].chunks_exact_mut(2).zip(digest) {
+            pair[0] = HEX[usize::from(b >> 4)];
+            pair[1] = HEX[usize::from(b & 15)];
+        }
+        let len = PREFIX.len() + 2 * digest.len().min(32);
+        HexRef { buf, len }
     }
-    let len = PREFIX.len() + 2 * digest.len().min(32);
-    // ASCII throughout.
-    std::str::from_utf8(&buf[..len])
-        .unwrap_or_default()
-        .to_owned()
+
+    /// The text.
+    pub(crate) fn as_str(&self) -> &str {
+        // ASCII throughout.
+        std::str::from_utf8(&self.buf[..self.len]).unwrap_or_default()
+    }
 }
 
 /// Whether `s` has the shape of a hash: `sha256:` and 64 lowercase

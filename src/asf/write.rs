@@ -8,7 +8,7 @@ use crate::json::{Map, Number, OwnedValue};
 
 use super::canon::{self, CanonError, cmp_utf16};
 use super::context::Settings;
-use super::hash::{PREFIX, envelope_bytes_own, hex_ref};
+use super::hash::{HexRef, PREFIX, envelope_bytes_own, hex_ref};
 use super::problem::Problem;
 use super::read::{ENVELOPE, FORMAT, LineReaderPub, PAYLOAD, ParentRef, Session, is_rfc3339};
 use super::request::RequestHasher;
@@ -431,7 +431,7 @@ impl Appender {
             use sha2::Digest;
             let mut h = sha2::Sha256::new();
             join_members(&members, &self.scratch, |b| h.update(b));
-            hex_ref(&h.finalize())
+            HexRef::new(&h.finalize())
         };
         let parents_canon = if refs.is_empty() {
             None
@@ -457,7 +457,7 @@ impl Appender {
             parent,
             parents_canon.as_deref(),
             ts,
-            &content_hash,
+            content_hash.as_str(),
         );
         let digest = crate::hash::sha256(&self.envelope);
         let id = hex_ref(&digest);
