@@ -678,3 +678,53 @@ fn walkdir(store: &std::path::Path) -> Vec<PathBuf> {
     out.sort();
     out
 }
+
+/// The same OC Chat sessions directory under two PATHs: each session is
+/// converted once, from the first; the second's are named and counted, and
+/// the files are those of the first PATH alone.
+#[test]
+fn convert_names_an_occhat_session_met_again() {
+    let sessions = common::corpus_dir().join("occhat/sample_basic/sessions");
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    common::copy_tree(&sessions, &a);
+    common::copy_tree(&sessions, &b);
+    let (only_a, out_dir) = (dir.path().join("only-a"), dir.path().join("out"));
+    let o = run(&[
+        "asf",
+        "convert",
+        a.to_str().unwrap(),
+        "-o",
+        only_a.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let n = std::fs::read_dir(&only_a).unwrap().count();
+    assert!(n >= 2, "the sample holds sessions");
+    let o = run(&[
+        "asf",
+        "convert",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "-o",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let stderr = String::from_utf8(o.stderr).unwrap();
+    assert_eq!(
+        stderr.matches("not converted: its session id").count(),
+        n,
+        "{stderr}"
+    );
+    assert!(stderr.contains(&b.display().to_string()), "{stderr}");
+    assert!(String::from_utf8(o.stdout).unwrap().ends_with(&format!(
+        "; {n} not converted again (a session id converted earlier in this run)\n"
+    )));
+    for e in std::fs::read_dir(&only_a).unwrap() {
+        let e = e.unwrap();
+        assert_eq!(
+            std::fs::read(e.path()).unwrap(),
+            std::fs::read(out_dir.join(e.file_name())).unwrap()
+        );
+    }
+    assert_eq!(std::fs::read_dir(&out_dir).unwrap().count(), n);
+}
