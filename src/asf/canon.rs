@@ -20,7 +20,7 @@
 use smallvec::SmallVec;
 use std::cmp::Ordering;
 
-use crate::json::write::write_str;
+use crate::json::write::{write_plain_str, write_str};
 use crate::json::{JsonType, OwnedValue, Value};
 
 /// Why a value has no canonical form (it is not I-JSON).
@@ -168,10 +168,7 @@ fn write_name(out: &mut Vec<u8>, k: &str) {
     if k.bytes()
         .all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
     {
-        out.reserve(k.len() + 2);
-        out.push(b'"');
-        out.extend_from_slice(k.as_bytes());
-        out.push(b'"');
+        write_plain_str(out, k);
     } else {
         write_str(out, k, false);
     }

@@ -110,16 +110,10 @@ fn envelope_with(
     content_hash: &str,
     plain: bool,
 ) {
-    use crate::json::write::write_str;
+    use crate::json::write::{write_plain_str, write_str};
     let string = |out: &mut Vec<u8>, s: &str| {
         if plain {
-            debug_assert!(
-                s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\'),
-                "{s:?} needs escapes"
-            );
-            out.push(b'"');
-            out.extend_from_slice(s.as_bytes());
-            out.push(b'"');
+            write_plain_str(out, s);
         } else {
             write_str(out, s, false);
         }

@@ -484,15 +484,7 @@ impl Appender {
                 scratch.extend_from_slice(k.as_bytes());
                 scratch.extend_from_slice(b"\":");
                 match v {
-                    Some(v) if plain => {
-                        debug_assert!(
-                            v.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\'),
-                            "{v:?} needs escapes"
-                        );
-                        scratch.push(b'"');
-                        scratch.extend_from_slice(v.as_bytes());
-                        scratch.push(b'"');
-                    }
+                    Some(v) if plain => crate::json::write::write_plain_str(scratch, v),
                     Some(v) => crate::json::write::write_str(scratch, v, false),
                     None => scratch.extend_from_slice(b"null"),
                 }

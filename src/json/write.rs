@@ -2,6 +2,21 @@
 //! them, so that what this crate writes is what the Python programs that own
 //! these formats would have written.
 
+/// Appends `s` between quotes as it stands: the literal [`write_str`]
+/// writes for a string the caller knows needs no escape (no `"`, `\` or
+/// control character: an id, a hex digest, a canonical time, a checked
+/// name), without looking at its bytes (debug builds check them).
+pub(crate) fn write_plain_str(out: &mut Vec<u8>, s: &str) {
+    debug_assert!(
+        s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\'),
+        "{s:?} needs escapes"
+    );
+    out.reserve(s.len() + 2);
+    out.push(b'"');
+    out.extend_from_slice(s.as_bytes());
+    out.push(b'"');
+}
+
 /// Appends `s` as a JSON string literal, quotes included.
 ///
 /// With `ensure_ascii` false (pydantic's `model_dump_json`, and

@@ -314,27 +314,11 @@ mod tests {
         }
         let root =
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/corpus/openhands");
-        // `<version>/<scenario>/<conversation>/base_state.json`.
         let mut n = 0;
-        let dirs = |p: &std::path::Path| -> Vec<std::path::PathBuf> {
-            let mut v: Vec<_> = std::fs::read_dir(p)
-                .into_iter()
-                .flatten()
-                .flatten()
-                .map(|e| e.path())
-                .filter(|p| p.is_dir())
-                .collect();
-            v.sort();
-            v
-        };
-        for version in dirs(&root) {
-            for scenario in dirs(&version) {
-                for conv in dirs(&scenario) {
-                    if let Ok(b) = std::fs::read(conv.join("base_state.json")) {
-                        same_fields(&b);
-                        n += 1;
-                    }
-                }
+        for conv in crate::openhands::find_sessions(&root).expect("corpus") {
+            if let Ok(b) = std::fs::read(conv.join("base_state.json")) {
+                same_fields(&b);
+                n += 1;
             }
         }
         assert!(n >= 50, "{n} corpus states");

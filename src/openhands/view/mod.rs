@@ -818,28 +818,12 @@ mod tests {
         let root =
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/corpus/openhands");
         let mut seen = 0;
-        // `<version>/<scenario>/<conversation>`.
-        let subdirs = |d: &std::path::Path| -> Vec<std::path::PathBuf> {
-            let mut v: Vec<_> = std::fs::read_dir(d)
-                .into_iter()
-                .flatten()
-                .flatten()
-                .map(|e| e.path())
-                .filter(|p| p.is_dir())
-                .collect();
-            v.sort();
-            v
-        };
-        for version in subdirs(&root) {
-            for scenario in subdirs(&version) {
-                for dir in subdirs(&scenario) {
-                    let Ok(conv) = crate::openhands::read_conversation(&dir) else {
-                        continue;
-                    };
-                    check(&ViewInput::from_conversation(&conv));
-                    seen += 1;
-                }
-            }
+        for dir in crate::openhands::find_sessions(&root).expect("corpus") {
+            let Ok(conv) = crate::openhands::read_conversation(&dir) else {
+                continue;
+            };
+            check(&ViewInput::from_conversation(&conv));
+            seen += 1;
         }
         assert!(seen > 20, "{seen} conversations");
     }
