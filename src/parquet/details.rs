@@ -24,14 +24,50 @@ pub(super) struct Call {
     /// call's tool name, tool call ID, response ID and action kind are
     /// theirs (not copied).
     pub(super) action_col: usize,
-    pub(super) arguments: Option<String>,
+    pub(super) arguments: Option<Span>,
     pub(super) outcome: Option<&'static str>,
     pub(super) result_index: Option<u64>,
     pub(super) is_error: Option<bool>,
     pub(super) exit_code: Option<i64>,
-    pub(super) result_text: Option<String>,
-    pub(super) error: Option<String>,
-    pub(super) rejection: Option<String>,
+    pub(super) result_text: Option<Span>,
+    pub(super) error: Option<Span>,
+    pub(super) rejection: Option<Span>,
+}
+
+/// Where one text of the details is in [`EventDetails`]' text buffer
+/// ([`EventDetails::text`] gives it back): the texts of a conversation's
+/// events are copied into one buffer rather than each into a `String` of
+/// its own.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct Span {
+    start: usize,
+    end: usize,
+}
+
+/// The texts of the details, one after another (see [`Span`]).
+#[derive(Default)]
+struct Texts(String);
+
+impl Texts {
+    /// Appends `t`, telling where it is.
+    fn push(&mut self, t: &str) -> Span {
+        let start = self.0.len();
+        self.0.push_str(t);
+        Span {
+            start,
+            end: self.0.len(),
+        }
+    }
+
+    /// The string member `v` (`None` when it is not a string), appended.
+    fn str(&mut self, v: Option<Value<'_>>) -> Option<Span> {
+        v.and_then(|v| v.as_str()).map(|t| self.push(t))
+    }
+
+    /// The text at `span` (empty when it is not one of this buffer's).
+    fn get(&self, span: Span) -> &str {
+        self.0.get(span.start..span.end).unwrap_or_default()
+    }
 }
 
 /// What an export reads of a conversation's events beyond their envelopes
@@ -47,6 +83,8 @@ pub struct EventDetails {
     indexes: Vec<(u64, u64)>,
     pub(super) cols: Vec<EventCols>,
     pub(super) calls: Vec<Call>,
+    /// The texts of `cols` and `calls`.
+    texts: Texts,
     by_call_id: HashMap<String, usize>,
     /// What is read from the same parses for the view and the state's
     /// rows, taken when the rows are written (behind a lock only because
@@ -78,6 +116,7 @@ impl EventDetails {
         self.indexes.clear();
         self.cols.clear();
         self.calls.clear();
+        self.texts.0.clear();
         self.by_call_id.clear();
         let early = self.early_mut();
         early.view.clear();
@@ -116,6 +155,11 @@ impl EventDetails {
         (f.is_ok() && f.raw() == early.state_bytes.as_slice()).then_some(rows)
     }
 
+    /// A text of the details' columns or calls (`None` stays `None`).
+    pub(super) fn text(&self, span: Option<Span>) -> Option<&str> {
+        span.map(|s| self.texts.get(s))
+    }
+
     /// The events decoded for the view, taken out (what is left holds none
     /// and is marked unusable, so a second taking leaves the view to parse
     /// them).
@@ -134,7 +178,14 @@ impl EventDetails {
         let m = Members::of(doc.root());
         let id = m.id.and_then(|v| v.as_str());
         let col = self.cols.len();
-        let cols = event_columns(index, col, &m, &mut self.calls, &mut self.by_call_id);
+        let cols = event_columns(
+            index,
+            col,
+            &m,
+            &mut self.calls,
+            &mut self.texts,
+            &mut self.by_call_id,
+        );
         self.indexes.push((index, id_hash(id)));
         self.cols.push(cols);
         self.view_mut().add(index, doc.input(), doc.root());
@@ -167,18 +218,29 @@ impl EventDetails {
 }
 
 /// The text parts of a `content` value (a string, or a list of parts with
-/// `text`), joined by line breaks.
-fn texts(v: Option<Value<'_>>) -> Option<String> {
+/// `text`), joined by line breaks, appended to `out`.
+fn texts(out: &mut Texts, v: Option<Value<'_>>) -> Option<Span> {
     let v = v?;
     if let Some(s) = v.as_str() {
-        return Some(s.to_owned());
+        return Some(out.push(s));
     }
-    let parts: Vec<&str> = v
-        .as_array()?
+    let arr = v.as_array()?;
+    let start = out.0.len();
+    let mut first = true;
+    for t in arr
         .iter()
         .filter_map(|p| p.get("text").and_then(|t| t.as_str()))
-        .collect();
-    Some(parts.join("\n"))
+    {
+        if !first {
+            out.0.push('\n');
+        }
+        first = false;
+        out.0.push_str(t);
+    }
+    Some(Span {
+        start,
+        end: out.0.len(),
+    })
 }
 
 /// The length in characters of the text parts of a `content` value (a
@@ -200,10 +262,6 @@ fn text_length(v: Option<Value<'_>>) -> Option<u64> {
     Some(n + parts.saturating_sub(1))
 }
 
-fn s(v: Option<Value<'_>>) -> Option<String> {
-    v.and_then(|v| v.as_str()).map(str::to_owned)
-}
-
 /// A hash of an event's `id` member (the same in every process: foldhash
 /// with its fixed seed, a few times cheaper than SipHash on IDs).
 fn id_hash(id: Option<&str>) -> u64 {
@@ -214,11 +272,11 @@ fn id_hash(id: Option<&str>) -> u64 {
 /// The columns of an event an analyst filters on.
 #[derive(Default)]
 pub(super) struct EventCols {
-    pub(super) tool_name: Option<String>,
-    pub(super) tool_call_id: Option<String>,
-    pub(super) llm_response_id: Option<String>,
+    pub(super) tool_name: Option<Span>,
+    pub(super) tool_call_id: Option<Span>,
+    pub(super) llm_response_id: Option<Span>,
     /// An action's `action.kind`.
-    pub(super) action_kind: Option<String>,
+    pub(super) action_kind: Option<Span>,
     pub(super) is_error: Option<bool>,
     /// An observation's exit code (`observation.metadata.exit_code`, else
     /// `observation.exit_code`).
@@ -299,33 +357,36 @@ fn event_columns(
     col: usize,
     m: &Members<'_>,
     calls: &mut Vec<Call>,
+    texts_of: &mut Texts,
     by_call_id: &mut HashMap<String, usize>,
 ) -> EventCols {
+    let call_id = m.tool_call_id.and_then(|v| v.as_str());
     let mut cols = EventCols {
-        tool_name: s(m.tool_name),
-        tool_call_id: s(m.tool_call_id),
-        llm_response_id: s(m.llm_response_id),
+        tool_name: texts_of.str(m.tool_name),
+        tool_call_id: call_id.map(|t| texts_of.push(t)),
+        llm_response_id: texts_of.str(m.llm_response_id),
         ..EventCols::default()
     };
     let kind = m.kind.and_then(|v| v.as_str()).map(Kind::parse);
     let answer = |calls: &mut Vec<Call>| -> Option<usize> {
-        let id = cols.tool_call_id.as_deref()?;
-        let &n = by_call_id.get(id)?;
+        let &n = by_call_id.get(call_id?)?;
         (calls.get(n)?.outcome.is_none()).then_some(n)
     };
     match kind {
         Some(Kind::Action) => {
             let action = m.action;
-            let args = m
+            let args = match m
                 .tool_call
                 .and_then(|t| t.get("arguments"))
                 .and_then(|a| a.as_str())
-                .map(str::to_owned)
-                .or_else(|| action.map(|a| String::from_utf8_lossy(a.raw()).into_owned()));
-            if let Some(cid) = &cols.tool_call_id {
-                by_call_id.insert(cid.clone(), calls.len());
+            {
+                Some(t) => Some(texts_of.push(t)),
+                None => action.map(|a| texts_of.push(&String::from_utf8_lossy(a.raw()))),
+            };
+            if let Some(cid) = call_id {
+                by_call_id.insert(cid.to_owned(), calls.len());
             }
-            cols.action_kind = s(action.and_then(|a| a.get("kind")));
+            cols.action_kind = texts_of.str(action.and_then(|a| a.get("kind")));
             calls.push(Call {
                 action_index: index,
                 action_col: col,
@@ -351,14 +412,14 @@ fn event_columns(
                 c.outcome = Some("observation");
                 c.is_error = Some(cols.is_error.unwrap_or(false));
                 c.exit_code = cols.exit_code;
-                c.result_text = texts(obs.and_then(|o| o.get("content")));
+                c.result_text = texts(texts_of, obs.and_then(|o| o.get("content")));
             }
         }
         Some(Kind::UserReject) => {
             if let Some(n) = answer(calls) {
                 let c = &mut calls[n];
                 c.outcome = Some("rejected");
-                c.rejection = s(m.rejection_reason);
+                c.rejection = texts_of.str(m.rejection_reason);
             }
         }
         Some(Kind::AgentError) => {
@@ -366,7 +427,7 @@ fn event_columns(
                 let c = &mut calls[n];
                 c.outcome = Some("error");
                 c.is_error = Some(true);
-                c.error = s(m.error);
+                c.error = texts_of.str(m.error);
             }
         }
         Some(Kind::Message) => {
@@ -376,10 +437,7 @@ fn event_columns(
         _ => return cols,
     }
     if !matches!(kind, Some(Kind::Action))
-        && let Some(n) = cols
-            .tool_call_id
-            .as_deref()
-            .and_then(|id| by_call_id.get(id))
+        && let Some(n) = call_id.and_then(|id| by_call_id.get(id))
         && let Some(c) = calls.get_mut(*n)
         && c.result_index.is_none()
     {
