@@ -395,24 +395,26 @@ fn event_columns(
             });
         }
         Some(Kind::Observation) => {
-            let obs = m.observation;
-            cols.is_error = obs
-                .and_then(|o| o.get("is_error"))
-                .and_then(|v| v.as_bool());
-            cols.exit_code = obs
-                .and_then(|o| o.get("metadata"))
+            // The observation's members in one pass (the last of a repeated
+            // name, as `get` finds it).
+            let [is_error, metadata, exit_code, content] = match m
+                .observation
+                .and_then(|o| o.as_object())
+            {
+                Some(o) => o.get_many(["is_error", "metadata", "exit_code", "content"]),
+                None => [None; 4],
+            };
+            cols.is_error = is_error.and_then(|v| v.as_bool());
+            cols.exit_code = metadata
                 .and_then(|m| m.get("exit_code"))
                 .and_then(|v| v.as_i64())
-                .or_else(|| {
-                    obs.and_then(|o| o.get("exit_code"))
-                        .and_then(|v| v.as_i64())
-                });
+                .or_else(|| exit_code.and_then(|v| v.as_i64()));
             if let Some(n) = answer(calls) {
                 let c = &mut calls[n];
                 c.outcome = Some("observation");
                 c.is_error = Some(cols.is_error.unwrap_or(false));
                 c.exit_code = cols.exit_code;
-                c.result_text = texts(texts_of, obs.and_then(|o| o.get("content")));
+                c.result_text = texts(texts_of, content);
             }
         }
         Some(Kind::UserReject) => {
