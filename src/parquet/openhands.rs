@@ -78,6 +78,35 @@ fn micros(text: Option<&str>) -> Option<(i64, bool)> {
     Some((us, p.naive))
 }
 
+/// The times of a conversation's events ([`micros`] of their timestamps),
+/// each read once: an event's time is asked for by its `events` row, and
+/// again by the conversation's first and last event and the tool calls it
+/// starts or finishes.
+struct Times<'c> {
+    conv: &'c Conversation,
+    /// By position: `None` until read.
+    at: Vec<Option<Option<(i64, bool)>>>,
+}
+
+impl<'c> Times<'c> {
+    fn new(conv: &'c Conversation) -> Times<'c> {
+        Times {
+            conv,
+            at: vec![None; conv.len()],
+        }
+    }
+
+    /// The time of the event at position `pos`.
+    fn of(&mut self, pos: usize) -> Option<(i64, bool)> {
+        let read = |conv: &Conversation| conv.event(pos).and_then(|e| micros(e.timestamp()));
+        match self.at.get_mut(pos) {
+            Some(Some(t)) => *t,
+            Some(slot) => *slot.insert(read(self.conv)),
+            None => read(self.conv),
+        }
+    }
+}
+
 /// What the conversation's state and meta say, owned.
 #[derive(Default)]
 struct Header {
@@ -153,14 +182,15 @@ fn add_rows(
     let mut h = header(conv, parser);
     // Created and updated: meta.json's (UTC), else the first and last
     // events' (naive local times).
+    let mut times = Times::new(conv);
     let first = conv
         .events()
-        .find(|e| e.is_ok())
-        .and_then(|e| micros(e.timestamp()));
+        .position(|e| e.is_ok())
+        .and_then(|p| times.of(p));
     let last = conv
         .events()
-        .rfind(|e| e.is_ok())
-        .and_then(|e| micros(e.timestamp()));
+        .rposition(|e| e.is_ok())
+        .and_then(|p| times.of(p));
     let created = micros(h.created.as_deref()).or(first);
     let updated = micros(h.updated.as_deref()).or(last);
     let partition = ds.partition_of(created.map(|t| t.0));
@@ -253,7 +283,7 @@ fn add_rows(
         let error = e.error().map(|err| err.to_string());
         let raw = e.raw();
         let text = json.then(|| utf8(raw));
-        let ts = micros(e.timestamp());
+        let ts = times.of(pos);
         let ctx = in_context.get(pos).copied().unwrap_or(false);
         ds.push(Table::Events, &partition, |r| {
             r.str(Some(id))
@@ -339,14 +369,15 @@ fn add_rows(
         })?;
     }
 
-    let event_at = |index: u64| position_of(index).and_then(|p| conv.event(p));
     for (n, c) in details.calls.iter().enumerate() {
         // The action's own columns (a call is recorded with its action's).
         let a = details.cols.get(c.action_col).unwrap_or(&none);
-        let action = event_at(c.action_index);
-        let result = c.result_index.and_then(event_at);
-        let started = action.as_ref().and_then(|e| micros(e.timestamp()));
-        let finished = result.as_ref().and_then(|e| micros(e.timestamp()));
+        let action_pos = position_of(c.action_index);
+        let result_pos = c.result_index.and_then(position_of);
+        let action = action_pos.and_then(|p| conv.event(p));
+        let result = result_pos.and_then(|p| conv.event(p));
+        let started = action_pos.and_then(|p| times.of(p));
+        let finished = result_pos.and_then(|p| times.of(p));
         let duration = match (started, finished) {
             (Some(a), Some(b)) if a.1 == b.1 => Some((b.0 - a.0) as f64 / 1e6),
             _ => None,
