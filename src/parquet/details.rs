@@ -397,13 +397,11 @@ fn event_columns(
         Some(Kind::Observation) => {
             // The observation's members in one pass (the last of a repeated
             // name, as `get` finds it).
-            let [is_error, metadata, exit_code, content] = match m
-                .observation
-                .and_then(|o| o.as_object())
-            {
-                Some(o) => o.get_many(["is_error", "metadata", "exit_code", "content"]),
-                None => [None; 4],
-            };
+            let [is_error, metadata, exit_code, content] =
+                match m.observation.and_then(|o| o.as_object()) {
+                    Some(o) => o.get_many(["is_error", "metadata", "exit_code", "content"]),
+                    None => [None; 4],
+                };
             cols.is_error = is_error.and_then(|v| v.as_bool());
             cols.exit_code = metadata
                 .and_then(|m| m.get("exit_code"))
