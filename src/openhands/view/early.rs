@@ -3,11 +3,12 @@
 //! ([`View::build_early`](super::View::build_early)) instead of being parsed
 //! again there.
 
-use crate::json::Value;
-
-use super::event::{self, ViewEvent};
-use super::state::{StateInfo, state_info};
+use super::event::ViewEvent;
+use super::state::StateInfo;
 use super::version::Detector;
+// What the impls below, the Parquet export's alone, need besides.
+#[cfg(feature = "parquet")]
+use {super::event, super::state::state_info, crate::json::Value};
 
 /// Events decoded for a view from another reader's parse of them (the
 /// export's reader hands it each event while its buffer still grows, so
@@ -22,9 +23,11 @@ pub(crate) struct EarlyEvents {
     pub(super) det: Detector,
     /// Set when an event that parses could not be added: the view then
     /// parses every event itself.
+    #[cfg(feature = "parquet")]
     pub(super) spoilt: bool,
 }
 
+#[cfg(feature = "parquet")]
 impl EarlyEvents {
     /// Decodes the event of `index`, parsed from `raw` into `root`. Events
     /// come in index order, each event that parses as a JSON object once.
@@ -62,6 +65,7 @@ pub(crate) struct EarlyState<'a> {
     pub(super) det: Detector,
 }
 
+#[cfg(feature = "parquet")]
 impl<'a> EarlyState<'a> {
     /// Reads the state from its bytes `raw` and the root of their parse;
     /// `None` when the root is not an object (the view then reads the state

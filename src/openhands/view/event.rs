@@ -533,6 +533,7 @@ pub(crate) fn decode<'a>(
 /// instead of borrowed from the file's bytes, no `file_id` yet, and the
 /// file id's place kept for `id` when the event has no `id` member
 /// ([`ViewEvent::with_file_id`] gives both).
+#[cfg(feature = "parquet")]
 pub(crate) fn decode_parsed(
     index: usize,
     raw: &[u8],
@@ -701,7 +702,9 @@ fn decode_root<'a>(
     ev
 }
 
-#[cfg(test)]
+// What these test (events decoded from another parse) is built for the
+// Parquet export alone.
+#[cfg(all(test, feature = "parquet"))]
 mod tests {
     use super::*;
 

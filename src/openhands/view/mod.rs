@@ -300,6 +300,7 @@ impl<'a> View<'a> {
     /// ([`EarlyEvents::spoil`]), and is then not used. `state`, when given,
     /// is read from a parse of `input.base_state` (the caller's guarantee),
     /// which is then not parsed again.
+    #[cfg(feature = "parquet")]
     pub(crate) fn build_early(
         input: &ViewInput<'a>,
         options: &ViewOptions,
@@ -643,6 +644,7 @@ impl<'a> View<'a> {
     /// the values: `each` is given each message's position, the bytes
     /// [`OwnedValue::write_to`] with [`Style::COMPACT`](crate::json::Style::COMPACT)
     /// writes for it, and the members it would answer to `get`.
+    #[cfg(feature = "parquet")]
     pub(crate) fn write_wire_messages<E>(
         &self,
         each: impl FnMut(usize, &[u8], message::WireFacts<'_>) -> Result<(), E>,
@@ -733,7 +735,9 @@ fn events_to_messages<'a>(
     (messages, ranges)
 }
 
-#[cfg(test)]
+// What these test (events decoded from another parse) is built for the
+// Parquet export alone.
+#[cfg(all(test, feature = "parquet"))]
 mod tests {
     use super::*;
     use crate::json::Parser;

@@ -5,9 +5,12 @@
 
 mod sdk;
 mod wire;
+#[cfg(feature = "parquet")]
+mod wire_write;
 
-pub(crate) use wire::{WireFacts, write_wire_messages};
 pub use wire::{WireOptions, to_wire_values};
+#[cfg(feature = "parquet")]
+pub(crate) use wire_write::{WireFacts, write_wire_messages};
 
 use std::borrow::Cow;
 

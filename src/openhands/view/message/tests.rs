@@ -275,6 +275,7 @@ fn tool_text_truncated_only_for_tool_role_from_1_11_1() {
 /// `OwnedValue::write_to_finding` (bytes, the `tool_calls` range, and the
 /// members `get` answers), for every combination of the wire options and
 /// the versions where the wire form changes.
+#[cfg(feature = "parquet")]
 pub(crate) fn check_written_wire(messages: &[Message<'_>]) {
     use crate::json::Style;
     let versions = [
@@ -333,6 +334,7 @@ pub(crate) fn check_written_wire(messages: &[Message<'_>]) {
 }
 
 #[test]
+#[cfg(feature = "parquet")]
 fn wire_messages_written_as_their_values() {
     let call = |id: &'static str| ToolCall {
         id: id.into(),
