@@ -43,8 +43,11 @@ impl<'a> View<'a> {
                 .collect();
             return (main, at);
         }
-        let main = View::assemble(
-            d.events.clone(),
+        // Each view but the last built from a copy of the events holding
+        // the data of its conversation's events alone (no view reads the
+        // data of an event off its conversation); the last takes them.
+        let main = View::assemble_cloned(
+            &d.events,
             &d.state,
             d.detected.clone(),
             d.issues.clone(),
@@ -54,18 +57,24 @@ impl<'a> View<'a> {
         let mut at = Vec::with_capacity(hs.len());
         let mut events = Some(d.events);
         for (i, h) in hs.iter().enumerate() {
-            let evs = if i + 1 == hs.len() {
-                events.take().unwrap_or_default()
+            let v = if i + 1 == hs.len() {
+                View::assemble(
+                    events.take().unwrap_or_default(),
+                    &d.state,
+                    d.detected.clone(),
+                    d.issues.clone(),
+                    Some(h),
+                )
             } else {
-                events.clone().unwrap_or_default()
+                View::assemble_cloned(
+                    events.as_deref().unwrap_or_default(),
+                    &d.state,
+                    d.detected.clone(),
+                    d.issues.clone(),
+                    Some(h),
+                )
             };
-            at.push(View::assemble(
-                evs,
-                &d.state,
-                d.detected.clone(),
-                d.issues.clone(),
-                Some(h),
-            ));
+            at.push(v);
         }
         (main, at)
     }

@@ -419,18 +419,78 @@ impl<'a> View<'a> {
 
     /// The view at `head` (the state's head when `None`) of decoded events.
     fn assemble(
+        events: Vec<ViewEvent<'a>>,
+        state: &StateInfo<'a>,
+        detected: Detected,
+        issues: Vec<ViewIssue>,
+        head: Option<&str>,
+    ) -> View<'a> {
+        let tree = View::tree_of(&events, state, &detected, head);
+        View::assemble_with(events, tree, state, detected, issues, head)
+    }
+
+    /// The event tree of `events` at `head` (the state's when `None`).
+    fn tree_of(
+        events: &[ViewEvent<'a>],
+        state: &StateInfo<'a>,
+        detected: &Detected,
+        head: Option<&str>,
+    ) -> EventTree {
+        let head_state = HeadState {
+            leaf_event_id: head.or(state.leaf.as_deref()),
+            head_is_empty: head.is_none() && state.head_is_empty,
+        };
+        EventTree::build(events, &head_state, detected.version)
+    }
+
+    /// [`View::assemble`] from a copy of `events` in which only the events
+    /// of the conversation at `head` keep their kind-specific data: the
+    /// others' is never read by the view (its entries, context and
+    /// messages come from the conversation's events alone), so it is not
+    /// copied.
+    fn assemble_cloned(
+        events: &[ViewEvent<'a>],
+        state: &StateInfo<'a>,
+        detected: Detected,
+        issues: Vec<ViewIssue>,
+        head: Option<&str>,
+    ) -> View<'a> {
+        let tree = View::tree_of(events, state, &detected, head);
+        let all = !(detected.version >= SdkVersion::V1_31_0 || head.is_some());
+        let mut keep = vec![all; events.len()];
+        if !all {
+            for &p in &tree.active_branch().events {
+                if let Some(k) = keep.get_mut(p) {
+                    *k = true;
+                }
+            }
+        }
+        let copy = events
+            .iter()
+            .zip(&keep)
+            .map(|(e, &k)| ViewEvent {
+                index: e.index,
+                file_id: e.file_id,
+                id: e.id.clone(),
+                kind: e.kind.clone(),
+                parent: e.parent.clone(),
+                problem: e.problem.clone(),
+                body: if k { e.body.clone() } else { Body::None },
+            })
+            .collect();
+        View::assemble_with(copy, tree, state, detected, issues, head)
+    }
+
+    /// [`View::assemble`] with the tree of `events` at `head` built.
+    fn assemble_with(
         mut events: Vec<ViewEvent<'a>>,
+        tree: EventTree,
         state: &StateInfo<'a>,
         detected: Detected,
         mut issues: Vec<ViewIssue>,
         head: Option<&str>,
     ) -> View<'a> {
         let version = detected.version;
-        let head_state = HeadState {
-            leaf_event_id: head.or(state.leaf.as_deref()),
-            head_is_empty: head.is_none() && state.head_is_empty,
-        };
-        let tree = EventTree::build(&events, &head_state, version);
         for cycle in tree.cycles() {
             issues.push(ViewIssue::Cycle(
                 cycle
