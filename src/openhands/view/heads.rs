@@ -44,8 +44,8 @@ impl<'a> View<'a> {
             return (main, at);
         }
         // Each view but the last built from a copy of the events holding
-        // the data of its conversation's events alone (no view reads the
-        // data of an event off its conversation); the last takes them.
+        // the data of its context's events alone (a view's messages are
+        // made from its context's data); the last takes them.
         let main = View::assemble_cloned(
             &d.events,
             &d.state,
