@@ -84,6 +84,7 @@ impl<'a> View<'a> {
 mod tests {
     use super::*;
     use crate::openhands::read_conversation;
+    use crate::openhands::view::ViewEntry;
 
     /// The ids of the events before each condensation of the branch; in a
     /// conversation without one, its first and last events' (views at
@@ -154,6 +155,26 @@ mod tests {
                 assert_eq!(v.context(), one.context(), "{dir:?} at {h}");
                 assert_eq!(v.conversation(), one.conversation(), "{dir:?} at {h}");
                 assert_eq!(v.issues(), one.issues(), "{dir:?} at {h}");
+            }
+            // A view built from a copy of the events (with a condensation:
+            // the main view and every view at a head but the last) holds
+            // no data of an event off its context.
+            if condensed {
+                let copies =
+                    std::iter::once(&main).chain(at.iter().take(at.len().saturating_sub(1)));
+                for v in copies {
+                    let mut in_context = vec![false; v.events().len()];
+                    for e in v.context() {
+                        let (ViewEntry::Event(p) | ViewEntry::Summary(p)) = *e;
+                        in_context[p] = true;
+                    }
+                    for (p, e) in v.events().iter().enumerate() {
+                        assert!(
+                            in_context[p] || matches!(e.body, super::super::Body::None),
+                            "{dir:?}: event {p} off the context holds its data"
+                        );
+                    }
+                }
             }
         }
         assert!(seen_condensed && seen_plain);

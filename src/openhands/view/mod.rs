@@ -476,8 +476,7 @@ impl<'a> View<'a> {
                 body: if k { e.body.clone() } else { Body::None },
             })
             .collect();
-        let (messages, message_entries) =
-            events_to_messages(&mut copy, &context, detected.version);
+        let (messages, message_entries) = events_to_messages(&mut copy, &context, detected.version);
         View::finish(
             copy,
             tree,
