@@ -43,8 +43,11 @@ impl<'a> View<'a> {
                 .collect();
             return (main, at);
         }
-        let main = View::assemble(
-            d.events.clone(),
+        // Each view but the last built from a copy of the events holding
+        // the data of its context's events alone (a view's messages are
+        // made from its context's data); the last takes them.
+        let main = View::assemble_cloned(
+            &d.events,
             &d.state,
             d.detected.clone(),
             d.issues.clone(),
@@ -54,18 +57,24 @@ impl<'a> View<'a> {
         let mut at = Vec::with_capacity(hs.len());
         let mut events = Some(d.events);
         for (i, h) in hs.iter().enumerate() {
-            let evs = if i + 1 == hs.len() {
-                events.take().unwrap_or_default()
+            let v = if i + 1 == hs.len() {
+                View::assemble(
+                    events.take().unwrap_or_default(),
+                    &d.state,
+                    d.detected.clone(),
+                    d.issues.clone(),
+                    Some(h),
+                )
             } else {
-                events.clone().unwrap_or_default()
+                View::assemble_cloned(
+                    events.as_deref().unwrap_or_default(),
+                    &d.state,
+                    d.detected.clone(),
+                    d.issues.clone(),
+                    Some(h),
+                )
             };
-            at.push(View::assemble(
-                evs,
-                &d.state,
-                d.detected.clone(),
-                d.issues.clone(),
-                Some(h),
-            ));
+            at.push(v);
         }
         (main, at)
     }
@@ -75,6 +84,7 @@ impl<'a> View<'a> {
 mod tests {
     use super::*;
     use crate::openhands::read_conversation;
+    use crate::openhands::view::ViewEntry;
 
     /// The ids of the events before each condensation of the branch; in a
     /// conversation without one, its first and last events' (views at
@@ -145,6 +155,26 @@ mod tests {
                 assert_eq!(v.context(), one.context(), "{dir:?} at {h}");
                 assert_eq!(v.conversation(), one.conversation(), "{dir:?} at {h}");
                 assert_eq!(v.issues(), one.issues(), "{dir:?} at {h}");
+            }
+            // A view built from a copy of the events (with a condensation:
+            // the main view and every view at a head but the last) holds
+            // no data of an event off its context.
+            if condensed {
+                let copies =
+                    std::iter::once(&main).chain(at.iter().take(at.len().saturating_sub(1)));
+                for v in copies {
+                    let mut in_context = vec![false; v.events().len()];
+                    for e in v.context() {
+                        let (ViewEntry::Event(p) | ViewEntry::Summary(p)) = *e;
+                        in_context[p] = true;
+                    }
+                    for (p, e) in v.events().iter().enumerate() {
+                        assert!(
+                            in_context[p] || matches!(e.body, super::super::Body::None),
+                            "{dir:?}: event {p} off the context holds its data"
+                        );
+                    }
+                }
             }
         }
         assert!(seen_condensed && seen_plain);

@@ -426,12 +426,96 @@ impl<'a> View<'a> {
         mut issues: Vec<ViewIssue>,
         head: Option<&str>,
     ) -> View<'a> {
-        let version = detected.version;
+        let tree = View::tree_of(&events, state, &detected, head);
+        let (conversation, entries, context) =
+            View::plan(&events, &tree, state, &detected, &mut issues, head);
+        let (messages, message_entries) =
+            events_to_messages(&mut events, &context, detected.version);
+        View::finish(
+            events,
+            tree,
+            state,
+            detected,
+            issues,
+            (conversation, entries, context),
+            (messages, message_entries),
+        )
+    }
+
+    /// [`View::assemble`] from a copy of `events` in which only the events
+    /// of the view's context keep their kind-specific data: the tree, the
+    /// conversation and the entries are found from `events` as they stand,
+    /// and the messages are made from the context's events alone, so no
+    /// other event's data is copied.
+    fn assemble_cloned(
+        events: &[ViewEvent<'a>],
+        state: &StateInfo<'a>,
+        detected: Detected,
+        mut issues: Vec<ViewIssue>,
+        head: Option<&str>,
+    ) -> View<'a> {
+        let tree = View::tree_of(events, state, &detected, head);
+        let (conversation, entries, context) =
+            View::plan(events, &tree, state, &detected, &mut issues, head);
+        let mut keep = vec![false; events.len()];
+        for e in &context {
+            let (ViewEntry::Event(p) | ViewEntry::Summary(p)) = *e;
+            if let Some(k) = keep.get_mut(p) {
+                *k = true;
+            }
+        }
+        let mut copy: Vec<ViewEvent<'a>> = events
+            .iter()
+            .zip(&keep)
+            .map(|(e, &k)| ViewEvent {
+                index: e.index,
+                file_id: e.file_id,
+                id: e.id.clone(),
+                kind: e.kind.clone(),
+                parent: e.parent.clone(),
+                problem: e.problem.clone(),
+                body: if k { e.body.clone() } else { Body::None },
+            })
+            .collect();
+        let (messages, message_entries) = events_to_messages(&mut copy, &context, detected.version);
+        View::finish(
+            copy,
+            tree,
+            state,
+            detected,
+            issues,
+            (conversation, entries, context),
+            (messages, message_entries),
+        )
+    }
+
+    /// The event tree of `events` at `head` (the state's when `None`).
+    fn tree_of(
+        events: &[ViewEvent<'a>],
+        state: &StateInfo<'a>,
+        detected: &Detected,
+        head: Option<&str>,
+    ) -> EventTree {
         let head_state = HeadState {
             leaf_event_id: head.or(state.leaf.as_deref()),
             head_is_empty: head.is_none() && state.head_is_empty,
         };
-        let tree = EventTree::build(&events, &head_state, version);
+        EventTree::build(events, &head_state, detected.version)
+    }
+
+    /// The conversation, the entries and the context of the view of
+    /// `events` whose tree is `tree`; what the tree shows wrong is added
+    /// to `issues`.
+    #[allow(clippy::type_complexity)]
+    fn plan(
+        events: &[ViewEvent<'a>],
+        tree: &EventTree,
+        state: &StateInfo<'a>,
+        detected: &Detected,
+        issues: &mut Vec<ViewIssue>,
+        head: Option<&str>,
+    ) -> (Vec<usize>, Vec<ViewEntry>, Vec<ViewEntry>) {
+        let version = detected.version;
         for cycle in tree.cycles() {
             issues.push(ViewIssue::Cycle(
                 cycle
@@ -457,7 +541,7 @@ impl<'a> View<'a> {
         } else {
             (0..events.len()).collect()
         };
-        let entries = build::from_events(&events, &conversation, version);
+        let entries = build::from_events(events, &conversation, version);
         let context: Vec<ViewEntry> = if version < SdkVersion::V1_3_0 && !state.condenser {
             conversation
                 .iter()
@@ -472,7 +556,20 @@ impl<'a> View<'a> {
         } else {
             entries.clone()
         };
-        let (messages, message_entries) = events_to_messages(&mut events, &context, version);
+        (conversation, entries, context)
+    }
+
+    /// The view of its parts.
+    #[allow(clippy::type_complexity)]
+    fn finish(
+        events: Vec<ViewEvent<'a>>,
+        tree: EventTree,
+        state: &StateInfo<'a>,
+        detected: Detected,
+        issues: Vec<ViewIssue>,
+        (conversation, entries, context): (Vec<usize>, Vec<ViewEntry>, Vec<ViewEntry>),
+        (messages, message_entries): (Vec<Message<'a>>, Vec<std::ops::Range<usize>>),
+    ) -> View<'a> {
         View {
             events,
             tree,
