@@ -64,12 +64,14 @@ use crate::openhands::view::{View, ViewInput, ViewOptions};
 mod attribute;
 mod facts;
 mod fold;
+mod parsed;
 mod response;
 mod tools;
 
 use attribute::{attribute, raw_of};
 use facts::EventFacts;
 use fold::PathState;
+pub use parsed::ParsedEvents;
 use response::{ResponseMetrics, metrics, response_body, response_members};
 use tools::{SystemTool, SystemTools, system_tools, tool_of};
 
@@ -342,6 +344,30 @@ fn append_record(
 /// turns the context into that view. Every `response` carries
 /// the `request_hash` of the context its path rebuilds.
 pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted, ConvertError> {
+    convert_from(conv, options, None)
+}
+
+/// [`convert_with`] taking each event from the reader's parse of it
+/// (`parsed`, filled while the reader read `conv`: [`ParsedEvents::add`])
+/// instead of parsing it again; the conversion is the same. `parsed` is
+/// taken (left empty): when it is not that of `conv`'s events (another
+/// conversation's, or missing some), it is not used, and the events are
+/// parsed.
+pub fn convert_parsed(
+    conv: &Conversation,
+    options: &Options,
+    parsed: &mut ParsedEvents,
+) -> Result<Converted, ConvertError> {
+    let taken = parsed.fits(conv).then(|| std::mem::take(parsed));
+    parsed.clear();
+    convert_from(conv, options, taken)
+}
+
+fn convert_from(
+    conv: &Conversation,
+    options: &Options,
+    parsed: Option<ParsedEvents>,
+) -> Result<Converted, ConvertError> {
     // The view at the state's head, and at the last event before each
     // condensation of its branch (the segments' ends).
     let segment_ends = |view: &View<'_>| -> Vec<String> {
@@ -357,9 +383,28 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
     let mut facts: Vec<Option<EventFacts>> = Vec::new();
     // Each `SystemPromptEvent`'s tools, by position, from the same parse.
     let mut prepared_tools: Vec<(usize, SystemTools)> = Vec::new();
+    let input = ViewInput::from_conversation(conv);
+    // The events the reader parsed: their facts placed by position as the
+    // view places them (each event of the input whose index is the next
+    // one's), and their decoded events handed to the view.
+    let early = parsed.map(|parsed| {
+        let mut taken = parsed.facts.into_iter().peekable();
+        for (p, e) in input.events.iter().enumerate() {
+            let Some((_, _, f, tools)) = taken.next_if(|t| t.0 == e.index) else {
+                continue;
+            };
+            facts.resize_with(p, || None);
+            facts.push(Some(f));
+            if let Some(t) = tools {
+                prepared_tools.push((p, t));
+            }
+        }
+        parsed.view
+    });
     let (view, seg_list) = View::build_at_heads(
-        &ViewInput::from_conversation(conv),
+        &input,
         &ViewOptions::default(),
+        early,
         segment_ends,
         &mut |p, ev, root| {
             if facts.len() <= p {

@@ -37,17 +37,18 @@
 //! counted as not converted (exit status 1). Before, the later one's file
 //! replaced the earlier one's without a word.
 
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
 use agentlog::convert::Converted;
-use agentlog::convert::openhands::{Options, convert_with, session_id};
+use agentlog::convert::openhands::{Options, ParsedEvents, convert_parsed, session_id};
 use agentlog::occhat::SessionStore;
-use agentlog::openhands::Reader;
+use agentlog::openhands::{Parsed, Reader};
 use agentlog::output::{Batch, Output};
 
 use crate::out::{Fail, Obj, Out, Res, Status, error, plural};
 use crate::progress::Progress;
-use crate::target::{Target, nothing_found, resolve, walk};
+use crate::target::{Target, nothing_found, resolve, walk_with};
 
 /// Arguments of `asf convert`.
 #[derive(clap::Args, Debug)]
@@ -152,11 +153,22 @@ pub fn run(a: ConvertArgs, out: &mut Out) -> Res<u8> {
                 continue;
             }
         };
+        // Each event as the reader parsed it, for the conversion: one for
+        // the whole store, emptied by each conversion (and cleared when a
+        // conversation read is not converted).
+        let parsed = RefCell::new(ParsedEvents::new());
         for top in dirs {
-            walk(&mut reader, &mut conv, &mut parser, &top, |node| {
+            let on_doc = |p: Parsed, doc: &agentlog::json::Document<'_>| {
+                if let Parsed::Event { index } = p {
+                    parsed.borrow_mut().add(index, doc);
+                }
+            };
+            walk_with(&mut reader, &mut conv, &mut parser, &top, on_doc, |node| {
+                let mut parsed = parsed.borrow_mut();
                 let c = match node.conv {
                     Ok(c) => c,
                     Err(e) => {
+                        parsed.clear();
                         error(&format!("{}: {e}", node.dir.display()));
                         sink.tally.failed += 1;
                         status.raise(Status::PROBLEMS);
@@ -164,6 +176,7 @@ pub fn run(a: ConvertArgs, out: &mut Out) -> Res<u8> {
                     }
                 };
                 if !sink.claim(session_id(c.name()), node.dir) {
+                    parsed.clear();
                     status.raise(Status::PROBLEMS);
                     return Ok(());
                 }
@@ -171,7 +184,7 @@ pub fn run(a: ConvertArgs, out: &mut Out) -> Res<u8> {
                     parent_session: node.parent.map(session_id),
                     subsessions: c.subagents().iter().map(|n| session_id(n)).collect(),
                 };
-                match convert_with(c, &options) {
+                match convert_parsed(c, &options, &mut parsed) {
                     Ok(done) => sink.emit(&done)?,
                     Err(e) => {
                         error(&format!("{}: {e}", node.dir.display()));

@@ -46,6 +46,7 @@ pub(super) fn tool_canonical(t: Value<'_>) -> Option<Vec<u8>> {
 }
 
 /// One tool of a `SystemPromptEvent` as the config takes it.
+#[derive(Debug)]
 pub(super) enum SystemTool {
     /// Its function tool's `name` and canonical form, written from the
     /// view's parse of the event ([`tool_canonical`]); no owned tree is

@@ -6,15 +6,16 @@
 use super::event::ViewEvent;
 use super::state::StateInfo;
 use super::version::Detector;
-// What the impls below, the Parquet export's alone, need besides.
+use {super::event, crate::json::Value};
+// What `EarlyState::read`, the Parquet export's alone, needs besides.
 #[cfg(feature = "parquet")]
-use {super::event, super::state::state_info, crate::json::Value};
+use super::state::state_info;
 
 /// Events decoded for a view from another reader's parse of them (the
-/// export's reader hands it each event while its buffer still grows, so
-/// their strings are owned), kept until the view is built
-/// ([`View::build_early`](super::View::build_early)) instead of being parsed
-/// again there.
+/// reader hands them each event while its buffer still grows, so their
+/// strings are owned), kept until the view is built (the Parquet export's
+/// `View::build_early`, the ASF converter's `View::build_at_heads`) instead
+/// of being parsed again there.
 #[derive(Debug, Default)]
 pub(crate) struct EarlyEvents {
     /// The events, in index order.
@@ -23,22 +24,37 @@ pub(crate) struct EarlyEvents {
     pub(super) det: Detector,
     /// Set when an event that parses could not be added: the view then
     /// parses every event itself.
-    #[cfg(feature = "parquet")]
     pub(super) spoilt: bool,
 }
 
-#[cfg(feature = "parquet")]
 impl EarlyEvents {
-    /// Decodes the event of `index`, parsed from `raw` into `root`. Events
-    /// come in index order, each event that parses as a JSON object once.
-    pub(crate) fn add(&mut self, index: u64, raw: &[u8], root: Value<'_>) {
+    /// Decodes the event of `index`, parsed from `raw` into `root`, and
+    /// gives it back (`None` when it came out of order: the events are
+    /// then not used). Events come in index order, each event that parses
+    /// as a JSON object once.
+    pub(crate) fn add(
+        &mut self,
+        index: u64,
+        raw: &[u8],
+        root: Value<'_>,
+    ) -> Option<&ViewEvent<'static>> {
         match usize::try_from(index) {
             Ok(i) if self.events.last().is_none_or(|l| l.index < i) => {
                 let ev = event::decode_parsed(i, raw, root, &mut self.det);
                 self.events.push(ev);
+                self.events.last()
             }
-            _ => self.spoil(),
+            _ => {
+                self.spoil();
+                None
+            }
         }
+    }
+
+    /// Whether an event could not be added ([`spoil`](Self::spoil)): the
+    /// events are then not used.
+    pub(crate) fn is_spoilt(&self) -> bool {
+        self.spoilt
     }
 
     /// Records that an event that parses is missing (or came out of

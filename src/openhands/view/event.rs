@@ -533,7 +533,6 @@ pub(crate) fn decode<'a>(
 /// instead of borrowed from the file's bytes, no `file_id` yet, and the
 /// file id's place kept for `id` when the event has no `id` member
 /// ([`ViewEvent::with_file_id`] gives both).
-#[cfg(feature = "parquet")]
 pub(crate) fn decode_parsed(
     index: usize,
     raw: &[u8],

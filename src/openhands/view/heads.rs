@@ -1,7 +1,7 @@
 //! Views of one conversation at several heads (the state's, and the ends
 //! of some branch prefixes), the event files parsed and decoded once.
 
-use super::{View, ViewEvent, ViewInput, ViewOptions};
+use super::{EarlyEvents, View, ViewEvent, ViewInput, ViewOptions};
 use crate::json::Value;
 use crate::openhands::Kind;
 
@@ -14,17 +14,26 @@ impl<'a> View<'a> {
     /// once, from the parse the views are built from: its position in
     /// `input.events` (and in [`View::events`]), the decoded event and its
     /// document's root.
+    ///
+    /// `early`, when given and not spoilt ([`EarlyEvents::spoil`]), holds
+    /// events decoded from another reader's parse of them, as
+    /// `View::build_early` takes them (the same guarantee: they are, in
+    /// order, the events of `input` that parse as JSON objects): each event
+    /// of `input` it holds (by index) is taken from there, not parsed, and
+    /// not shown to `visit`; the views are those built without it.
     pub(crate) fn build_at_heads(
         input: &ViewInput<'a>,
         options: &ViewOptions,
+        early: Option<EarlyEvents>,
         heads: impl FnOnce(&View<'a>) -> Vec<String>,
         visit: &mut dyn FnMut(usize, &ViewEvent<'a>, Value<'_>),
     ) -> (View<'a>, Vec<View<'a>>) {
+        let early = early.filter(|e| !e.spoilt);
         let d = View::decode(
             input,
             options,
             &mut crate::json::Parser::new(),
-            None,
+            early,
             None,
             visit,
         );
@@ -121,10 +130,11 @@ mod tests {
             let input = ViewInput::from_conversation(&conv);
             let options = ViewOptions::default();
             let mut visited = Vec::new();
-            let (main, at) = View::build_at_heads(&input, &options, picked, &mut |p, ev, root| {
-                let own = input.events[p].raw.trim_ascii() == root.raw();
-                visited.push((p, ev.index, own));
-            });
+            let (main, at) =
+                View::build_at_heads(&input, &options, None, picked, &mut |p, ev, root| {
+                    let own = input.events[p].raw.trim_ascii() == root.raw();
+                    visited.push((p, ev.index, own));
+                });
             // Each event that parses shown once, in order, with its own bytes.
             let parsed: Vec<(usize, usize, bool)> = input
                 .events
