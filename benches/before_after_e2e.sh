@@ -1,0 +1,64 @@
+#!/bin/bash
+# Two builds of `agentlog` side by side, as whole processes, round robin
+# (issue 31's write paths against their floors): each round runs `stats
+# --json`, `parse_floor`, `asf convert` of BASE and NEW and the ASF floor
+# program twice — first each into a new directory (after a 31-second pause,
+# nothing removed just before), then each into a directory whose previous
+# output was just removed — then `export --parquet` of BASE and NEW, the
+# DuckDB route (`export --jsonl` then DuckDB's `COPY … TO 'x.parquet'`
+# through Python's `duckdb` package) and `stats --json` again. With a sixth
+# argument `nopq`, the Parquet runs and the route are left out (the 1 GB
+# store). Each line of LOG: NAME user sys wall maxrss-KB (GNU time), exit
+# status, the 1-minute load average; the ASF floor's lines carry the CPU of
+# its measured part (`examples/asf_floor` prints it; its loading of the
+# converted bytes is left out). Medians and ratios:
+# benches/before_after_medians.py LOG. Outputs go to a scratch directory
+# under $TMPDIR; STORE is only read. Later runs in a round find more dirty
+# pages waiting to be written back than earlier ones: compare user times
+# pairwise, and system times with that in mind.
+#
+# Usage: benches/before_after_e2e.sh BASE NEW STORE ROUNDS LOG [nopq]
+#   cargo build --release --features cli,parquet --bin agentlog \
+#       --example parse_floor --example asf_floor
+#   benches/before_after_e2e.sh /tmp/base-agentlog target/release/agentlog \
+#       /tmp/cstore 6 /tmp/rounds.log
+set -u
+BASE=$1; NEW=$2; STORE=$3; R=$4; LOG=$5; NOPQ=${6:-}
+EX="$(cd "$(dirname "$0")/.." && pwd)/target/release/examples"
+FLOOR=$EX/parse_floor
+AFLOOR=$EX/asf_floor
+W=$(mktemp -d "${TMPDIR:-/tmp}/before_after.XXXXXX")
+trap 'rm -rf "$W"' EXIT
+"$NEW" asf convert "$STORE" -o "$W/conv" >/dev/null 2>&1
+: > "$LOG"
+T() { local name=$1; shift; local la; la=$(cut -d' ' -f1 /proc/loadavg)
+  /usr/bin/time -f "%U %S %e %M" -o "$W/t" sh -c "$1" >/dev/null 2>"$W/err"; local rc=$?
+  echo "$name $(tail -1 "$W/t") rc=$rc load=$la" | tee -a "$LOG"; }
+AF() { local name=$1 out=$2; local la; la=$(cut -d' ' -f1 /proc/loadavg)
+  "$AFLOOR" "$STORE" "$W/conv" "$out" | awk -v la="$la" -v n="$name" \
+    '/floor CPU/ {print n, $4, $7, 0, 0, "rc=0", "load=" la}' | sed 's/,//g' | tee -a "$LOG"; }
+for r in $(seq 1 "$R"); do
+  echo "# round $r $(date +%T)" >> "$LOG"
+  T stats "$NEW stats --json $STORE"
+  T parse_floor "$FLOOR $STORE"
+  sleep 31
+  T asf_base_fresh "$BASE asf convert $STORE -o $W/fb$r"
+  T asf_new_fresh "$NEW asf convert $STORE -o $W/fn$r"
+  AF asf_floor_fresh "$W/ff$r"
+  rm -rf "$W/fb$r" "$W/fn$r" "$W/ff$r"
+  rm -rf "$W/a"; T asf_base "$BASE asf convert $STORE -o $W/a"
+  rm -rf "$W/a"; T asf_new "$NEW asf convert $STORE -o $W/a"
+  rm -rf "$W/a"; AF asf_floor "$W/a"
+  rm -rf "$W/a"
+  if [ -z "$NOPQ" ]; then
+    rm -rf "$W/p"; T pq_base "$BASE export --parquet $W/p $STORE"
+    rm -rf "$W/p"; T pq_new "$NEW export --parquet $W/p $STORE"
+    T jsonl "$NEW export --jsonl $STORE > $W/x.jsonl"
+    rm -f "$W/x.parquet"
+    T duckdb "python3 -c \"import duckdb; duckdb.sql(\\\"COPY (SELECT * FROM read_json_auto('$W/x.jsonl')) TO '$W/x.parquet'\\\")\""
+  fi
+  T stats2 "$NEW stats --json $STORE"
+done
+if [ -z "$NOPQ" ]; then
+  echo "# sizes: pq $(du -sb "$W/p" | cut -f1) duckdb $(stat -c %s "$W/x.parquet")" | tee -a "$LOG"
+fi
