@@ -420,26 +420,15 @@ impl<'a> View<'a> {
 
     /// The view at `head` (the state's head when `None`) of decoded events.
     fn assemble(
-        mut events: Vec<ViewEvent<'a>>,
+        events: Vec<ViewEvent<'a>>,
         state: &StateInfo<'a>,
         detected: Detected,
         mut issues: Vec<ViewIssue>,
         head: Option<&str>,
     ) -> View<'a> {
         let tree = View::tree_of(&events, state, &detected, head);
-        let (conversation, entries, context) =
-            View::plan(&events, &tree, state, &detected, &mut issues, head);
-        let (messages, message_entries) =
-            events_to_messages(&mut events, &context, detected.version);
-        View::finish(
-            events,
-            tree,
-            state,
-            detected,
-            issues,
-            (conversation, entries, context),
-            (messages, message_entries),
-        )
+        let plan = View::plan(&events, &tree, state, &detected, &mut issues, head);
+        View::finish(events, tree, state, detected, issues, plan)
     }
 
     /// [`View::assemble`] from a copy of `events` in which only the events
@@ -464,7 +453,7 @@ impl<'a> View<'a> {
                 *k = true;
             }
         }
-        let mut copy: Vec<ViewEvent<'a>> = events
+        let copy: Vec<ViewEvent<'a>> = events
             .iter()
             .zip(&keep)
             .map(|(e, &k)| ViewEvent {
@@ -477,7 +466,6 @@ impl<'a> View<'a> {
                 body: if k { e.body.clone() } else { Body::None },
             })
             .collect();
-        let (messages, message_entries) = events_to_messages(&mut copy, &context, detected.version);
         View::finish(
             copy,
             tree,
@@ -485,7 +473,6 @@ impl<'a> View<'a> {
             detected,
             issues,
             (conversation, entries, context),
-            (messages, message_entries),
         )
     }
 
@@ -559,17 +546,19 @@ impl<'a> View<'a> {
         (conversation, entries, context)
     }
 
-    /// The view of its parts.
+    /// The view of its parts, its messages made from the context's events
+    /// (their data moved into the messages).
     #[allow(clippy::type_complexity)]
     fn finish(
-        events: Vec<ViewEvent<'a>>,
+        mut events: Vec<ViewEvent<'a>>,
         tree: EventTree,
         state: &StateInfo<'a>,
         detected: Detected,
         issues: Vec<ViewIssue>,
         (conversation, entries, context): (Vec<usize>, Vec<ViewEntry>, Vec<ViewEntry>),
-        (messages, message_entries): (Vec<Message<'a>>, Vec<std::ops::Range<usize>>),
     ) -> View<'a> {
+        let (messages, message_entries) =
+            events_to_messages(&mut events, &context, detected.version);
         View {
             events,
             tree,
@@ -830,102 +819,4 @@ fn events_to_messages<'a>(
         ranges.push(first..i);
     }
     (messages, ranges)
-}
-
-// What these test (events decoded from another parse) is built for the
-// Parquet export alone.
-#[cfg(all(test, feature = "parquet"))]
-mod tests {
-    use super::*;
-    use crate::json::Parser;
-
-    /// The view built with events decoded from another parse (strings
-    /// owned, the file id given afterwards) against the view built from
-    /// the files, on every conversation of the corpus and on events with
-    /// no `id`, escapes, a file that is not JSON and one that is not an
-    /// object, a kind this crate does not know and kinds spelt with
-    /// escapes.
-    #[test]
-    fn early_events_build_the_same_view() {
-        fn check(input: &ViewInput<'_>) {
-            let mut p = Parser::new();
-            let mut early = EarlyEvents::default();
-            for e in &input.events {
-                if let Ok(doc) = p.parse(e.raw)
-                    && doc.root().as_object().is_some()
-                {
-                    early.add(e.index as u64, doc.input(), doc.root());
-                }
-            }
-            let state = input.base_state.and_then(|raw| {
-                let doc = p.parse(raw).ok()?;
-                EarlyState::read(raw, doc.root())
-            });
-            let plain = View::build(input, &ViewOptions::default());
-            let early = View::build_early(input, &ViewOptions::default(), &mut p, early, state);
-            assert_eq!(format!("{plain:#?}"), format!("{early:#?}"));
-            let wire = |v: &View<'_>| {
-                v.wire_messages()
-                    .iter()
-                    .map(|m| m.to_string_styled(crate::json::Style::COMPACT))
-                    .collect::<Vec<_>>()
-            };
-            assert_eq!(wire(&plain), wire(&early));
-            message::tests::check_written_wire(&plain.messages);
-        }
-        let system = br#"{"id":"s","timestamp":"t","source":"agent","system_prompt":{"cache_prompt":false,"type":"text","text":"You are\nhelpful."},"tools":[],"kind":"SystemPromptEvent"}"#;
-        let no_id = br#"{"timestamp":"t","source":"user","llm_message":{"role":"user","content":[{"cache_prompt":false,"type":"text","text":"Hi"}],"thinking_blocks":[]},"kind":"MessageEvent"}"#;
-        let input = ViewInput {
-            events: vec![
-                EventInput {
-                    index: 0,
-                    file_id: "s",
-                    raw: system,
-                },
-                EventInput {
-                    index: 1,
-                    file_id: "f1",
-                    raw: no_id,
-                },
-                EventInput {
-                    index: 2,
-                    file_id: "f2",
-                    raw: b"{\"id\":",
-                },
-                EventInput {
-                    index: 3,
-                    file_id: "f3",
-                    raw: b"[1]",
-                },
-                EventInput {
-                    index: 4,
-                    file_id: "f4",
-                    raw: br#"{"id":"u","timestamp":"t","source":"agent","kind":"FancyNewEvent"}"#,
-                },
-                EventInput {
-                    index: 5,
-                    file_id: "f5",
-                    raw: br#"{"id":"e","timestamp":"t","source":"user","llm_message":{"role":"user","content":[{"cache_prompt":false,"type":"text","text":"Again"}],"thinking_blocks":[]},"kind":"Message\u0045vent"}"#,
-                },
-                EventInput {
-                    index: 6,
-                    file_id: "f6",
-                    raw: br#"{"id":"x","timestamp":"t","source":"agent","kind":"Fancy\u004eewEvent"}"#,
-                },
-            ],
-            ..Default::default()
-        };
-        check(&input);
-        let root =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/corpus/openhands");
-        let mut seen = 0;
-        for dir in crate::openhands::find_sessions(&root).expect("corpus") {
-            let Ok(conv) = crate::openhands::read_conversation(&dir) else {
-                continue;
-            };
-            check(&ViewInput::from_conversation(&conv));
-            seen += 1;
-        }
-        assert!(seen > 20, "{seen} conversations");
-    }
 }

@@ -34,6 +34,14 @@ fn run(args: &[&str]) -> Output {
         .expect("runs")
 }
 
+/// `agentlog asf convert PATH... -o OUT`.
+fn convert_to(paths: &[&std::path::Path], out: &std::path::Path) -> Output {
+    let mut args = vec!["asf", "convert"];
+    args.extend(paths.iter().map(|p| p.to_str().unwrap()));
+    args.extend(["-o", out.to_str().unwrap()]);
+    run(&args)
+}
+
 #[test]
 fn check_reports_problems_with_codes_and_exit_status() {
     let ok = run(&[
@@ -604,23 +612,10 @@ fn convert_keeps_one_file_per_session_id_and_names_the_repeats() {
         std::fs::remove_file(names.last().unwrap()).unwrap();
     }
     let only_a = dir.path().join("only-a");
-    let o = run(&[
-        "asf",
-        "convert",
-        a.to_str().unwrap(),
-        "-o",
-        only_a.to_str().unwrap(),
-    ]);
+    let o = convert_to(&[&a], &only_a);
     assert_eq!(o.status.code(), Some(0), "{o:?}");
     let out_dir = dir.path().join("out");
-    let o = run(&[
-        "asf",
-        "convert",
-        a.to_str().unwrap(),
-        b.to_str().unwrap(),
-        "-o",
-        out_dir.to_str().unwrap(),
-    ]);
+    let o = convert_to(&[&a, &b], &out_dir);
     assert_eq!(o.status.code(), Some(1), "{o:?}");
     let stderr = String::from_utf8(o.stderr).unwrap();
     for c in &convs {
@@ -690,24 +685,11 @@ fn convert_names_an_occhat_session_met_again() {
     common::copy_tree(&sessions, &a);
     common::copy_tree(&sessions, &b);
     let (only_a, out_dir) = (dir.path().join("only-a"), dir.path().join("out"));
-    let o = run(&[
-        "asf",
-        "convert",
-        a.to_str().unwrap(),
-        "-o",
-        only_a.to_str().unwrap(),
-    ]);
+    let o = convert_to(&[&a], &only_a);
     assert_eq!(o.status.code(), Some(0), "{o:?}");
     let n = std::fs::read_dir(&only_a).unwrap().count();
     assert!(n >= 2, "the sample holds sessions");
-    let o = run(&[
-        "asf",
-        "convert",
-        a.to_str().unwrap(),
-        b.to_str().unwrap(),
-        "-o",
-        out_dir.to_str().unwrap(),
-    ]);
+    let o = convert_to(&[&a, &b], &out_dir);
     assert_eq!(o.status.code(), Some(1), "{o:?}");
     let stderr = String::from_utf8(o.stderr).unwrap();
     assert_eq!(

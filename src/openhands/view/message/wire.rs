@@ -23,12 +23,36 @@ pub struct WireOptions {
     pub send_reasoning_content: bool,
 }
 
-/// The cache breakpoints `_apply_prompt_caching` sets: (message, part,
-/// value) overrides of `cache_prompt`.
-pub(super) fn cache_marks(
-    messages: &[Message<'_>],
-    version: SdkVersion,
-) -> Vec<(usize, usize, bool)> {
+/// The cache breakpoints `_apply_prompt_caching` sets when the options ask
+/// for prompt caching: (message, part, value) overrides of `cache_prompt`.
+pub(super) struct CacheMarks(Vec<(usize, usize, bool)>);
+
+impl CacheMarks {
+    /// The marks of `messages` (none without `options.prompt_caching`).
+    pub(super) fn new(
+        messages: &[Message<'_>],
+        options: &WireOptions,
+        version: SdkVersion,
+    ) -> CacheMarks {
+        if options.prompt_caching {
+            CacheMarks(cache_marks(messages, version))
+        } else {
+            CacheMarks(Vec::new())
+        }
+    }
+
+    /// Whether part `j` (`c`) of message `i` is sent with a cache mark.
+    pub(super) fn cache(&self, i: usize, j: usize, c: &Content<'_>) -> bool {
+        self.0
+            .iter()
+            .rev()
+            .find(|(mi, ci, _)| *mi == i && *ci == j)
+            .map_or(c.cache_prompt(), |(_, _, v)| *v)
+    }
+}
+
+/// The breakpoints of [`CacheMarks`], whatever the options.
+fn cache_marks(messages: &[Message<'_>], version: SdkVersion) -> Vec<(usize, usize, bool)> {
     let mut marks = Vec::new();
     if let Some(first) = messages.first()
         && first.role == Role::System
@@ -64,22 +88,12 @@ pub fn to_wire_values(
     options: &WireOptions,
     version: SdkVersion,
 ) -> Vec<OwnedValue> {
-    let marks = if options.prompt_caching {
-        cache_marks(messages, version)
-    } else {
-        Vec::new()
-    };
+    let marks = CacheMarks::new(messages, options, version);
     messages
         .iter()
         .enumerate()
         .map(|(i, m)| {
-            let cache = |j: usize, c: &Content<'_>| {
-                marks
-                    .iter()
-                    .rev()
-                    .find(|(mi, ci, _)| *mi == i && *ci == j)
-                    .map_or(c.cache_prompt(), |(_, _, v)| *v)
-            };
+            let cache = |j: usize, c: &Content<'_>| marks.cache(i, j, c);
             wire_message(m, options, version, &cache)
         })
         .collect()

@@ -3,7 +3,7 @@
 //! Parquet export's messages table.
 
 use super::sdk::thinking_dump;
-use super::wire::{cache_marks, string_content, truncate_for_wire};
+use super::wire::{CacheMarks, string_content, truncate_for_wire};
 use super::*;
 
 /// What [`write_wire_messages`] tells of each message besides its JSON.
@@ -61,11 +61,7 @@ pub(crate) fn write_wire_messages<E>(
     version: SdkVersion,
     mut each: impl FnMut(usize, &[u8], WireFacts<'_>) -> Result<(), E>,
 ) -> Result<(), E> {
-    let marks = if options.prompt_caching {
-        cache_marks(messages, version)
-    } else {
-        Vec::new()
-    };
+    let marks = CacheMarks::new(messages, options, version);
     // Room for the longest message's texts at once (their escapes aside),
     // rather than growing through its copies.
     let room = messages
@@ -91,13 +87,7 @@ pub(crate) fn write_wire_messages<E>(
         .unwrap_or(0);
     let mut out = Vec::with_capacity(room + 1024);
     for (i, m) in messages.iter().enumerate() {
-        let cache = |j: usize, c: &Content<'_>| {
-            marks
-                .iter()
-                .rev()
-                .find(|(mi, ci, _)| *mi == i && *ci == j)
-                .map_or(c.cache_prompt(), |(_, _, v)| *v)
-        };
+        let cache = |j: usize, c: &Content<'_>| marks.cache(i, j, c);
         out.clear();
         let facts = write_wire_message(m, options, version, &cache, &mut out);
         each(i, &out, facts)?;
