@@ -44,7 +44,16 @@ pub fn write_str(out: &mut Vec<u8>, s: &str, ensure_ascii: bool) {
         while look != 0 {
             let at = i + look.trailing_zeros() as usize;
             look &= look - 1;
-            look_at(out, s, at, &mut run, ensure_ascii);
+            // The short escapes (a text's line breaks and quotes) here, the
+            // rest by `look_at`.
+            match bytes.get(at).and_then(|&b| short_escape(b)) {
+                Some(e) => {
+                    out.extend_from_slice(&bytes[run..at]);
+                    out.extend_from_slice(&[b'\\', e]);
+                    run = at + 1;
+                }
+                None => look_at(out, s, at, &mut run, ensure_ascii),
+            }
         }
         i += 16;
     }
@@ -76,19 +85,9 @@ pub fn write_str(out: &mut Vec<u8>, s: &str, ensure_ascii: bool) {
 fn look_at(out: &mut Vec<u8>, s: &str, i: usize, run: &mut usize, ensure_ascii: bool) {
     let bytes = s.as_bytes();
     let Some(&b) = bytes.get(i) else { return };
-    let esc: Option<&[u8]> = match b {
-        b'"' => Some(b"\\\""),
-        b'\\' => Some(b"\\\\"),
-        b'\n' => Some(b"\\n"),
-        b'\r' => Some(b"\\r"),
-        b'\t' => Some(b"\\t"),
-        0x08 => Some(b"\\b"),
-        0x0c => Some(b"\\f"),
-        _ => None,
-    };
-    if let Some(e) = esc {
+    if let Some(e) = short_escape(b) {
         out.extend_from_slice(&bytes[*run..i]);
-        out.extend_from_slice(e);
+        out.extend_from_slice(&[b'\\', e]);
         *run = i + 1;
     } else if b < 0x20 {
         out.extend_from_slice(&bytes[*run..i]);
@@ -109,6 +108,22 @@ fn look_at(out: &mut Vec<u8>, s: &str, i: usize, run: &mut usize, ensure_ascii: 
             }
         }
         *run = i + 1;
+    }
+}
+
+/// The letter of the two-character escape of `b` (`\"`, `\\`, `\n`, `\r`,
+/// `\t`, `\b`, `\f`), if it has one.
+#[inline]
+fn short_escape(b: u8) -> Option<u8> {
+    match b {
+        b'"' => Some(b'"'),
+        b'\\' => Some(b'\\'),
+        b'\n' => Some(b'n'),
+        b'\r' => Some(b'r'),
+        b'\t' => Some(b't'),
+        0x08 => Some(b'b'),
+        0x0c => Some(b'f'),
+        _ => None,
     }
 }
 
