@@ -59,7 +59,7 @@ use crate::asf::{Appender, ts::is_canonical_ts};
 use crate::json::{Map, OwnedValue};
 use crate::openhands::Conversation;
 use crate::openhands::Kind;
-use crate::openhands::view::{View, ViewInput, ViewOptions};
+use crate::openhands::view::{EarlyState, View, ViewInput, ViewOptions};
 
 mod attribute;
 mod facts;
@@ -401,10 +401,20 @@ fn convert_from(
         }
         parsed.view
     });
+    // The state parsed once: the view reads what it needs of it from this
+    // parse too.
+    let mut state_parser = crate::json::PooledParser::take();
+    let state_raw = conv.state().map(|f| f.raw());
+    let state_doc = state_raw.and_then(|raw| state_parser.parse(raw).ok());
+    let state = state_doc.as_ref().map(|d| d.root());
+    let early_state = state_raw
+        .zip(state)
+        .and_then(|(raw, root)| EarlyState::read(raw, root));
     let (view, seg_list) = View::build_at_heads(
         &input,
         &ViewOptions::default(),
         early,
+        early_state,
         segment_ends,
         &mut |p, ev, root| {
             if facts.len() <= p {
@@ -418,12 +428,6 @@ fn convert_from(
         },
     );
     let sid = session_id(conv.name());
-    let mut state_parser = crate::json::PooledParser::take();
-    let state_doc = conv
-        .state()
-        .map(|f| f.raw())
-        .and_then(|raw| state_parser.parse(raw).ok());
-    let state = state_doc.as_ref().map(|d| d.root());
     let model = state
         .and_then(|s| s.get("agent")?.get("llm")?.get("model")?.as_str())
         .map(str::to_owned);

@@ -5,11 +5,9 @@
 
 use super::event::ViewEvent;
 use super::state::StateInfo;
+use super::state::state_info;
 use super::version::Detector;
 use {super::event, crate::json::Value};
-// What `EarlyState::read`, the Parquet export's alone, needs besides.
-#[cfg(feature = "parquet")]
-use super::state::state_info;
 
 /// Events decoded for a view from another reader's parse of them (the
 /// reader hands them each event while its buffer still grows, so their
@@ -72,8 +70,8 @@ impl EarlyEvents {
 }
 
 /// What the view takes from `base_state.json`, read from the caller's
-/// parse of it ([`View::build_early`](super::View::build_early)) instead of a
-/// parse of its own.
+/// parse of it (the Parquet export's `View::build_early`, the ASF
+/// converter's `View::build_at_heads`) instead of a parse of its own.
 #[derive(Debug)]
 pub(crate) struct EarlyState<'a> {
     pub(super) info: StateInfo<'a>,
@@ -81,7 +79,6 @@ pub(crate) struct EarlyState<'a> {
     pub(super) det: Detector,
 }
 
-#[cfg(feature = "parquet")]
 impl<'a> EarlyState<'a> {
     /// Reads the state from its bytes `raw` and the root of their parse;
     /// `None` when the root is not an object (the view then reads the state

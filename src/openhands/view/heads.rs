@@ -1,7 +1,7 @@
 //! Views of one conversation at several heads (the state's, and the ends
 //! of some branch prefixes), the event files parsed and decoded once.
 
-use super::{EarlyEvents, View, ViewEvent, ViewInput, ViewOptions};
+use super::{EarlyEvents, EarlyState, View, ViewEvent, ViewInput, ViewOptions};
 use crate::json::Value;
 use crate::openhands::Kind;
 
@@ -21,10 +21,14 @@ impl<'a> View<'a> {
     /// order, the events of `input` that parse as JSON objects): each event
     /// of `input` it holds (by index) is taken from there, not parsed, and
     /// not shown to `visit`; the views are those built without it.
+    /// `state`, when given, is read from a parse of `input.base_state` (the
+    /// caller's guarantee, as `View::build_early` takes it), which is then
+    /// not parsed again.
     pub(crate) fn build_at_heads(
         input: &ViewInput<'a>,
         options: &ViewOptions,
         early: Option<EarlyEvents>,
+        state: Option<EarlyState<'a>>,
         heads: impl FnOnce(&View<'a>) -> Vec<String>,
         visit: &mut dyn FnMut(usize, &ViewEvent<'a>, Value<'_>),
     ) -> (View<'a>, Vec<View<'a>>) {
@@ -34,7 +38,7 @@ impl<'a> View<'a> {
             options,
             &mut crate::json::Parser::new(),
             early,
-            None,
+            state,
             visit,
         );
         let head = options.head.as_deref();
@@ -130,8 +134,15 @@ mod tests {
             let input = ViewInput::from_conversation(&conv);
             let options = ViewOptions::default();
             let mut visited = Vec::new();
+            // The state read from another parse of it.
+            let mut p = crate::json::Parser::new();
+            let state_doc = input.base_state.and_then(|raw| p.parse(raw).ok());
+            let state = input
+                .base_state
+                .zip(state_doc.as_ref())
+                .and_then(|(raw, d)| EarlyState::read(raw, d.root()));
             let (main, at) =
-                View::build_at_heads(&input, &options, None, picked, &mut |p, ev, root| {
+                View::build_at_heads(&input, &options, None, state, picked, &mut |p, ev, root| {
                     let own = input.events[p].raw.trim_ascii() == root.raw();
                     visited.push((p, ev.index, own));
                 });
@@ -147,6 +158,9 @@ mod tests {
             let alone = View::build(&input, &options);
             assert_eq!(main.wire_messages(), alone.wire_messages(), "{dir:?}");
             assert_eq!(main.context(), alone.context(), "{dir:?}");
+            assert_eq!(main.issues(), alone.issues(), "{dir:?}");
+            assert_eq!(main.version(), alone.version(), "{dir:?}");
+            assert_eq!(main.wire_options(), alone.wire_options(), "{dir:?}");
             let condensed = alone
                 .events()
                 .iter()
