@@ -29,13 +29,14 @@ fn head(s: &str, n: usize) -> &str {
 /// `s[-n:]` in code points, for `n > 0` (Python's `s[-0:]` is the whole
 /// string; callers never ask for that).
 fn tail(s: &str, n: usize) -> &str {
-    let count = py_len(s);
-    if n >= count {
-        return s;
+    if n == 0 {
+        return "";
     }
-    match s.char_indices().nth(count - n) {
+    // The `n`th code point from the end starts the tail (walked from the
+    // end: the head is neither counted nor walked).
+    match s.char_indices().nth_back(n - 1) {
         Some((i, _)) => s.get(i..).unwrap_or(""),
-        None => "",
+        None => s,
     }
 }
 
@@ -171,6 +172,18 @@ mod tests {
         assert!(out.contains(&format!("/x/obs/terminal_output_{}.txt", &hash[..8])));
         assert_eq!(py_len(&out), 400);
         assert!(out.contains("truncated part starts around line"));
+    }
+
+    /// `s[-n:]`: the last `n` code points (all of them when `n` is more),
+    /// with characters of one to four bytes.
+    #[test]
+    fn tail_is_the_last_code_points() {
+        let s = "aé☃😀bc";
+        let chars: Vec<char> = s.chars().collect();
+        for n in 1..=8 {
+            let want: String = chars[chars.len().saturating_sub(n)..].iter().collect();
+            assert_eq!(tail(s, n), want, "{n}");
+        }
     }
 
     #[test]
