@@ -48,6 +48,24 @@ pub fn write_str(out: &mut Vec<u8>, s: &str, ensure_ascii: bool) {
         }
         i += 16;
     }
+    // The last bytes (fewer than sixteen) as one more block, padded with
+    // spaces (which need nothing), rather than looked at one by one.
+    #[cfg(target_arch = "x86_64")]
+    if let Some(rest) = bytes.get(i..)
+        && !rest.is_empty()
+    {
+        let mut block = [b' '; 16];
+        if let Some(head) = block.get_mut(..rest.len()) {
+            head.copy_from_slice(rest);
+        }
+        let mut look = block_look(&block, ensure_ascii);
+        while look != 0 {
+            let at = i + look.trailing_zeros() as usize;
+            look &= look - 1;
+            look_at(out, s, at, &mut run, ensure_ascii);
+        }
+        i = bytes.len();
+    }
     while i < bytes.len() {
         // Eight bytes at a time while none of them needs a look (no `"`,
         // `\\`, control character, or non-ASCII byte with `ensure_ascii`);
