@@ -173,6 +173,7 @@ pub(crate) struct Row<'b> {
 }
 
 impl Row<'_> {
+    #[inline]
     fn next(&mut self) -> Option<&mut Col> {
         let c = self.b.cols.get_mut(self.i);
         self.i += 1;
@@ -180,6 +181,7 @@ impl Row<'_> {
     }
 
     /// A text (null when `None`).
+    #[inline]
     pub(crate) fn str(mut self, v: Option<&str>) -> Self {
         let n = v.map_or(0, str::len);
         match self.next() {
@@ -192,11 +194,13 @@ impl Row<'_> {
 
     /// A count or an index, into a signed 64-bit column (a count past
     /// `i64::MAX`, which no store holds, is written as `i64::MAX`).
+    #[inline]
     pub(crate) fn count(self, v: Option<u64>) -> Self {
         self.i64(v.map(|v| i64::try_from(v).unwrap_or(i64::MAX)))
     }
 
     /// A signed integer.
+    #[inline]
     pub(crate) fn i64(mut self, v: Option<i64>) -> Self {
         match self.next() {
             Some(Col::I64(b)) => b.append_option(v),
@@ -207,6 +211,7 @@ impl Row<'_> {
     }
 
     /// A float.
+    #[inline]
     pub(crate) fn f64(mut self, v: Option<f64>) -> Self {
         match self.next() {
             Some(Col::F64(b)) => b.append_option(v),
@@ -217,6 +222,7 @@ impl Row<'_> {
     }
 
     /// A boolean.
+    #[inline]
     pub(crate) fn bool(mut self, v: Option<bool>) -> Self {
         match self.next() {
             Some(Col::Bool(b)) => b.append_option(v),
@@ -227,6 +233,7 @@ impl Row<'_> {
     }
 
     /// A wall-clock time in microseconds (no zone).
+    #[inline]
     pub(crate) fn time(mut self, v: Option<i64>) -> Self {
         match self.next() {
             Some(Col::Time(b)) => b.append_option(v),
@@ -237,6 +244,7 @@ impl Row<'_> {
     }
 
     /// Microseconds since the Unix epoch (UTC).
+    #[inline]
     pub(crate) fn utc(mut self, v: Option<i64>) -> Self {
         match self.next() {
             Some(Col::Utc(b)) => b.append_option(v),
@@ -247,6 +255,7 @@ impl Row<'_> {
     }
 
     /// Ends the row: every column must have been given.
+    #[inline]
     pub(crate) fn end(self) {
         debug_assert_eq!(self.i, self.b.cols.len(), "a row with missing columns");
         self.b.rows += 1;
