@@ -90,7 +90,7 @@ pub fn write_str(out: &mut Vec<u8>, s: &str, ensure_ascii: bool) {
 /// Writes what the byte of `s` at `i` needs, if anything: the run of
 /// plain bytes since `run` first, then its escape (`run` moves past it).
 /// A byte that needs nothing is left in the run.
-#[inline]
+#[inline(always)]
 fn look_at(out: &mut Vec<u8>, s: &str, i: usize, run: &mut usize, ensure_ascii: bool) {
     let bytes = s.as_bytes();
     let Some(&b) = bytes.get(i) else { return };
