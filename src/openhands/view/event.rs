@@ -377,7 +377,19 @@ fn observation<'a>(
         Some(_) => det.add(Evidence::ObservationExtendedContent),
         None => det.add(Evidence::NoObservationExtendedContent),
     }
-    let kind = obs.get("kind").and_then(|k| k.as_str()).unwrap_or("");
+    // The observation's members read whatever its kind, in one walk.
+    let [kind, metadata, save_dir, content, is_error] = match obs.as_object() {
+        Some(o) => o.get_many([
+            "kind",
+            "metadata",
+            "full_output_save_dir",
+            "content",
+            "is_error",
+        ]),
+        None => [None; 5],
+    };
+    let save_dir = || save_dir.and_then(|v| cow(input, v));
+    let kind = kind.and_then(|k| k.as_str()).unwrap_or("");
     let special = match kind {
         "TerminalObservation" | "ExecuteBashObservation" => {
             det.add(if kind == "TerminalObservation" {
@@ -385,23 +397,30 @@ fn observation<'a>(
             } else {
                 Evidence::ExecuteBash
             });
-            let md = obs.get("metadata");
-            let mget = |k: &str| md.and_then(|m| get_cow(input, m, k));
+            let [prefix, suffix, working_dir, py_interpreter, exit_code] =
+                match metadata.and_then(|m| m.as_object()) {
+                    Some(m) => m.get_many([
+                        "prefix",
+                        "suffix",
+                        "working_dir",
+                        "py_interpreter_path",
+                        "exit_code",
+                    ]),
+                    None => [None; 5],
+                };
+            let text = |v: Option<Value<'_>>| v.and_then(|v| cow(input, v));
             Special::Terminal {
-                prefix: mget("prefix").unwrap_or(Cow::Borrowed("")),
-                suffix: mget("suffix").unwrap_or(Cow::Borrowed("")),
-                working_dir: mget("working_dir"),
-                py_interpreter: mget("py_interpreter_path"),
-                exit_code: md
-                    .and_then(|m| m.get("exit_code"))
-                    .and_then(|e| e.as_i64())
-                    .unwrap_or(-1),
-                save_dir: get_cow(input, obs, "full_output_save_dir"),
+                prefix: text(prefix).unwrap_or(Cow::Borrowed("")),
+                suffix: text(suffix).unwrap_or(Cow::Borrowed("")),
+                working_dir: text(working_dir),
+                py_interpreter: text(py_interpreter),
+                exit_code: exit_code.and_then(|e| e.as_i64()).unwrap_or(-1),
+                save_dir: save_dir(),
             }
         }
         "BrowserObservation" => Special::Browser {
             screenshot: get_cow(input, obs, "screenshot_data"),
-            save_dir: get_cow(input, obs, "full_output_save_dir"),
+            save_dir: save_dir(),
         },
         "TaskObservation" => Special::Task {
             task_id: get_cow(input, obs, "task_id").unwrap_or_default(),
@@ -425,8 +444,8 @@ fn observation<'a>(
     Ok(ObservationData {
         tool_name: tool_name.and_then(|v| cow(input, v)),
         tool_call_id,
-        content: content_list(input, obs.get("content"), det),
-        is_error: get_bool(obs, "is_error").unwrap_or(false),
+        content: content_list(input, content, det),
+        is_error: is_error.and_then(|x| x.as_bool()).unwrap_or(false),
         special,
         extended: content_list(input, extended, det),
     })
