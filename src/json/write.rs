@@ -57,6 +57,24 @@ pub fn write_str(out: &mut Vec<u8>, s: &str, ensure_ascii: bool) {
         }
         i += 16;
     }
+    // The last bytes (fewer than sixteen) as one more block, padded with
+    // spaces (which need nothing), rather than looked at one by one.
+    #[cfg(target_arch = "x86_64")]
+    if let Some(rest) = bytes.get(i..)
+        && !rest.is_empty()
+    {
+        let mut block = [b' '; 16];
+        if let Some(head) = block.get_mut(..rest.len()) {
+            head.copy_from_slice(rest);
+        }
+        let mut look = block_look(&block, ensure_ascii);
+        while look != 0 {
+            let at = i + look.trailing_zeros() as usize;
+            look &= look - 1;
+            look_at(out, s, at, &mut run, ensure_ascii);
+        }
+        i = bytes.len();
+    }
     while i < bytes.len() {
         // Eight bytes at a time while none of them needs a look (no `"`,
         // `\\`, control character, or non-ASCII byte with `ensure_ascii`);
@@ -81,7 +99,7 @@ pub fn write_str(out: &mut Vec<u8>, s: &str, ensure_ascii: bool) {
 /// Writes what the byte of `s` at `i` needs, if anything: the run of
 /// plain bytes since `run` first, then its escape (`run` moves past it).
 /// A byte that needs nothing is left in the run.
-#[inline]
+#[inline(always)]
 fn look_at(out: &mut Vec<u8>, s: &str, i: usize, run: &mut usize, ensure_ascii: bool) {
     let bytes = s.as_bytes();
     let Some(&b) = bytes.get(i) else { return };

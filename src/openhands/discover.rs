@@ -410,8 +410,30 @@ pub(crate) fn walk_sessions<T: Default>(
             }
         });
     }
-    out.sort_by(|a, b| a.0.cmp(&b.0));
+    sort_by_path(&mut out);
     Ok((out, unreadable))
+}
+
+/// Sorts `out` by path, in [`Path`]'s order (component by component),
+/// stably: each path split into its components once, rather than again at
+/// every comparison.
+fn sort_by_path<T>(out: &mut Vec<(PathBuf, T)>) {
+    let order: Vec<usize> = {
+        let mut keys: Vec<(Vec<std::path::Component<'_>>, usize)> = out
+            .iter()
+            .enumerate()
+            .map(|(i, (p, _))| (p.components().collect(), i))
+            .collect();
+        // The position breaks ties: as stable as `sort_by`.
+        keys.sort_unstable();
+        keys.into_iter().map(|(_, i)| i).collect()
+    };
+    let mut slots: Vec<Option<(PathBuf, T)>> = std::mem::take(out).into_iter().map(Some).collect();
+    out.extend(
+        order
+            .into_iter()
+            .filter_map(|i| slots.get_mut(i).and_then(Option::take)),
+    );
 }
 
 /// Whether the entry `name` of `d` (the directory at `dir`), of the kind
@@ -447,4 +469,28 @@ fn dir_key_in(d: &Dir, name: &OsStr, _path: &Path) -> Option<(u64, u64)> {
 #[cfg(not(unix))]
 fn dir_key_in(_d: &Dir, _name: &OsStr, path: &Path) -> Option<PathBuf> {
     dir_key(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `sort_by_path` orders as `sort_by` with `Path`'s `cmp` does, ties
+    /// kept in their order, on paths whose bytes order otherwise.
+    #[test]
+    fn sort_by_path_is_paths_order() {
+        let paths = [
+            "s/a-b", "s/a/b", "s/a", "s//a", "s/a/", "s/./a", "/s/a", "s/a.b", "s/a b", "s/A",
+            "s/a", "s/ab", "t", "s",
+        ];
+        let mut got: Vec<(PathBuf, usize)> = paths
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (PathBuf::from(p), i))
+            .collect();
+        let mut want = got.clone();
+        want.sort_by(|a, b| a.0.cmp(&b.0));
+        sort_by_path(&mut got);
+        assert_eq!(got, want);
+    }
 }

@@ -127,7 +127,9 @@ pub struct Dataset {
     stem: String,
     seq: u64,
     tick: u64,
-    open: BTreeMap<(Table, String), Open>,
+    /// The open parts of each table (by [`slot`]), by partition: looked up
+    /// by the partition's `&str`, nothing allocated for a row.
+    open: [BTreeMap<String, Open>; Table::ALL.len()],
     /// The sum of [`Open::held`] over `open`.
     held: usize,
     written: Written,
@@ -153,7 +155,7 @@ impl Dataset {
             snapshot,
             seq: 0,
             tick: 0,
-            open: BTreeMap::new(),
+            open: Default::default(),
             held: 0,
             written: Written::default(),
         })
@@ -177,7 +179,7 @@ impl Dataset {
             snapshot,
             seq: 0,
             tick: 0,
-            open: BTreeMap::new(),
+            open: Default::default(),
             held: 0,
             written: Written::default(),
         }
@@ -191,7 +193,7 @@ impl Dataset {
     /// to files.
     pub fn take_batches(&mut self, partial: bool) -> Result<Vec<RecordBatch>, DatasetError> {
         let mut out = Vec::new();
-        for o in self.open.values_mut() {
+        for o in self.open.iter_mut().flat_map(|m| m.values_mut()) {
             if o.part.is_some() {
                 continue;
             }
@@ -246,15 +248,14 @@ impl Dataset {
             return Ok(());
         }
         self.tick += 1;
-        let key = (table, partition.to_owned());
         let tick = self.tick;
         // One search of the open parts for a row of a part already open
         // (the part is opened, and searched again, only for its first row).
-        let o = match self.open.get_mut(&key) {
+        let o = match self.open[slot(table)].get_mut(partition) {
             Some(o) => o,
             None => {
                 self.open_part(table, partition)?;
-                match self.open.get_mut(&key) {
+                match self.open[slot(table)].get_mut(partition) {
                     Some(o) => o,
                     None => return Ok(()),
                 }
@@ -299,17 +300,17 @@ impl Dataset {
     /// Writes out the parts holding the most (their rows to the writer,
     /// their row groups to the file) until all hold at most `target`.
     fn write_out(&mut self, target: usize) -> Result<(), DatasetError> {
-        let mut by_size: Vec<(usize, (Table, String))> = self
-            .open
+        let mut by_size: Vec<(usize, (Table, String))> = Table::ALL
             .iter()
-            .map(|(k, o)| (o.held(), k.clone()))
+            .flat_map(|&t| self.open[slot(t)].iter().map(move |(p, o)| (t, p, o)))
+            .map(|(t, p, o)| (o.held(), (t, p.clone())))
             .collect();
         by_size.sort_unstable_by_key(|(held, _)| std::cmp::Reverse(*held));
         for (_, k) in by_size {
             if self.held <= target {
                 break;
             }
-            let Some(o) = self.open.get_mut(&k) else {
+            let Some(o) = self.open[slot(k.0)].get_mut(&k.1) else {
                 continue;
             };
             let before = o.held();
@@ -333,18 +334,16 @@ impl Dataset {
     /// Opens a part of `table` in `partition`, completing the least
     /// recently used one of the table first when too many are open.
     fn open_part(&mut self, table: Table, partition: &str) -> Result<(), DatasetError> {
-        let open_of_table = self.open.keys().filter(|(t, _)| *t == table).count();
-        if open_of_table >= self.options.max_open_parts.max(1) {
-            let lru = self
-                .open
+        let of_table = &mut self.open[slot(table)];
+        if of_table.len() >= self.options.max_open_parts.max(1) {
+            let lru = of_table
                 .iter()
-                .filter(|((t, _), _)| *t == table)
                 .min_by_key(|(_, o)| o.used)
                 .map(|(k, _)| k.clone());
             if let Some(k) = lru
-                && let Some(o) = self.open.remove(&k)
+                && let Some(o) = of_table.remove(&k)
             {
-                self.complete(k.0, o)?;
+                self.complete(table, o)?;
             }
         }
         let part = if self.only.is_some() {
@@ -361,8 +360,8 @@ impl Dataset {
             let dest = dir.join(format!("{}-{:04}.parquet", self.stem, self.seq));
             Some(Part::create(table, dest, self.options.row_group_rows)?)
         };
-        self.open.insert(
-            (table, partition.to_owned()),
+        self.open[slot(table)].insert(
+            partition.to_owned(),
             Open {
                 part,
                 ready: Vec::new(),
@@ -414,15 +413,17 @@ impl Dataset {
     /// gets an empty one, so that every table's directory can be queried.
     pub fn finish(mut self, every_table: bool) -> Result<Written, DatasetError> {
         let open = std::mem::take(&mut self.open);
-        for ((table, _), o) in open {
-            self.complete(table, o)?;
+        for (table, of_table) in Table::ALL.into_iter().zip(open) {
+            for o in of_table.into_values() {
+                self.complete(table, o)?;
+            }
         }
         if every_table && self.only.is_none() {
             for table in Table::ALL {
                 let staged = self.written.parts.iter().any(|p| p.table == table);
                 if !staged && !has_part_file(&self.root.join(table.name())) {
                     self.open_part(table, "")?;
-                    if let Some(o) = self.open.remove(&(table, String::new())) {
+                    if let Some(o) = self.open[slot(table)].remove("") {
                         self.complete(table, o)?;
                     }
                 }
@@ -442,6 +443,13 @@ impl Drop for Dataset {
     }
 }
 
+/// Where `table`'s open parts are in [`Dataset`]'s `open`: its place in
+/// [`Table::ALL`] (its declaration's, so that the parts go table by table
+/// in [`Table`]'s order).
+fn slot(table: Table) -> usize {
+    table as usize
+}
+
 /// Whether `dir` or a directory under it holds a `*.parquet` file.
 fn has_part_file(dir: &Path) -> bool {
     let Ok(rd) = fs::read_dir(dir) else {
@@ -459,4 +467,19 @@ fn has_part_file(dir: &Path) -> bool {
         }
     }
     false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each table's open parts are at its place in `Table::ALL`, so that
+    /// going through `open` goes table by table in `Table`'s order.
+    #[test]
+    fn slots_follow_the_tables_order() {
+        for (i, t) in Table::ALL.into_iter().enumerate() {
+            assert_eq!(slot(t), i, "{t:?}");
+        }
+        assert!(Table::ALL.windows(2).all(|w| w[0] < w[1]));
+    }
 }

@@ -11,6 +11,7 @@ use std::sync::Mutex;
 use crate::json::{Document, Parser, Value};
 use crate::openhands::view::EarlyEvents;
 
+use super::batch::char_count;
 use super::openhands::StateRows;
 use crate::openhands::{Conversation, Kind};
 
@@ -249,13 +250,13 @@ fn texts(out: &mut Texts, v: Option<Value<'_>>) -> Option<Span> {
 fn text_length(v: Option<Value<'_>>) -> Option<u64> {
     let v = v?;
     if let Some(s) = v.as_str() {
-        return Some(s.chars().count() as u64);
+        return Some(char_count(s) as u64);
     }
     let mut n = 0u64;
     let mut parts = 0u64;
     for p in v.as_array()?.iter() {
         if let Some(t) = p.get("text").and_then(|t| t.as_str()) {
-            n += t.chars().count() as u64;
+            n += char_count(t) as u64;
             parts += 1;
         }
     }

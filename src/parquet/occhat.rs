@@ -9,6 +9,7 @@ use crate::json::{OwnedValue, Style};
 use crate::occhat::{ChatSession, SessionEntry};
 
 use super::DatasetError;
+use super::batch::char_count;
 use super::dataset::Dataset;
 use super::schema::Table;
 
@@ -133,7 +134,7 @@ pub fn add_occhat(
             ));
         }
         let text = content_text(m.get("content"));
-        let length = text.as_deref().map(|t| t.chars().count() as u64);
+        let length = text.as_deref().map(|t| char_count(t) as u64);
         let calls_json = tool_calls.map(compact);
         let whole = compact(m);
         ds.push(Table::Messages, &partition, |r| {

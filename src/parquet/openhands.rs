@@ -15,6 +15,7 @@ use crate::openhands::{
 use crate::openhands::{DIR_EVENTS, Usage};
 
 use super::DatasetError;
+use super::batch::char_count;
 use super::dataset::Dataset;
 use super::details::{EventCols, EventDetails};
 use super::schema::Table;
@@ -414,7 +415,7 @@ fn add_rows(
     // `wire_messages()`'s values, without building them.
     view.write_wire_messages(|position, line, m| {
         let text = m.text;
-        let length = text.as_deref().map(|t| t.chars().count() as u64);
+        let length = text.as_deref().map(|t| char_count(t) as u64);
         let whole = utf8(line);
         let calls = m.tool_calls.and_then(|r| line.get(r)).map(utf8);
         ds.push(Table::Messages, &partition, |r| {

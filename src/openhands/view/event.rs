@@ -319,33 +319,63 @@ fn tool_call<'a>(input: &'a [u8], v: Value<'_>) -> Option<ToolCall<'a>> {
 
 /// A `Message` object (`MessageEvent.llm_message`).
 fn message<'a>(input: &'a [u8], v: Value<'_>, det: &mut Detector) -> Option<Message<'a>> {
-    let o = v.as_object()?;
-    let role = Role::parse(o.get("role")?.as_str()?)?;
-    let cache_enabled = o.get("cache_enabled").and_then(|b| b.as_bool());
-    let send = o.get("send_reasoning_content").and_then(|b| b.as_bool());
+    // Its members, found in one walk (the last of a repeated name, as
+    // `get` finds it).
+    let [
+        role,
+        cache_enabled,
+        send,
+        content,
+        tool_calls,
+        tool_call_id,
+        name,
+        reasoning_content,
+        thinking,
+        reasoning_item_value,
+        vision,
+        function_calling,
+        force_string,
+    ] = v.as_object()?.get_many([
+        "role",
+        "cache_enabled",
+        "send_reasoning_content",
+        "content",
+        "tool_calls",
+        "tool_call_id",
+        "name",
+        "reasoning_content",
+        "thinking_blocks",
+        "responses_reasoning_item",
+        "vision_enabled",
+        "function_calling_enabled",
+        "force_string_serializer",
+    ]);
+    let role = Role::parse(role?.as_str()?)?;
+    let cache_enabled = cache_enabled.and_then(|b| b.as_bool());
+    let send = send.and_then(|b| b.as_bool());
     match (cache_enabled.is_some(), send.is_some()) {
         (true, false) => det.add(Evidence::MessageFlagsV1_0),
         (_, true) => det.add(Evidence::MessageFlags),
         (false, false) => det.add(Evidence::NoMessageFlags),
     }
-    let flag = |k: &str| o.get(k).and_then(|b| b.as_bool()).unwrap_or(false);
+    let flag = |f: Option<Value<'_>>| f.and_then(|b| b.as_bool()).unwrap_or(false);
+    let text = |t: Option<Value<'_>>| t.and_then(|t| cow(input, t));
     Some(Message {
         role,
-        content: content_list(input, o.get("content"), det),
-        tool_calls: o
-            .get("tool_calls")
+        content: content_list(input, content, det),
+        tool_calls: tool_calls
             .and_then(|t| t.as_array())
             .map(|a| a.iter().filter_map(|c| tool_call(input, c)).collect()),
-        tool_call_id: get_cow(input, v, "tool_call_id"),
-        name: get_cow(input, v, "name"),
-        reasoning_content: get_cow(input, v, "reasoning_content"),
-        thinking_blocks: thinking_blocks(input, o.get("thinking_blocks")),
-        responses_reasoning_item: reasoning_item(input, o.get("responses_reasoning_item")),
+        tool_call_id: text(tool_call_id),
+        name: text(name),
+        reasoning_content: text(reasoning_content),
+        thinking_blocks: thinking_blocks(input, thinking),
+        responses_reasoning_item: reasoning_item(input, reasoning_item_value),
         flags: LegacyFlags {
             cache_enabled: cache_enabled.unwrap_or(false),
-            vision_enabled: flag("vision_enabled"),
-            function_calling_enabled: flag("function_calling_enabled"),
-            force_string_serializer: flag("force_string_serializer"),
+            vision_enabled: flag(vision),
+            function_calling_enabled: flag(function_calling),
+            force_string_serializer: flag(force_string),
             send_reasoning_content: send.unwrap_or(false),
         },
     })
@@ -377,7 +407,19 @@ fn observation<'a>(
         Some(_) => det.add(Evidence::ObservationExtendedContent),
         None => det.add(Evidence::NoObservationExtendedContent),
     }
-    let kind = obs.get("kind").and_then(|k| k.as_str()).unwrap_or("");
+    // The observation's members read whatever its kind, in one walk.
+    let [kind, metadata, save_dir, content, is_error] = match obs.as_object() {
+        Some(o) => o.get_many([
+            "kind",
+            "metadata",
+            "full_output_save_dir",
+            "content",
+            "is_error",
+        ]),
+        None => [None; 5],
+    };
+    let save_dir = || save_dir.and_then(|v| cow(input, v));
+    let kind = kind.and_then(|k| k.as_str()).unwrap_or("");
     let special = match kind {
         "TerminalObservation" | "ExecuteBashObservation" => {
             det.add(if kind == "TerminalObservation" {
@@ -385,23 +427,30 @@ fn observation<'a>(
             } else {
                 Evidence::ExecuteBash
             });
-            let md = obs.get("metadata");
-            let mget = |k: &str| md.and_then(|m| get_cow(input, m, k));
+            let [prefix, suffix, working_dir, py_interpreter, exit_code] =
+                match metadata.and_then(|m| m.as_object()) {
+                    Some(m) => m.get_many([
+                        "prefix",
+                        "suffix",
+                        "working_dir",
+                        "py_interpreter_path",
+                        "exit_code",
+                    ]),
+                    None => [None; 5],
+                };
+            let text = |v: Option<Value<'_>>| v.and_then(|v| cow(input, v));
             Special::Terminal {
-                prefix: mget("prefix").unwrap_or(Cow::Borrowed("")),
-                suffix: mget("suffix").unwrap_or(Cow::Borrowed("")),
-                working_dir: mget("working_dir"),
-                py_interpreter: mget("py_interpreter_path"),
-                exit_code: md
-                    .and_then(|m| m.get("exit_code"))
-                    .and_then(|e| e.as_i64())
-                    .unwrap_or(-1),
-                save_dir: get_cow(input, obs, "full_output_save_dir"),
+                prefix: text(prefix).unwrap_or(Cow::Borrowed("")),
+                suffix: text(suffix).unwrap_or(Cow::Borrowed("")),
+                working_dir: text(working_dir),
+                py_interpreter: text(py_interpreter),
+                exit_code: exit_code.and_then(|e| e.as_i64()).unwrap_or(-1),
+                save_dir: save_dir(),
             }
         }
         "BrowserObservation" => Special::Browser {
             screenshot: get_cow(input, obs, "screenshot_data"),
-            save_dir: get_cow(input, obs, "full_output_save_dir"),
+            save_dir: save_dir(),
         },
         "TaskObservation" => Special::Task {
             task_id: get_cow(input, obs, "task_id").unwrap_or_default(),
@@ -425,8 +474,8 @@ fn observation<'a>(
     Ok(ObservationData {
         tool_name: tool_name.and_then(|v| cow(input, v)),
         tool_call_id,
-        content: content_list(input, obs.get("content"), det),
-        is_error: get_bool(obs, "is_error").unwrap_or(false),
+        content: content_list(input, content, det),
+        is_error: is_error.and_then(|x| x.as_bool()).unwrap_or(false),
         special,
         extended: content_list(input, extended, det),
     })
