@@ -44,16 +44,7 @@ pub fn write_str(out: &mut Vec<u8>, s: &str, ensure_ascii: bool) {
         while look != 0 {
             let at = i + look.trailing_zeros() as usize;
             look &= look - 1;
-            // The short escapes (a text's line breaks and quotes) here, the
-            // rest by `look_at`.
-            match bytes.get(at).and_then(|&b| short_escape(b)) {
-                Some(e) => {
-                    out.extend_from_slice(&bytes[run..at]);
-                    out.extend_from_slice(&[b'\\', e]);
-                    run = at + 1;
-                }
-                None => look_at(out, s, at, &mut run, ensure_ascii),
-            }
+            look_at(out, s, at, &mut run, ensure_ascii);
         }
         i += 16;
     }
