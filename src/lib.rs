@@ -3,6 +3,7 @@
 #![forbid(unsafe_op_in_unsafe_fn)]
 
 pub mod asf;
+mod chars;
 pub mod convert;
 #[cfg(feature = "follow")]
 pub mod follow;

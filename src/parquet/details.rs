@@ -11,8 +11,8 @@ use std::sync::Mutex;
 use crate::json::{Document, Parser, Value};
 use crate::openhands::view::EarlyEvents;
 
-use super::batch::char_count;
 use super::openhands::StateRows;
+use crate::chars::char_count;
 use crate::openhands::{Conversation, Kind};
 
 /// One tool call being assembled from its action and its answer.

@@ -9,9 +9,9 @@ use crate::json::{OwnedValue, Style};
 use crate::occhat::{ChatSession, SessionEntry};
 
 use super::DatasetError;
-use super::batch::char_count;
 use super::dataset::Dataset;
 use super::schema::Table;
+use crate::chars::char_count;
 
 /// An assistant's tool call.
 struct OcCall {

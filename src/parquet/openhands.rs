@@ -15,10 +15,10 @@ use crate::openhands::{
 use crate::openhands::{DIR_EVENTS, Usage};
 
 use super::DatasetError;
-use super::batch::char_count;
 use super::dataset::Dataset;
 use super::details::{EventCols, EventDetails};
 use super::schema::Table;
+use crate::chars::char_count;
 
 /// Which of a conversation's events to write.
 #[derive(Debug, Clone, Copy)]

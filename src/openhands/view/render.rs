@@ -141,7 +141,7 @@ pub(crate) fn observation_content<'a>(o: ObservationData<'a>, v: SdkVersion) -> 
             } else {
                 None
             };
-            let ret = if super::text::py_len(&ret) > MAX_CMD_OUTPUT_SIZE {
+            let ret = if crate::chars::char_count(&ret) > MAX_CMD_OUTPUT_SIZE {
                 Cow::Owned(maybe_truncate(&ret, MAX_CMD_OUTPUT_SIZE, persist))
             } else {
                 ret
@@ -165,7 +165,7 @@ pub(crate) fn observation_content<'a>(o: ObservationData<'a>, v: SdkVersion) -> 
                 } else {
                     None
                 };
-                let body = if super::text::py_len(&body) > MAX_BROWSER_OUTPUT_SIZE {
+                let body = if crate::chars::char_count(&body) > MAX_BROWSER_OUTPUT_SIZE {
                     Cow::Owned(maybe_truncate(&body, MAX_BROWSER_OUTPUT_SIZE, persist))
                 } else {
                     body

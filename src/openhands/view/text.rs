@@ -1,11 +1,9 @@
-//! Python string semantics the SDK's rendering relies on: lengths and slices
-//! in code points, `str.strip`, `str.splitlines`, the middle truncation of
-//! `maybe_truncate` and the SHA-256 file names of saved outputs.
+//! Python string semantics the SDK's rendering relies on: slices in code
+//! points (lengths: [`char_count`]), `str.strip`, `str.splitlines`, the
+//! middle truncation of `maybe_truncate` and the SHA-256 file names of
+//! saved outputs.
 
-/// `len(s)`: the number of code points.
-pub(crate) fn py_len(s: &str) -> usize {
-    s.chars().count()
-}
+use crate::chars::char_count;
 
 /// Python's `str.isspace` for one character: Unicode White_Space plus the
 /// four information separators U+001C – U+001F.
@@ -102,11 +100,11 @@ pub(crate) fn join_path(dir: &str, name: &str) -> String {
 /// where the cut starts; the file itself is not written here (the SDK
 /// writes it as a side effect of rendering).
 pub(crate) fn maybe_truncate(content: &str, limit: usize, persist: Option<Persist<'_>>) -> String {
-    let len = py_len(content);
+    let len = char_count(content);
     if limit == 0 || len <= limit {
         return content.to_owned();
     }
-    let notice_len = py_len(TRUNCATE_NOTICE);
+    let notice_len = char_count(TRUNCATE_NOTICE);
     if notice_len >= limit {
         return head(TRUNCATE_NOTICE, limit).to_owned();
     }
@@ -124,7 +122,7 @@ pub(crate) fn maybe_truncate(content: &str, limit: usize, persist: Option<Persis
         }
         _ => TRUNCATE_NOTICE.to_owned(),
     };
-    let final_len = py_len(&notice);
+    let final_len = char_count(&notice);
     if final_len >= limit {
         return head(&notice, limit).to_owned();
     }
@@ -148,7 +146,7 @@ mod tests {
     fn truncation_keeps_head_and_tail_in_code_points() {
         let s: String = "é".repeat(300);
         let out = maybe_truncate(&s, 200, None);
-        assert_eq!(py_len(&out), 200);
+        assert_eq!(char_count(&out), 200);
         assert!(out.contains(TRUNCATE_NOTICE));
         // 200 - 113 = 87: head 44, tail 43.
         assert!(out.starts_with(&"é".repeat(44)));
@@ -170,7 +168,7 @@ mod tests {
         );
         let hash = crate::hash::sha256_hex(s.as_bytes());
         assert!(out.contains(&format!("/x/obs/terminal_output_{}.txt", &hash[..8])));
-        assert_eq!(py_len(&out), 400);
+        assert_eq!(char_count(&out), 400);
         assert!(out.contains("truncated part starts around line"));
     }
 

@@ -16,8 +16,9 @@ use std::borrow::Cow;
 
 use crate::json::{Map, OwnedValue};
 
-use super::text::{maybe_truncate, py_is_blank, py_len};
+use super::text::{maybe_truncate, py_is_blank};
 use super::version::SdkVersion;
+use crate::chars::char_count;
 
 /// Text parts longer than this many characters are middle-truncated when
 /// sent (`DEFAULT_TEXT_CONTENT_LIMIT`).

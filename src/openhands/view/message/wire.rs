@@ -134,7 +134,7 @@ pub(super) fn truncate_for_wire<'t>(
     } else {
         true
     };
-    if applies && py_len(text) > TEXT_CONTENT_LIMIT {
+    if applies && char_count(text) > TEXT_CONTENT_LIMIT {
         Cow::Owned(maybe_truncate(text, TEXT_CONTENT_LIMIT, None))
     } else {
         Cow::Borrowed(text)
