@@ -4,7 +4,8 @@
 # --json`, `parse_floor`, `asf convert` of BASE and NEW and the ASF floor
 # program twice — first each into a new directory (after a 31-second pause,
 # nothing removed just before), then each into a directory whose previous
-# output was just removed — then `export --parquet` of BASE and NEW, the
+# output was just removed, the three in an order that rotates from round
+# to round — then `export --parquet` of BASE and NEW, the
 # DuckDB route (`export --jsonl` then DuckDB's `COPY … TO 'x.parquet'`
 # through Python's `duckdb` package) and `stats --json` again. With a sixth
 # argument `nopq`, the Parquet runs and the route are left out (the 1 GB
@@ -42,13 +43,25 @@ for r in $(seq 1 "$R"); do
   T stats "$NEW stats --json $STORE"
   T parse_floor "$FLOOR $STORE"
   sleep 31
-  T asf_base_fresh "$BASE asf convert $STORE -o $W/fb$r"
-  T asf_new_fresh "$NEW asf convert $STORE -o $W/fn$r"
-  AF asf_floor_fresh "$W/ff$r"
+  # The three ASF runs in a rotating order (base, new, floor; then new,
+  # floor, base; ...): each meets the write-back of the runs before it.
+  order=(base new floor base new)
+  for k in 0 1 2; do
+    case ${order[$(( (r - 1) % 3 + k ))]} in
+      base) T asf_base_fresh "$BASE asf convert $STORE -o $W/fb$r" ;;
+      new) T asf_new_fresh "$NEW asf convert $STORE -o $W/fn$r" ;;
+      floor) AF asf_floor_fresh "$W/ff$r" ;;
+    esac
+  done
   rm -rf "$W/fb$r" "$W/fn$r" "$W/ff$r"
-  rm -rf "$W/a"; T asf_base "$BASE asf convert $STORE -o $W/a"
-  rm -rf "$W/a"; T asf_new "$NEW asf convert $STORE -o $W/a"
-  rm -rf "$W/a"; AF asf_floor "$W/a"
+  for k in 0 1 2; do
+    rm -rf "$W/a"
+    case ${order[$(( (r - 1) % 3 + k ))]} in
+      base) T asf_base "$BASE asf convert $STORE -o $W/a" ;;
+      new) T asf_new "$NEW asf convert $STORE -o $W/a" ;;
+      floor) AF asf_floor "$W/a" ;;
+    esac
+  done
   rm -rf "$W/a"
   if [ -z "$NOPQ" ]; then
     rm -rf "$W/p"; T pq_base "$BASE export --parquet $W/p $STORE"
