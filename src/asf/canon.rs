@@ -20,6 +20,8 @@
 use smallvec::SmallVec;
 use std::cmp::Ordering;
 
+#[cfg(target_arch = "x86_64")]
+use crate::json::block::Block;
 use crate::json::write::{write_plain_str, write_str};
 use crate::json::{JsonType, OwnedValue, Value};
 
@@ -191,10 +193,26 @@ fn push_decimal(out: &mut Vec<u8>, mut m: u64) {
 
 /// Whether no byte is a control character (below U+0020).
 fn no_control(bytes: &[u8]) -> bool {
-    // Whole chunks without an early exit, which the compiler vectorises.
-    !bytes
-        .chunks(64)
-        .any(|c| c.iter().fold(false, |acc, &b| acc | (b < 0x20)))
+    #[cfg(target_arch = "x86_64")]
+    {
+        let controls = |b: &[u8]| Block::first(b).map_or(0, Block::controls);
+        // Four blocks at a time, without an early exit within them.
+        let mut fours = bytes.chunks_exact(64);
+        for q in fours.by_ref() {
+            if q.chunks_exact(16).fold(0, |any, b| any | controls(b)) != 0 {
+                return false;
+            }
+        }
+        let mut blocks = fours.remainder().chunks_exact(16);
+        if blocks.by_ref().any(|b| controls(b) != 0) {
+            return false;
+        }
+        Block::padded(blocks.remainder()).controls() == 0
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        !bytes.iter().any(|&b| b < 0x20)
+    }
 }
 
 /// Appends the canonical form of the object `v` without its top-level
@@ -367,8 +385,8 @@ fn plain_literal(raw: &[u8]) -> bool {
     let mut free = 0;
     let mut at = 0;
     #[cfg(target_arch = "x86_64")]
-    while let Some(block) = inner.get(at..at + 16) {
-        let (control, mut backslashes) = control_and_backslashes(block);
+    while let Some(block) = inner.get(at..).and_then(Block::first) {
+        let (control, mut backslashes) = (block.controls(), block.backslashes());
         if control != 0 {
             return false;
         }
@@ -421,32 +439,6 @@ fn canonical_escape_len(inner: &[u8], k: usize) -> Option<usize> {
             Some(6)
         }
         _ => None,
-    }
-}
-
-/// The bytes of a 16-byte block that are control characters, and those
-/// that are backslashes, as bit masks (bit `i` for byte `i`).
-#[cfg(target_arch = "x86_64")]
-#[inline]
-fn control_and_backslashes(block: &[u8]) -> (u32, u32) {
-    use std::arch::x86_64::{
-        _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8, _mm_set1_epi8,
-    };
-    if block.len() < 16 {
-        return (0, 0);
-    }
-    // SAFETY: SSE2 is part of the x86-64 baseline; the unaligned load
-    // reads the 16 bytes of `block` (checked above).
-    unsafe {
-        let x = _mm_loadu_si128(block.as_ptr().cast());
-        let backslash = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'\\' as i8));
-        // Unsigned `x <= 0x1f`: the larger of `x` and 0x1f is 0x1f.
-        let limit = _mm_set1_epi8(0x1f);
-        let control = _mm_cmpeq_epi8(_mm_max_epu8(x, limit), limit);
-        (
-            _mm_movemask_epi8(control) as u32,
-            _mm_movemask_epi8(backslash) as u32,
-        )
     }
 }
 

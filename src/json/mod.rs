@@ -120,6 +120,7 @@
 //! [`Map`] equality and lookups used on whole objects are hashed past a
 //! few members.
 
+pub(crate) mod block;
 mod doc;
 mod error;
 mod fallback;

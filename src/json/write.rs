@@ -2,6 +2,9 @@
 //! them, so that what this crate writes is what the Python programs that own
 //! these formats would have written.
 
+#[cfg(target_arch = "x86_64")]
+use super::block::Block;
+
 /// Appends `s` between quotes as it stands: the literal [`write_str`]
 /// writes for a string the caller knows needs no escape (no `"`, `\` or
 /// control character: an id, a hex digest, a canonical time, a checked
@@ -39,8 +42,8 @@ pub fn write_str(out: &mut Vec<u8>, s: &str, ensure_ascii: bool) {
     // bytes of a block that need a look, exactly, as a bit mask, each
     // handled in order; a block without any is skipped whole.
     #[cfg(target_arch = "x86_64")]
-    while let Some(block) = bytes.get(i..i + 16) {
-        let mut look = block_look(block, ensure_ascii);
+    while let Some(block) = bytes.get(i..).and_then(Block::first) {
+        let mut look = block.escapes(ensure_ascii);
         while look != 0 {
             let at = i + look.trailing_zeros() as usize;
             look &= look - 1;
@@ -54,11 +57,7 @@ pub fn write_str(out: &mut Vec<u8>, s: &str, ensure_ascii: bool) {
     if let Some(rest) = bytes.get(i..)
         && !rest.is_empty()
     {
-        let mut block = [b' '; 16];
-        if let Some(head) = block.get_mut(..rest.len()) {
-            head.copy_from_slice(rest);
-        }
-        let mut look = block_look(&block, ensure_ascii);
+        let mut look = Block::padded(rest).escapes(ensure_ascii);
         while look != 0 {
             let at = i + look.trailing_zeros() as usize;
             look &= look - 1;
@@ -133,40 +132,6 @@ fn short_escape(b: u8) -> Option<u8> {
         0x08 => Some(b'b'),
         0x0c => Some(b'f'),
         _ => None,
-    }
-}
-
-/// The bytes of a 16-byte `block` that need a look, one bit each (bit `n`
-/// for byte `n`): `"`, `\\`, control characters, and with `ensure_ascii`
-/// every byte that is not ASCII. Exact: no byte is flagged that needs
-/// nothing.
-#[cfg(target_arch = "x86_64")]
-#[inline]
-fn block_look(block: &[u8], ensure_ascii: bool) -> u32 {
-    use std::arch::x86_64::{
-        _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8, _mm_or_si128,
-        _mm_set1_epi8,
-    };
-    debug_assert_eq!(block.len(), 16);
-    if block.len() < 16 {
-        return 0;
-    }
-    // SAFETY: SSE2 is part of the x86-64 baseline; the unaligned load
-    // reads the 16 bytes of `block` (checked above).
-    unsafe {
-        let x = _mm_loadu_si128(block.as_ptr().cast());
-        let quote = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'"' as i8));
-        let backslash = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'\\' as i8));
-        // Unsigned `x <= 0x1f`: the larger of `x` and 0x1f is 0x1f.
-        let limit = _mm_set1_epi8(0x1f);
-        let control = _mm_cmpeq_epi8(_mm_max_epu8(x, limit), limit);
-        let look = _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, backslash), control)) as u32;
-        if ensure_ascii {
-            // The high bit of each byte: not ASCII.
-            look | _mm_movemask_epi8(x) as u32
-        } else {
-            look
-        }
     }
 }
 
