@@ -13,6 +13,8 @@
 //! - A part with no Responses type is kept as `{"type":"openhands:part",
 //!   "part": <the part>}`, which renders back as itself.
 
+use std::rc::Rc;
+
 use crate::asf::canon::{CanonError, canonical_owned};
 use crate::json::write::write_str;
 use crate::json::{Map, OwnedValue};
@@ -192,7 +194,7 @@ pub(crate) fn items_taken(m: &mut OwnedValue) -> Vec<OwnedValue> {
 /// of a `function_call`.
 pub(crate) struct CanonicalItem {
     /// The item's canonical bytes.
-    pub(crate) canonical: Vec<u8>,
+    pub(crate) canonical: Rc<[u8]>,
     /// The `call_id` of a `function_call` item.
     pub(crate) call: Option<String>,
 }
@@ -201,15 +203,21 @@ pub(crate) struct CanonicalItem {
 /// (the same bytes as canonicalising that item: its members in UTF-16
 /// order, its strings moved out of `m` and written as the canonical form
 /// writes them), with no owned item built. Fails where that item has no
-/// canonical form (a part kept whole that is not I-JSON).
-pub(crate) fn items_canonical_taken(m: &mut OwnedValue) -> Result<Vec<CanonicalItem>, CanonError> {
+/// canonical form (a part kept whole that is not I-JSON). Each item is
+/// written into `buf` (cleared first; kept by the caller from one message
+/// to the next, so it grows once) and copied from there into its own
+/// allocation of its exact size.
+pub(crate) fn items_canonical_taken(
+    m: &mut OwnedValue,
+    buf: &mut Vec<u8>,
+) -> Result<Vec<CanonicalItem>, CanonError> {
     let role = m
         .get("role")
         .and_then(OwnedValue::as_str)
         .unwrap_or("")
         .to_owned();
-    let item = |canonical: Vec<u8>| CanonicalItem {
-        canonical,
+    let item = |canonical: &[u8]| CanonicalItem {
+        canonical: Rc::from(canonical),
         call: None,
     };
     match role.as_str() {
@@ -221,21 +229,22 @@ pub(crate) fn items_canonical_taken(m: &mut OwnedValue) -> Result<Vec<CanonicalI
             };
             // `content`, `encrypted_content`, `summary`, `type`.
             for mut b in blocks {
-                let mut c = Vec::new();
+                let c = &mut *buf;
+                c.clear();
                 c.push(b'{');
                 match b.get("type").and_then(OwnedValue::as_str) {
                     Some("redacted_thinking") => {
                         c.extend_from_slice(b"\"encrypted_content\":");
-                        write_str(&mut c, &take_str(Some(&mut b), "data"), false);
+                        write_str(c, &take_str(Some(&mut b), "data"), false);
                     }
                     _ => {
                         let text = take_str(Some(&mut b), "thinking");
                         c.extend_from_slice(b"\"content\":[{\"text\":");
-                        write_str(&mut c, &text, false);
+                        write_str(c, &text, false);
                         c.extend_from_slice(b",\"type\":\"reasoning_text\"}]");
                         if let Some(OwnedValue::String(sig)) = take(&mut b, "signature") {
                             c.extend_from_slice(b",\"encrypted_content\":");
-                            write_str(&mut c, &sig, false);
+                            write_str(c, &sig, false);
                         }
                     }
                 }
@@ -244,7 +253,9 @@ pub(crate) fn items_canonical_taken(m: &mut OwnedValue) -> Result<Vec<CanonicalI
             }
             // `content`, `role`, `type`.
             if let Some(content) = take(m, "content").filter(|c| !c.is_null()) {
-                let mut c = b"{\"content\":".to_vec();
+                let c = &mut *buf;
+                c.clear();
+                c.extend_from_slice(b"{\"content\":");
                 match content {
                     OwnedValue::Array(a) => {
                         c.push(b'[');
@@ -255,15 +266,15 @@ pub(crate) fn items_canonical_taken(m: &mut OwnedValue) -> Result<Vec<CanonicalI
                             if p.get("type").and_then(OwnedValue::as_str) == Some("text") {
                                 // `annotations`, `text`, `type`.
                                 c.extend_from_slice(b"{\"annotations\":[],\"text\":");
-                                write_str(&mut c, &take_str(Some(&mut p), "text"), false);
+                                write_str(c, &take_str(Some(&mut p), "text"), false);
                                 c.extend_from_slice(b",\"type\":\"output_text\"}");
                             } else {
-                                input_part_canonical(p, &mut c)?;
+                                input_part_canonical(p, c)?;
                             }
                         }
                         c.push(b']');
                     }
-                    other => canonical_owned(&other, &mut c)?,
+                    other => canonical_owned(&other, c)?,
                 }
                 c.extend_from_slice(b",\"role\":\"assistant\",\"type\":\"message\"}");
                 out.push(item(c));
@@ -276,15 +287,17 @@ pub(crate) fn items_canonical_taken(m: &mut OwnedValue) -> Result<Vec<CanonicalI
             for mut call in calls {
                 let id = take_str(Some(&mut call), "id");
                 let mut f = take(&mut call, "function");
-                let mut c = b"{\"arguments\":".to_vec();
-                write_str(&mut c, &take_str(f.as_mut(), "arguments"), false);
+                let c = &mut *buf;
+                c.clear();
+                c.extend_from_slice(b"{\"arguments\":");
+                write_str(c, &take_str(f.as_mut(), "arguments"), false);
                 c.extend_from_slice(b",\"call_id\":");
-                write_str(&mut c, &id, false);
+                write_str(c, &id, false);
                 c.extend_from_slice(b",\"name\":");
-                write_str(&mut c, &take_str(f.as_mut(), "name"), false);
+                write_str(c, &take_str(f.as_mut(), "name"), false);
                 c.extend_from_slice(b",\"type\":\"function_call\"}");
                 out.push(CanonicalItem {
-                    canonical: c,
+                    canonical: Rc::from(c.as_slice()),
                     call: Some(id),
                 });
             }
@@ -292,19 +305,23 @@ pub(crate) fn items_canonical_taken(m: &mut OwnedValue) -> Result<Vec<CanonicalI
         }
         "tool" => {
             // `call_id`, `output`, `type`.
-            let mut c = b"{\"call_id\":".to_vec();
-            write_str(&mut c, &take_str(Some(m), "tool_call_id"), false);
+            let c = &mut *buf;
+            c.clear();
+            c.extend_from_slice(b"{\"call_id\":");
+            write_str(c, &take_str(Some(m), "tool_call_id"), false);
             c.extend_from_slice(b",\"output\":");
-            input_content_canonical(take(m, "content"), &mut c)?;
+            input_content_canonical(take(m, "content"), c)?;
             c.extend_from_slice(b",\"type\":\"function_call_output\"}");
             Ok(vec![item(c)])
         }
         r => {
             // `content`, `role`, `type`.
-            let mut c = b"{\"content\":".to_vec();
-            input_content_canonical(take(m, "content"), &mut c)?;
+            let c = &mut *buf;
+            c.clear();
+            c.extend_from_slice(b"{\"content\":");
+            input_content_canonical(take(m, "content"), c)?;
             c.extend_from_slice(b",\"role\":");
-            write_str(&mut c, r, false);
+            write_str(c, r, false);
             c.extend_from_slice(b",\"type\":\"message\"}");
             Ok(vec![item(c)])
         }
@@ -423,10 +440,10 @@ mod tests {
                     to_canonical(i).map(|c| (c, call))
                 })
                 .collect();
-            let direct = items_canonical_taken(&mut m.clone()).map(|items| {
+            let direct = items_canonical_taken(&mut m.clone(), &mut Vec::new()).map(|items| {
                 items
                     .into_iter()
-                    .map(|i| (i.canonical, i.call))
+                    .map(|i| (i.canonical.to_vec(), i.call))
                     .collect::<Vec<_>>()
             });
             match (owned, direct) {

@@ -166,6 +166,8 @@ struct Emitter<'w> {
     scratch: Vec<u8>,
     /// A `response`'s other members being written.
     members: Vec<u8>,
+    /// An item being written in canonical form.
+    item: Vec<u8>,
 }
 
 /// What the emitter needs of the conversation beyond one view.
@@ -206,13 +208,13 @@ impl Emitter<'_> {
             }
             let response = self.response_of.get(&k);
             let request_hash = response.map(|_| st.request_hash());
-            let items = items_canonical_taken(m)
+            let items = items_canonical_taken(m, &mut self.item)
                 .map_err(|e| ConvertError::Write(crate::asf::WriteError::NotIJson(e)))?;
             for item in items {
                 let id = st.append_canonical_item(
                     a,
                     ts,
-                    std::rc::Rc::from(item.canonical),
+                    item.canonical,
                     item.call.as_deref(),
                     response.map(String::as_str),
                 )?;
@@ -680,6 +682,7 @@ fn convert_from(
             next: if seg == 0 { sys } else { own.max(sys) },
             scratch: Vec::new(),
             members: Vec::new(),
+            item: Vec::new(),
         };
         for (k, &p) in order.iter().enumerate().take(end).skip(start) {
             let ev = &events[p];
