@@ -242,11 +242,13 @@ impl EventTree {
         let n = self.parents.len();
         let mut state = vec![0u8; n];
         let mut cycles = Vec::new();
+        // One walk at a time, in one buffer.
+        let mut walk = Vec::new();
         for start in 0..n {
             if state[start] != 0 {
                 continue;
             }
-            let mut walk = Vec::new();
+            walk.clear();
             let mut cur = Some(start);
             while let Some(p) = cur {
                 match state.get(p).copied() {
@@ -273,7 +275,7 @@ impl EventTree {
                     _ => cur = None,
                 }
             }
-            for p in walk {
+            for &p in &walk {
                 state[p] = 2;
             }
         }

@@ -2,6 +2,8 @@
 //! insertion at a position in about `sqrt(n)` steps each, where the SDK's
 //! plain list takes `n`.
 
+use smallvec::SmallVec;
+
 use super::*;
 
 /// A sequence of entries with removal by ID and insertion at a position,
@@ -21,8 +23,9 @@ pub(super) struct Blocks<'v> {
     live: Vec<usize>,
     /// Stable block numbers in sequence order.
     order: Vec<usize>,
-    /// Handles of the entries with each ID (live or not).
-    by_id: HashMap<Cow<'v, str>, Vec<usize>>,
+    /// Handles of the entries with each ID (live or not): one as a rule,
+    /// held inline.
+    by_id: HashMap<Cow<'v, str>, SmallVec<[usize; 1]>>,
     len: usize,
 }
 

@@ -2,6 +2,8 @@
 //! tool-call matching, tool-loop atomicity) enforced to their fixed point
 //! with counters, each event dropped once.
 
+use smallvec::SmallVec;
+
 use super::*;
 
 /// 1.11.5+: evaluate the properties in order; the first that drops
@@ -43,13 +45,17 @@ pub(super) fn enforce_properties(
     Fixpoint::new(cx, &out, &batches, &loops).run(out)
 }
 
+/// A unit's entries, a tool-call ID's actions or observations, the batches
+/// or loops of a unit: one or two as a rule, held inline.
+type Few = SmallVec<[usize; 2]>;
+
 /// The state of [`enforce_properties`]: the view's events grouped into
 /// units (one per ID), and counters for each property.
 struct Fixpoint<'v> {
     /// Each entry's unit.
     unit_of: Vec<usize>,
     /// Each unit's entries.
-    entries: Vec<Vec<usize>>,
+    entries: Vec<Few>,
     /// Each unit's ID.
     ids: Vec<Cow<'v, str>>,
     alive: Vec<bool>,
@@ -57,8 +63,8 @@ struct Fixpoint<'v> {
     /// entries of each.
     tc_actions: Vec<usize>,
     tc_observations: Vec<usize>,
-    tc_action_entries: Vec<Vec<usize>>,
-    tc_observation_entries: Vec<Vec<usize>>,
+    tc_action_entries: Vec<Few>,
+    tc_observation_entries: Vec<Few>,
     /// Each entry's tool-call ID (index) and whether it is the action, if
     /// an action or observation.
     tc_of: Vec<Option<(usize, bool)>>,
@@ -69,14 +75,14 @@ struct Fixpoint<'v> {
     batch_all: Vec<usize>,
     batch_fired: Vec<bool>,
     /// The batches each unit's actions belong to.
-    unit_batches: Vec<Vec<usize>>,
+    unit_batches: Vec<Few>,
     /// Tool loops: how many of a loop's IDs are not in the view, how many
     /// live units have it as their first loop; the loops each unit's ID is
     /// in, and its first.
     loop_missing: Vec<usize>,
     loop_first_live: Vec<usize>,
     loop_done: Vec<bool>,
-    unit_loops: Vec<Vec<usize>>,
+    unit_loops: Vec<Few>,
     unit_first_loop: Vec<Option<usize>>,
     /// Each loop's units (its IDs that are in the view).
     loop_units: Vec<Vec<usize>>,
@@ -123,10 +129,10 @@ impl<'v> Fixpoint<'v> {
         for (i, &e) in out.iter().enumerate() {
             let id = cx.id(e);
             let u = *unit_by_id.entry(id.clone()).or_insert_with(|| {
-                f.entries.push(Vec::new());
+                f.entries.push(Few::new());
                 f.ids.push(id);
                 f.alive.push(true);
-                f.unit_batches.push(Vec::new());
+                f.unit_batches.push(Few::new());
                 f.entries.len() - 1
             });
             f.unit_of.push(u);
@@ -141,8 +147,8 @@ impl<'v> Fixpoint<'v> {
                 if k == n {
                     f.tc_actions.push(0);
                     f.tc_observations.push(0);
-                    f.tc_action_entries.push(Vec::new());
-                    f.tc_observation_entries.push(Vec::new());
+                    f.tc_action_entries.push(Few::new());
+                    f.tc_observation_entries.push(Few::new());
                 }
                 let (count, list) = if action {
                     (f.tc_actions.get_mut(k), f.tc_action_entries.get_mut(k))
@@ -186,7 +192,7 @@ impl<'v> Fixpoint<'v> {
         }
         // Loops: which units' IDs each holds.
         let units = f.ids.len();
-        f.unit_loops = vec![Vec::new(); units];
+        f.unit_loops = vec![Few::new(); units];
         f.unit_first_loop = vec![None; units];
         f.loop_missing = vec![0; loops.len()];
         f.loop_first_live = vec![0; loops.len()];
@@ -255,7 +261,7 @@ impl<'v> Fixpoint<'v> {
         let acts = self.tc_actions.get(k).copied().unwrap_or(0);
         let obs = self.tc_observations.get(k).copied().unwrap_or(0);
         if acts > 0 && obs == 0 {
-            for &i in self.tc_action_entries.get(k).map_or(&[][..], Vec::as_slice) {
+            for &i in self.tc_action_entries.get(k).map_or(&[][..], Few::as_slice) {
                 if let Some(&u) = self.unit_of.get(i) {
                     self.queue.push(u);
                 }
@@ -265,7 +271,7 @@ impl<'v> Fixpoint<'v> {
             for &i in self
                 .tc_observation_entries
                 .get(k)
-                .map_or(&[][..], Vec::as_slice)
+                .map_or(&[][..], Few::as_slice)
             {
                 if let Some(&u) = self.unit_of.get(i) {
                     self.queue.push(u);
@@ -279,8 +285,8 @@ impl<'v> Fixpoint<'v> {
             Some(a) if *a => *a = false,
             _ => return,
         }
-        let mut calls = Vec::new();
-        for &i in self.entries.get(u).map_or(&[][..], Vec::as_slice) {
+        let mut calls = Few::new();
+        for &i in self.entries.get(u).map_or(&[][..], Few::as_slice) {
             let Some(Some((k, is_action))) = self.tc_of.get(i).copied() else {
                 continue;
             };
@@ -297,13 +303,13 @@ impl<'v> Fixpoint<'v> {
         for k in calls {
             self.check_call(k);
         }
-        for b in std::mem::take(self.unit_batches.get_mut(u).unwrap_or(&mut Vec::new())) {
+        for b in std::mem::take(self.unit_batches.get_mut(u).unwrap_or(&mut Few::new())) {
             if let Some(l) = self.batch_live.get_mut(b) {
                 *l = l.saturating_sub(1);
             }
             self.check_batch(b);
         }
-        for l in std::mem::take(self.unit_loops.get_mut(u).unwrap_or(&mut Vec::new())) {
+        for l in std::mem::take(self.unit_loops.get_mut(u).unwrap_or(&mut Few::new())) {
             if let Some(m) = self.loop_missing.get_mut(l) {
                 *m += 1;
                 if *m == 1 {
