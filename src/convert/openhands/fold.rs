@@ -31,9 +31,10 @@ use super::super::ConvertError;
 #[derive(Debug, Clone)]
 struct Held {
     canonical: Rc<[u8]>,
-    /// The `item` entry that carries it; `None` for a compaction's
-    /// `summary` and `pinned` copies.
-    entry: Option<String>,
+    /// The `item` entry that carries it and that entry's rank among the
+    /// path's `item` entries (its index in `on_path`); `None` for a
+    /// compaction's `summary` and `pinned` copies.
+    entry: Option<(String, usize)>,
 }
 
 /// The converted path's context: settings, items, and the running
@@ -53,7 +54,6 @@ pub(super) struct PathState {
     /// Every `item` entry's item on the path, in order (its rank among
     /// them is its index): looked up only when a compaction is planned.
     on_path: Vec<Rc<[u8]>>,
-    rank_of: HashMap<String, usize>,
     /// The canonical settings checkpoint every compaction carries as its
     /// `config` (written once; `None` until the first compaction, or when
     /// the settings have no canonical form and each compaction goes
@@ -148,7 +148,6 @@ impl PathState {
             hasher,
             items: Vec::new(),
             on_path: Vec::new(),
-            rank_of: HashMap::new(),
             checkpoint: None,
             scratch: Vec::new(),
         }
@@ -198,12 +197,11 @@ impl PathState {
             None => a.append_canonical("item", ts, Map::new(), &[("item", &c)], call)?,
         };
         self.hasher.push_canonical(&c);
-        let rank = self.rank_of.len();
-        self.rank_of.insert(id.clone(), rank);
+        let rank = self.on_path.len();
         self.on_path.push(c.clone());
         self.items.push(Held {
             canonical: c,
-            entry: Some(id.clone()),
+            entry: Some((id.clone(), rank)),
         });
         Ok(id)
     }
@@ -267,8 +265,7 @@ impl PathState {
             tail += 1;
         }
         if tail > 0 {
-            let first = self.items[c - tail].entry.clone().unwrap_or_default();
-            let bound = self.rank_of.get(&first).copied().unwrap_or(0);
+            let (first, bound) = self.items[c - tail].entry.clone().unwrap_or_default();
             let pinned_on_path = self
                 .first_ranks(&canonical[1..n - tail])
                 .iter()
@@ -312,7 +309,7 @@ impl PathState {
         let Prepared { canonical, kept } = plan;
         let (first_kept, tail) = kept.unwrap_or_else(|| (record.to_owned(), 0));
         let n = canonical.len();
-        let kept_entries: Vec<Option<String>> = self.items[self.items.len() - tail..]
+        let kept_entries: Vec<Option<(String, usize)>> = self.items[self.items.len() - tail..]
             .iter()
             .map(|h| h.entry.clone())
             .collect();
