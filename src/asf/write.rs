@@ -216,10 +216,13 @@ impl Appender {
         Ok(a)
     }
 
-    /// Makes room for `additional` more bytes of the file (a writer that
-    /// knows about how much it will write saves the buffer's regrowths).
-    pub(crate) fn reserve(&mut self, additional: usize) {
+    /// Makes room for `additional` more bytes of the file and `entries`
+    /// more entries in the index (a writer that knows about how much it
+    /// will write saves the buffer's regrowths and the index's rehashes).
+    pub(crate) fn reserve(&mut self, additional: usize, entries: usize) {
         self.out.reserve(additional);
+        self.index.reserve(entries);
+        self.parents.reserve(entries);
     }
 
     /// The session id.

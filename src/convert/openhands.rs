@@ -497,7 +497,9 @@ fn convert_from(
     // files under 3), reserved at once rather than grown by doubling (each
     // regrowth a copy of the file so far).
     let events_len: usize = conv.events().map(|e| e.raw().len()).sum();
-    a.reserve(events_len * 3 + 4096);
+    // Entries: an event's record, and for most events an item or two
+    // and a response (2.6 an event on generated conversations).
+    a.reserve(events_len * 3 + 4096, conv.len() * 3 + 16);
     let mut report = Vec::new();
     let mut record_parser = crate::json::PooledParser::take();
     let mut last_ts = first_ts.clone();

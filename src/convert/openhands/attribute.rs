@@ -40,9 +40,15 @@ pub(super) fn attribute(
     facts: &[Option<EventFacts>],
 ) -> Attribution {
     let events = view.events();
-    let mut out = Attribution::default();
-    let mut assistant_by_call: HashMap<&str, usize> = HashMap::new();
-    let mut tool_by_call: HashMap<&str, usize> = HashMap::new();
+    // Each map sized at once for what it can hold (about a call per wire
+    // message, an event per context entry), not grown by rehashing.
+    let mut out = Attribution {
+        attributed: HashMap::with_capacity(view.context().len()),
+        response_of: HashMap::with_capacity(wire.len()),
+        rejected: HashMap::new(),
+    };
+    let mut assistant_by_call: HashMap<&str, usize> = HashMap::with_capacity(wire.len());
+    let mut tool_by_call: HashMap<&str, usize> = HashMap::with_capacity(wire.len());
     for (k, m) in wire.iter().enumerate() {
         for c in m
             .get("tool_calls")
