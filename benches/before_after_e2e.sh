@@ -2,10 +2,10 @@
 # Two builds of `agentlog` side by side, as whole processes, round robin
 # (issue 31's write paths against their floors): each round runs `stats
 # --json`, `parse_floor`, `asf convert` of BASE and NEW and the ASF floor
-# program twice — first each into a new directory (after a 31-second pause,
-# nothing removed just before), then each into a directory whose previous
-# output was just removed, the three in an order that rotates from round
-# to round — then `export --parquet` of BASE and NEW, the
+# program twice — first each into a new directory on a quiet file system,
+# then each into a directory whose previous output was just removed, the
+# three in an order that rotates from round to round — then `export
+# --parquet` of BASE and NEW, the
 # DuckDB route (`export --jsonl` then DuckDB's `COPY … TO 'x.parquet'`
 # through Python's `duckdb` package) and `stats --json` again. With a sixth
 # argument `nopq`, the Parquet runs and the route are left out (the 1 GB
@@ -17,6 +17,18 @@
 # under $TMPDIR; STORE is only read. Later runs in a round find more dirty
 # pages waiting to be written back than earlier ones: compare user times
 # pairwise, and system times with that in mind.
+#
+# "A quiet file system": before each run into a new directory, everything
+# is written back (`sync`) and, when this script may (as root), the kernel's
+# caches are dropped and STORE and the programs read again, so that the run
+# meets neither write-back nor the inodes of files removed minutes before.
+# ext4 looks at each recently freed inode it could reuse while those
+# inodes' table blocks are cached: creating a conversion's thousands of
+# files right after another conversion's were removed cost 1.5-2 s more
+# system time on the corpus copy (the `asf_floor` program's writing alone:
+# 0.4-0.5 s after the caches were dropped, 1.7-2.3 s without, even 65 s
+# after the removal). The runs "after a removal" keep that cost: it is
+# what a user re-running a conversion into the same directory meets.
 #
 # Usage: benches/before_after_e2e.sh BASE NEW STORE ROUNDS LOG [nopq]
 #   cargo build --release --features cli,parquet --bin agentlog \
@@ -35,6 +47,10 @@ trap 'rm -rf "$W"' EXIT
 T() { local name=$1; shift; local la; la=$(cut -d' ' -f1 /proc/loadavg)
   /usr/bin/time -f "%U %S %e %M" -o "$W/t" sh -c "$1" >/dev/null 2>"$W/err"; local rc=$?
   echo "$name $(tail -1 "$W/t") rc=$rc load=$la" | tee -a "$LOG"; }
+quiet() { sync
+  if [ -w /proc/sys/vm/drop_caches ]; then echo 3 > /proc/sys/vm/drop_caches; fi
+  tar cf - "$STORE" 2>/dev/null | cat > /dev/null
+  cat "$BASE" "$NEW" "$AFLOOR" > /dev/null; }
 AF() { local name=$1 out=$2; local la; la=$(cut -d' ' -f1 /proc/loadavg)
   "$AFLOOR" "$STORE" "$W/conv" "$out" | awk -v la="$la" -v n="$name" \
     '/floor CPU/ {print n, $4, $7, 0, 0, "rc=0", "load=" la}' | sed 's/,//g' | tee -a "$LOG"; }
@@ -42,11 +58,12 @@ for r in $(seq 1 "$R"); do
   echo "# round $r $(date +%T)" >> "$LOG"
   T stats "$NEW stats --json $STORE"
   T parse_floor "$FLOOR $STORE"
-  sleep 31
   # The three ASF runs in a rotating order (base, new, floor; then new,
-  # floor, base; ...): each meets the write-back of the runs before it.
+  # floor, base; ...): into new directories each on a quiet file system,
+  # then after a removal each meeting the write-back of the runs before it.
   order=(base new floor base new)
   for k in 0 1 2; do
+    quiet
     case ${order[$(( (r - 1) % 3 + k ))]} in
       base) T asf_base_fresh "$BASE asf convert $STORE -o $W/fb$r" ;;
       new) T asf_new_fresh "$NEW asf convert $STORE -o $W/fn$r" ;;
