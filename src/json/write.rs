@@ -43,12 +43,14 @@ pub fn write_str(out: &mut Vec<u8>, s: &str, ensure_ascii: bool) {
     // handled in order; a block without any is skipped whole.
     #[cfg(target_arch = "x86_64")]
     while let Some(block) = bytes.get(i..).and_then(Block::first) {
-        let mut look = block.escapes(ensure_ascii);
-        while look != 0 {
-            let at = i + look.trailing_zeros() as usize;
-            look &= look - 1;
-            look_at(out, s, at, &mut run, ensure_ascii);
-        }
+        look_at_each(
+            out,
+            s,
+            i,
+            block.escapes(ensure_ascii),
+            &mut run,
+            ensure_ascii,
+        );
         i += 16;
     }
     // The last bytes (fewer than sixteen) as one more block, padded with
@@ -57,12 +59,8 @@ pub fn write_str(out: &mut Vec<u8>, s: &str, ensure_ascii: bool) {
     if let Some(rest) = bytes.get(i..)
         && !rest.is_empty()
     {
-        let mut look = Block::padded(rest).escapes(ensure_ascii);
-        while look != 0 {
-            let at = i + look.trailing_zeros() as usize;
-            look &= look - 1;
-            look_at(out, s, at, &mut run, ensure_ascii);
-        }
+        let look = Block::padded(rest).escapes(ensure_ascii);
+        look_at_each(out, s, i, look, &mut run, ensure_ascii);
         i = bytes.len();
     }
     while i < bytes.len() {
@@ -84,6 +82,25 @@ pub fn write_str(out: &mut Vec<u8>, s: &str, ensure_ascii: bool) {
     }
     out.extend_from_slice(&bytes[run..]);
     out.push(b'"');
+}
+
+/// [`look_at`] each byte of the block of `s` at `start` whose bit is set
+/// in `look` (bit `n` for the byte at `start + n`), in order.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn look_at_each(
+    out: &mut Vec<u8>,
+    s: &str,
+    start: usize,
+    mut look: u32,
+    run: &mut usize,
+    ensure_ascii: bool,
+) {
+    while look != 0 {
+        let at = start + look.trailing_zeros() as usize;
+        look &= look - 1;
+        look_at(out, s, at, run, ensure_ascii);
+    }
 }
 
 /// Writes what the byte of `s` at `i` needs, if anything: the run of
