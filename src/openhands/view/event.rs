@@ -200,8 +200,13 @@ pub(crate) fn cow<'a>(input: &'a [u8], v: Value<'_>) -> Option<Cow<'a, str>> {
     Some(Cow::Owned(text.to_owned()))
 }
 
+/// [`cow`] of a member found already (`None` when it was not there).
+fn opt_cow<'a>(input: &'a [u8], v: Option<Value<'_>>) -> Option<Cow<'a, str>> {
+    v.and_then(|x| cow(input, x))
+}
+
 fn get_cow<'a>(input: &'a [u8], v: Value<'_>, key: &str) -> Option<Cow<'a, str>> {
-    v.get(key).and_then(|x| cow(input, x))
+    opt_cow(input, v.get(key))
 }
 
 fn get_bool(v: Value<'_>, key: &str) -> Option<bool> {
@@ -359,7 +364,7 @@ fn message<'a>(input: &'a [u8], v: Value<'_>, det: &mut Detector) -> Option<Mess
         (false, false) => det.add(Evidence::NoMessageFlags),
     }
     let flag = |f: Option<Value<'_>>| f.and_then(|b| b.as_bool()).unwrap_or(false);
-    let text = |t: Option<Value<'_>>| t.and_then(|t| cow(input, t));
+    let text = |t| opt_cow(input, t);
     Some(Message {
         role,
         content: content_list(input, content, det),
@@ -400,9 +405,8 @@ fn observation<'a>(
     let obs = obs
         .filter(|o| o.as_object().is_some())
         .ok_or(EventProblem::MissingMember("observation"))?;
-    let tool_call_id = tool_call_id
-        .and_then(|v| cow(input, v))
-        .ok_or(EventProblem::MissingMember("tool_call_id"))?;
+    let tool_call_id =
+        opt_cow(input, tool_call_id).ok_or(EventProblem::MissingMember("tool_call_id"))?;
     match extended {
         Some(_) => det.add(Evidence::ObservationExtendedContent),
         None => det.add(Evidence::NoObservationExtendedContent),
@@ -418,7 +422,7 @@ fn observation<'a>(
         ]),
         None => [None; 5],
     };
-    let save_dir = || save_dir.and_then(|v| cow(input, v));
+    let save_dir = || opt_cow(input, save_dir);
     let kind = kind.and_then(|k| k.as_str()).unwrap_or("");
     let special = match kind {
         "TerminalObservation" | "ExecuteBashObservation" => {
@@ -438,7 +442,7 @@ fn observation<'a>(
                     ]),
                     None => [None; 5],
                 };
-            let text = |v: Option<Value<'_>>| v.and_then(|v| cow(input, v));
+            let text = |v| opt_cow(input, v);
             Special::Terminal {
                 prefix: text(prefix).unwrap_or(Cow::Borrowed("")),
                 suffix: text(suffix).unwrap_or(Cow::Borrowed("")),
@@ -472,7 +476,7 @@ fn observation<'a>(
         _ => Special::Plain,
     };
     Ok(ObservationData {
-        tool_name: tool_name.and_then(|v| cow(input, v)),
+        tool_name: opt_cow(input, tool_name),
         tool_call_id,
         content: content_list(input, content, det),
         is_error: is_error.and_then(|x| x.as_bool()).unwrap_or(false),
@@ -515,12 +519,10 @@ fn action<'a>(
     let call = call
         .and_then(|c| tool_call(input, c))
         .ok_or(EventProblem::MissingMember("tool_call"))?;
-    let tool_call_id = tool_call_id
-        .and_then(|v| cow(input, v))
-        .ok_or(EventProblem::MissingMember("tool_call_id"))?;
-    let llm_response_id = llm_response_id
-        .and_then(|v| cow(input, v))
-        .ok_or(EventProblem::MissingMember("llm_response_id"))?;
+    let tool_call_id =
+        opt_cow(input, tool_call_id).ok_or(EventProblem::MissingMember("tool_call_id"))?;
+    let llm_response_id =
+        opt_cow(input, llm_response_id).ok_or(EventProblem::MissingMember("llm_response_id"))?;
     if summary.is_some() {
         det.add(Evidence::ActionSummary);
     }
@@ -531,7 +533,7 @@ fn action<'a>(
     }
     Ok(ActionData {
         thought: content_list(input, thought, det),
-        reasoning_content: reasoning_content.and_then(|v| cow(input, v)),
+        reasoning_content: opt_cow(input, reasoning_content),
         thinking_blocks: thinking_blocks(input, thinking),
         reasoning_item: reasoning_item(input, reasoning_item_v),
         tool_call: call,
