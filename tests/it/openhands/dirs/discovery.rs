@@ -55,6 +55,16 @@ fn discovery() {
         "store/agent-canvas/conversations/bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
         &[(&format!("events/{}", name(0, ID0)), ev.as_bytes())],
     );
+    // A state that is JSON but not OpenHands' (looked at first), with an
+    // event file beside it: the events make the conversation.
+    let c = make(
+        root,
+        "store/conversations/ffffffffffffffffffffffffffffffff",
+        &[
+            ("base_state.json", b"{\"not\": \"state\"}"),
+            (&format!("events/{}", name(0, ID0)), ev.as_bytes()),
+        ],
+    );
     // Not walked: version control, a conversation's own directories.
     make(
         root,
@@ -87,10 +97,12 @@ fn discovery() {
         std::os::unix::fs::symlink("/nonexistent", root.join("store/dangling")).unwrap();
     }
     let found = openhands::find_sessions(root.join("store")).unwrap();
-    assert_eq!(found.len(), 2, "{found:?}");
+    assert_eq!(found.len(), 3, "{found:?}");
     let canon: Vec<PathBuf> = found.iter().map(|p| fs::canonicalize(p).unwrap()).collect();
     assert!(canon.contains(&fs::canonicalize(&a).unwrap()));
     assert!(canon.contains(&fs::canonicalize(&b).unwrap()));
+    assert!(canon.contains(&fs::canonicalize(&c).unwrap()));
+    assert!(openhands::is_conversation_dir(&c));
     assert_eq!(openhands::find_sessions(&a).unwrap(), vec![a.clone()]);
     let evf = b.join("events").join(name(0, ID0));
     assert_eq!(openhands::find_sessions(&evf).unwrap(), vec![b.clone()]);
