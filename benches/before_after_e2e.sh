@@ -11,8 +11,9 @@
 # argument `nopq`, the Parquet runs and the route are left out (the 1 GB
 # store). Each line of LOG: NAME user sys wall maxrss-KB (GNU time), exit
 # status, the 1-minute load average; the ASF floor's lines carry the CPU of
-# its measured part (`examples/asf_floor` prints it; its loading of the
-# converted bytes is left out). Medians and ratios:
+# its measured part (`examples/asf_floor` prints it: the CPU of the thread
+# that parses, hashes and writes; a second thread loads the converted
+# bytes). Medians and ratios:
 # benches/before_after_medians.py LOG. Outputs go to a scratch directory
 # under $TMPDIR; STORE is only read. Later runs in a round find more dirty
 # pages waiting to be written back than earlier ones: compare user times
