@@ -9,7 +9,7 @@
 //!
 //! The bytes come from a previous conversion's output directory. A second
 //! thread loads each session (and rebuilds its request tails) while the
-//! measuring thread hashes and writes the one before, two at most ahead: the
+//! measuring thread hashes and writes the one before, at most two waiting: the
 //! floor holds a few sessions at a time, as the converter holds one, and
 //! the bytes it writes are as recently touched as the converter's. The CPU
 //! time printed is the measuring thread's alone (`getrusage` of the thread;
