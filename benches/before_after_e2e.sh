@@ -19,6 +19,14 @@
 # pages waiting to be written back than earlier ones: compare user times
 # pairwise, and system times with that in mind.
 #
+# "Warm": before each run that only reads STORE (`stats`, `parse_floor`,
+# the exports), STORE is read once (`tar`), so that it runs on a warm page
+# cache. Some machines evict page cache that went unused for a minute or
+# so (the VM this was measured on runs DAMON's proactive reclaim, a
+# `pageout` scheme for unmapped file pages idle 60 s): without this, each
+# run met a different share of the store evicted since it was last read.
+# BASE's `stats` is timed beside NEW's (`stats_base`).
+#
 # "A quiet file system": before each run into a new directory, everything
 # is written back (`sync`) and, when this script may (as root), the kernel's
 # caches are dropped and STORE and the programs read again, so that the run
@@ -48,6 +56,7 @@ trap 'rm -rf "$W"' EXIT
 T() { local name=$1; shift; local la; la=$(cut -d' ' -f1 /proc/loadavg)
   /usr/bin/time -f "%U %S %e %M" -o "$W/t" sh -c "$1" >/dev/null 2>"$W/err"; local rc=$?
   echo "$name $(tail -1 "$W/t") rc=$rc load=$la" | tee -a "$LOG"; }
+warm() { tar cf - "$STORE" 2>/dev/null | cat > /dev/null; }
 quiet() { sync
   if [ -w /proc/sys/vm/drop_caches ]; then echo 3 > /proc/sys/vm/drop_caches; fi
   tar cf - "$STORE" 2>/dev/null | cat > /dev/null
@@ -57,8 +66,9 @@ AF() { local name=$1 out=$2; local la; la=$(cut -d' ' -f1 /proc/loadavg)
     '/floor CPU/ {print n, $4, $7, 0, 0, "rc=0", "load=" la}' | sed 's/,//g' | tee -a "$LOG"; }
 for r in $(seq 1 "$R"); do
   echo "# round $r $(date +%T)" >> "$LOG"
-  T stats "$NEW stats --json $STORE"
-  T parse_floor "$FLOOR $STORE"
+  warm; T stats "$NEW stats --json $STORE"
+  warm; T stats_base "$BASE stats --json $STORE"
+  warm; T parse_floor "$FLOOR $STORE"
   # The three ASF runs in a rotating order (base, new, floor; then new,
   # floor, base; ...): into new directories each on a quiet file system,
   # then after a removal each meeting the write-back of the runs before it.
@@ -82,13 +92,13 @@ for r in $(seq 1 "$R"); do
   done
   rm -rf "$W/a"
   if [ -z "$NOPQ" ]; then
-    rm -rf "$W/p"; T pq_base "$BASE export --parquet $W/p $STORE"
-    rm -rf "$W/p"; T pq_new "$NEW export --parquet $W/p $STORE"
-    T jsonl "$NEW export --jsonl $STORE > $W/x.jsonl"
+    rm -rf "$W/p"; warm; T pq_base "$BASE export --parquet $W/p $STORE"
+    rm -rf "$W/p"; warm; T pq_new "$NEW export --parquet $W/p $STORE"
+    warm; T jsonl "$NEW export --jsonl $STORE > $W/x.jsonl"
     rm -f "$W/x.parquet"
     T duckdb "python3 -c \"import duckdb; duckdb.sql(\\\"COPY (SELECT * FROM read_json_auto('$W/x.jsonl')) TO '$W/x.parquet'\\\")\""
   fi
-  T stats2 "$NEW stats --json $STORE"
+  warm; T stats2 "$NEW stats --json $STORE"
 done
 if [ -z "$NOPQ" ]; then
   echo "# sizes: pq $(du -sb "$W/p" | cut -f1) duckdb $(stat -c %s "$W/x.parquet")" | tee -a "$LOG"

@@ -34,6 +34,8 @@ print(f"stats (both runs of each round) {stats:.2f}")
 for name in sorted(cpu):
     print(f"{name} / stats {cpu[name] / stats:.2f}")
 print(f"stats / parse_floor {stats / cpu['parse_floor']:.3f}")
+if "stats_base" in cpu:
+    print(f"stats_base / parse_floor {cpu['stats_base'] / cpu['parse_floor']:.3f}")
 for suffix in ["", "_fresh"]:
     floor = cpu["asf_floor" + suffix]
     print(

@@ -27,6 +27,7 @@ use crate::source::{self, SourceError};
 
 use super::error::ReadError;
 use super::event_files::{EventFiles, NamePattern, parse_event_name};
+use super::listed::EventsListing;
 use super::{DIR_EVENTS, DIR_SUBAGENTS, FILE_BASE_STATE, FILE_META};
 
 /// Directories [`find_sessions`] never walks into: the parts of a
@@ -91,7 +92,34 @@ pub(crate) fn is_conversation_dir_at(
     parser: &mut Parser,
     buf: &mut Vec<u8>,
 ) -> bool {
-    let events = match at {
+    let found = open_events(at, dir).is_ok_and(|d| has_event_file_in(&d));
+    found || is_conversation_by_state(dir, parser, buf)
+}
+
+/// [`is_conversation_dir_at`], listing `events/` to its end into
+/// `listing` (emptied first): whether `dir` is a conversation, and whether
+/// `listing` holds the whole of its `events/` (false when there is none or
+/// listing it failed part way).
+pub(crate) fn conversation_listing_at(
+    at: Option<(&Dir, &OsStr)>,
+    dir: &Path,
+    parser: &mut Parser,
+    buf: &mut Vec<u8>,
+    listing: &mut EventsListing,
+) -> (bool, bool) {
+    listing.clear();
+    let (found, whole) = match open_events(at, dir) {
+        Ok(d) => list_events_in(&d, listing),
+        Err(_) => (false, false),
+    };
+    (found || is_conversation_by_state(dir, parser, buf), whole)
+}
+
+/// Opens `dir`'s `events/`, relative to the open parent when `at` is given
+/// (`dir` being its entry `name`: the kernel resolves two names, not the
+/// whole path).
+fn open_events(at: Option<(&Dir, &OsStr)>, dir: &Path) -> io::Result<Dir> {
+    match at {
         Some((parent, name)) if name.len() + 1 + DIR_EVENTS.len() <= MAX_NAME => {
             let mut rel = OsString::with_capacity(name.len() + 1 + DIR_EVENTS.len());
             rel.push(name);
@@ -100,10 +128,12 @@ pub(crate) fn is_conversation_dir_at(
             parent.open_dir(&rel)
         }
         _ => Dir::open(&dir.join(DIR_EVENTS)),
-    };
-    if events.is_ok_and(|d| has_event_file_in(&d)) {
-        return true;
     }
+}
+
+/// Whether `dir`'s `base_state.json` makes it a conversation (see the
+/// module docs), read into `buf`.
+fn is_conversation_by_state(dir: &Path, parser: &mut Parser, buf: &mut Vec<u8>) -> bool {
     buf.clear();
     let ok = match source::read_into(&dir.join(FILE_BASE_STATE), buf) {
         Ok(_) => marks_conversation(parser, buf),
@@ -147,6 +177,26 @@ fn has_event_file_in(d: &Dir) -> bool {
         Ok(mut listing) => found(&mut listing),
         Err(_) => found(&mut ListBuf::default()),
     })
+}
+
+/// Lists the open `events` directory `d` to its end into `listing`:
+/// whether a name matches the SDK 1.30+ pattern (one listed before a
+/// failure counts, as [`has_event_file_in`] counts it), and whether the
+/// listing is whole.
+fn list_events_in(d: &Dir, listing: &mut EventsListing) -> (bool, bool) {
+    let mut found = false;
+    let mut fits = true;
+    let mut run = |buf: &mut ListBuf| {
+        d.for_each(buf, |name, _| {
+            found |= name.to_str().is_some_and(is_event_name);
+            fits &= listing.push(name);
+        })
+    };
+    let listed = LISTING.with(|l| match l.try_borrow_mut() {
+        Ok(mut buf) => run(&mut buf),
+        Err(_) => run(&mut ListBuf::default()),
+    });
+    (found, listed.is_ok() && fits)
 }
 
 /// Whether `path` is a file a conversation directory is found by: its

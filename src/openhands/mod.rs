@@ -132,6 +132,7 @@ mod event_files;
 pub mod html;
 mod json_file;
 mod kind;
+mod listed;
 mod reader;
 mod state;
 pub mod store;
@@ -160,6 +161,7 @@ pub use kind::{
     KIND_SECURITY_ANALYSIS, KIND_SERVER_ERROR, KIND_STATE_UPDATE, KIND_STREAMING_DELTA,
     KIND_SYSTEM_PROMPT, KIND_TOKEN, KIND_USER_REJECT, KNOWN_KINDS, Kind,
 };
+pub use listed::{EventsListing, LISTED_BUDGET, ListedDiscovery, discover_listed};
 pub use reader::{EVENT_BUDGET, FileEntry, Parsed, Reader, parse, read_conversation};
 pub use state::{AgentInfo, Cost, Latency, Meta, Metrics, MetricsMap, State, Stats, TokenUsage};
 pub use store::{

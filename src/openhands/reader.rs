@@ -44,6 +44,7 @@ use super::envelope::{EventRec, Txt};
 use super::error::ReadError;
 use super::event_files::NamePattern;
 use super::json_file::{Bad, in_memory_check};
+use super::listed::EventsListing;
 use super::{DIR_EVENTS, DIR_SUBAGENTS, FILE_BASE_STATE, FILE_META, MAX_SIZE};
 
 /// The error of a path that should be a directory and is a file.
@@ -176,6 +177,9 @@ pub struct Reader {
     /// `events/` of the last [`read_events_into`](Self::read_events_into),
     /// kept open to `stat` its files relative to it.
     events_kept: Option<Dir>,
+    /// The `events/` listing the next read of this directory takes instead
+    /// of listing it ([`prime_events`](Self::prime_events)).
+    primed: Option<(PathBuf, EventsListing)>,
 }
 
 impl Default for Reader {
@@ -191,6 +195,7 @@ impl Default for Reader {
             skip_below: 0,
             read_stats: Vec::new(),
             events_kept: None,
+            primed: None,
         }
     }
 }
@@ -241,6 +246,18 @@ impl Reader {
         self.budget = bytes;
     }
 
+    /// Gives the next read of `dir` (by [`read_into_with`](Self::read_into_with)
+    /// and the reads built on it, the same path) the names of its `events/`
+    /// as [`discover_listed`](super::discover_listed) listed them, so that it
+    /// does not list the directory again. The read of any other path drops
+    /// them. A listing is a snapshot: see [`EventsListing`].
+    pub fn prime_events(&mut self, dir: &Path, events: EventsListing) {
+        let mut path = self.primed.take().map(|(p, _)| p).unwrap_or_default();
+        path.clear();
+        path.push(dir);
+        self.primed = Some((path, events));
+    }
+
     /// The reader's JSON parser, to decode with between reads.
     pub fn parser(&mut self) -> &mut Parser {
         &mut self.parser
@@ -283,7 +300,12 @@ impl Reader {
     ) -> Result<(), ReadError> {
         conv.clear();
         self.forget_files();
-        let r = self.read_into_inner(path.as_ref(), conv, &mut visit);
+        let primed = self
+            .primed
+            .take()
+            .filter(|(dir, _)| dir.as_path() == path.as_ref())
+            .map(|(_, events)| events);
+        let r = self.read_into_inner(path.as_ref(), primed.as_ref(), conv, &mut visit);
         if r.is_err() {
             conv.clear();
         }
@@ -293,6 +315,7 @@ impl Reader {
     fn read_into_inner(
         &mut self,
         path: &Path,
+        primed: Option<&EventsListing>,
         conv: &mut Conversation,
         visit: &mut dyn FnMut(Parsed, &Document<'_>),
     ) -> Result<(), ReadError> {
@@ -356,7 +379,14 @@ impl Reader {
         if has_events {
             let listed = match d.open_dir(OsStr::new(DIR_EVENTS)) {
                 Ok(ev) => {
-                    let r = conv.files.rescan_dir(&ev, &mut self.listing, self.pattern);
+                    let r = match primed {
+                        // Discovery's listing: sorted out as this one would be.
+                        Some(names) => {
+                            names.fill(&mut conv.files);
+                            Ok(())
+                        }
+                        None => conv.files.rescan_dir(&ev, &mut self.listing, self.pattern),
+                    };
                     events_dir = Some(ev);
                     r
                 }

@@ -238,7 +238,8 @@ impl Conversation {
             return Ok(UsageByModel::new());
         };
         let doc = doc?;
-        let usage = StateUsage::of(&doc.state());
+        // The lean decode: the usage needs no raw literal.
+        let usage = StateUsage::of(&State::decode_lean(doc.root()).unwrap_or_default());
         let mut total = UsageByModel::new();
         for e in usage.counted(!self.subagents().is_empty()) {
             total.entry(e.model.clone()).or_default().add(&e.usage);

@@ -48,7 +48,7 @@ use agentlog::output::{Batch, Output};
 
 use crate::out::{Fail, Obj, Out, Res, Status, error, plural};
 use crate::progress::Progress;
-use crate::target::{Target, nothing_found, resolve, walk_with};
+use crate::target::{Target, nothing_found, resolve_listed, walk_with};
 
 /// Arguments of `asf convert`.
 #[derive(clap::Args, Debug)]
@@ -105,7 +105,9 @@ pub fn run(a: ConvertArgs, out: &mut Out) -> Res<u8> {
     let mut targets = Vec::new();
     let mut status = Status::OK;
     for path in &a.paths {
-        let target = resolve(path).map_err(Fail::Fatal)?;
+        // Each conversation is read once and converted: the reads take
+        // discovery's listings.
+        let target = resolve_listed(path).map_err(Fail::Fatal)?;
         if let Some(msg) = nothing_found(path, &target) {
             crate::out::error(&msg);
             status.raise(Status::PROBLEMS);
@@ -138,8 +140,8 @@ pub fn run(a: ConvertArgs, out: &mut Out) -> Res<u8> {
     let mut conv = agentlog::openhands::Conversation::default();
     let mut parser = agentlog::json::Parser::new();
     for (path, target) in targets {
-        let dirs = match target {
-            Target::OpenHands { dirs, .. } => dirs,
+        let (dirs, events) = match target {
+            Target::OpenHands { dirs, events, .. } => (dirs, events),
             Target::OcChat { root } => {
                 occhat(&root, &mut sink, &mut status)?;
                 continue;
@@ -157,7 +159,11 @@ pub fn run(a: ConvertArgs, out: &mut Out) -> Res<u8> {
         // the whole store, emptied by each conversion (and cleared when a
         // conversation read is not converted).
         let parsed = RefCell::new(ParsedEvents::new());
+        let mut events = events.into_iter();
         for top in dirs {
+            if let Some(listed) = events.next().flatten() {
+                reader.prime_events(&top, listed);
+            }
             let on_doc = |p: Parsed, doc: &agentlog::json::Document<'_>| {
                 if let Parsed::Event { index } = p {
                     parsed.borrow_mut().add(index, doc);

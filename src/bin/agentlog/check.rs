@@ -171,7 +171,9 @@ pub fn run(mut args: Args, out: &mut Out) -> Res<u8> {
     };
     let resolved = for_each_target_with(paths, ahead, &mut status, |path, target, _, progress| {
         match target {
-            Target::OpenHands { dirs, unreadable } => {
+            Target::OpenHands {
+                dirs, unreadable, ..
+            } => {
                 let f = Found {
                     problems: unreadable
                         .iter()

@@ -38,7 +38,7 @@ use agentlog::openhands::{DIR_EVENTS, FILE_BASE_STATE, FILE_META};
 
 use crate::out::{Out, Res, Status, one_line, warn};
 use crate::progress::Progress;
-use crate::target::{IoDepth, Target, Worker, for_each_target_with, walk};
+use crate::target::{IoDepth, Target, Worker, for_each_target_listed, walk};
 
 const HELP: &str = "\
 Examples:
@@ -131,7 +131,9 @@ pub fn run(mut args: Args, stdout: &mut Out) -> Res<u8> {
     let mut status = Status::OK;
     let mut targets = Vec::new();
     let ahead = args.io.read_ahead();
-    for_each_target_with(&args.paths, ahead, &mut status, |_, target, status, _| {
+    // Without a checkpoint each conversation is read once and nothing is
+    // recorded of it: the reads take discovery's listings.
+    for_each_target_listed(&args.paths, ahead, &mut status, |_, target, status, _| {
         match target {
             Target::OcChat { root } => {
                 crate::out::error(&format!(
@@ -149,11 +151,15 @@ pub fn run(mut args: Args, stdout: &mut Out) -> Res<u8> {
                 ));
                 status.raise(Status::FATAL);
             }
-            Target::OpenHands { dirs, unreadable } => {
+            Target::OpenHands {
+                dirs,
+                unreadable,
+                events,
+            } => {
                 for e in &unreadable {
                     warn(&format!("{e} (skipped)"));
                 }
-                targets.push(dirs);
+                targets.push((dirs, events));
             }
         }
         Ok(())
@@ -174,14 +180,18 @@ pub fn run(mut args: Args, stdout: &mut Out) -> Res<u8> {
     } = Worker::default();
     let mut line = Vec::with_capacity(1 << 16);
     let progress = Progress::new(
-        targets.iter().map(|d| d.len() as u64).sum(),
+        targets.iter().map(|(d, _)| d.len() as u64).sum(),
         "conversations",
     );
-    for dirs in &targets {
-        ahead.run(dirs, |ahead| -> Res<()> {
+    for (dirs, events) in targets {
+        let mut events = events.into_iter();
+        ahead.run(&dirs, |ahead| -> Res<()> {
             for (i, dir) in dirs.iter().enumerate() {
                 ahead.begin(i);
                 progress.inc(1);
+                if let Some(listed) = events.next().flatten() {
+                    reader.prime_events(dir, listed);
+                }
                 walk(&mut reader, &mut conv, &mut ids, dir, |node| {
                     let c = match node.conv {
                         Ok(c) => c,

@@ -44,7 +44,8 @@ use agentlog::parquet::{
 };
 
 use crate::out::{Fail, Res, Status, warn};
-use crate::target::{Target, Worker, for_each_target, walk_with};
+use crate::target::{Target, Worker, for_each_target_listed, walk_with};
+use agentlog::ReadAhead;
 
 /// The `--parquet` options of `export`.
 #[derive(clap::Args, Debug)]
@@ -288,99 +289,118 @@ fn write_full(
         mut ids,
         mut parsers,
     } = Worker::default();
-    for_each_target(paths, &mut status, |_, target, status, _| {
-        match target {
-            Target::Asf { files } => {
-                crate::out::error(&format!(
-                    "{}: Agent Session Format files; export reads OpenHands stores and OC Chat sessions",
-                    files
-                        .first()
-                        .map_or_else(String::new, |f| f.display().to_string())
-                ));
-                status.raise(Status::FATAL);
-            }
-            Target::OcChat { root } => {
-                let store = OcStore::new(&root);
-                let list = store.list_sessions();
-                for s in &list.skipped {
-                    warn(&format!("{} (skipped)", s.error));
+    // A full export reads each conversation once and records nothing of
+    // it: the reads take discovery's listings.
+    for_each_target_listed(
+        paths,
+        ReadAhead::default(),
+        &mut status,
+        |_, target, status, _| {
+            match target {
+                Target::Asf { files } => {
+                    crate::out::error(&format!(
+                        "{}: Agent Session Format files; export reads OpenHands stores and OC Chat sessions",
+                        files
+                            .first()
+                            .map_or_else(String::new, |f| f.display().to_string())
+                    ));
+                    status.raise(Status::FATAL);
                 }
-                for e in &list.sessions {
-                    let loaded = match store.load_session(&crate::out::path_str(&e.filepath)) {
-                        Ok(s) if !s.load_failed => Some(s),
-                        Ok(_) => {
-                            warn(&format!(
-                                "{}: the chat log could not be read",
-                                e.filepath.display()
-                            ));
-                            None
-                        }
-                        Err(err) => {
-                            warn(&err.to_string());
-                            None
-                        }
-                    };
-                    add_occhat(&mut ds, e, loaded.as_ref()).map_err(fatal)?;
-                    ds.bound_memory().map_err(fatal)?;
-                }
-            }
-            Target::OpenHands { dirs, unreadable } => {
-                for e in &unreadable {
-                    warn(&format!("{e} (skipped)"));
-                }
-                // What the rows need beyond the envelopes, taken from the
-                // reader's parse of each event: one for the whole store,
-                // cleared before each conversation's tree, so that its
-                // buffers keep their room from one to the next.
-                let details = std::cell::RefCell::new(EventDetails::new());
-                for dir in &dirs {
-                    let mut depth_of: Vec<(String, usize)> = Vec::new();
-                    details.borrow_mut().clear();
-                    let on_doc = |p: Parsed, doc: &agentlog::json::Document<'_>| match p {
-                        Parsed::Event { index } => details.borrow_mut().add(index, doc),
-                        Parsed::State => details.borrow_mut().add_state(doc),
-                        _ => {}
-                    };
-                    walk_with(&mut reader, &mut conv, &mut ids, dir, on_doc, |node| {
-                        let c = match node.conv {
-                            Ok(c) => c,
-                            Err(e) => {
-                                details.borrow_mut().clear();
-                                warn(&e.to_string());
-                                return Ok(());
+                Target::OcChat { root } => {
+                    let store = OcStore::new(&root);
+                    let list = store.list_sessions();
+                    for s in &list.skipped {
+                        warn(&format!("{} (skipped)", s.error));
+                    }
+                    for e in &list.sessions {
+                        let loaded = match store.load_session(&crate::out::path_str(&e.filepath)) {
+                            Ok(s) if !s.load_failed => Some(s),
+                            Ok(_) => {
+                                warn(&format!(
+                                    "{}: the chat log could not be read",
+                                    e.filepath.display()
+                                ));
+                                None
                             }
-                        };
-                        if let Some(e) = c.events_error() {
-                            warn(&e.to_string());
-                        }
-                        for e in c.events() {
-                            if let Some(err) = e.error() {
+                            Err(err) => {
                                 warn(&err.to_string());
+                                None
                             }
-                        }
-                        let depth = node
-                            .parent
-                            .and_then(|p| depth_of.iter().find(|(id, _)| id == p))
-                            .map_or(0, |(_, d)| d + 1);
-                        depth_of.push((node.id.to_owned(), depth));
-                        let input = OpenHandsInput {
-                            conversation: c,
-                            id: node.id,
-                            parent: node.parent,
-                            depth,
-                            change: "full",
-                            events: EventSelection::All,
                         };
-                        let added =
-                            add_openhands_with(&mut ds, &input, &details.borrow(), &mut parsers.0);
+                        add_occhat(&mut ds, e, loaded.as_ref()).map_err(fatal)?;
+                        ds.bound_memory().map_err(fatal)?;
+                    }
+                }
+                Target::OpenHands {
+                    dirs,
+                    unreadable,
+                    events,
+                } => {
+                    for e in &unreadable {
+                        warn(&format!("{e} (skipped)"));
+                    }
+                    // What the rows need beyond the envelopes, taken from the
+                    // reader's parse of each event: one for the whole store,
+                    // cleared before each conversation's tree, so that its
+                    // buffers keep their room from one to the next.
+                    let details = std::cell::RefCell::new(EventDetails::new());
+                    let mut events = events.into_iter();
+                    for dir in &dirs {
+                        if let Some(listed) = events.next().flatten() {
+                            reader.prime_events(dir, listed);
+                        }
+                        let mut depth_of: Vec<(String, usize)> = Vec::new();
                         details.borrow_mut().clear();
-                        added.map_err(fatal)
-                    })?;
+                        let on_doc = |p: Parsed, doc: &agentlog::json::Document<'_>| match p {
+                            Parsed::Event { index } => details.borrow_mut().add(index, doc),
+                            Parsed::State => details.borrow_mut().add_state(doc),
+                            _ => {}
+                        };
+                        walk_with(&mut reader, &mut conv, &mut ids, dir, on_doc, |node| {
+                            let c = match node.conv {
+                                Ok(c) => c,
+                                Err(e) => {
+                                    details.borrow_mut().clear();
+                                    warn(&e.to_string());
+                                    return Ok(());
+                                }
+                            };
+                            if let Some(e) = c.events_error() {
+                                warn(&e.to_string());
+                            }
+                            for e in c.events() {
+                                if let Some(err) = e.error() {
+                                    warn(&err.to_string());
+                                }
+                            }
+                            let depth = node
+                                .parent
+                                .and_then(|p| depth_of.iter().find(|(id, _)| id == p))
+                                .map_or(0, |(_, d)| d + 1);
+                            depth_of.push((node.id.to_owned(), depth));
+                            let input = OpenHandsInput {
+                                conversation: c,
+                                id: node.id,
+                                parent: node.parent,
+                                depth,
+                                change: "full",
+                                events: EventSelection::All,
+                            };
+                            let added = add_openhands_with(
+                                &mut ds,
+                                &input,
+                                &details.borrow(),
+                                &mut parsers.0,
+                            );
+                            details.borrow_mut().clear();
+                            added.map_err(fatal)
+                        })?;
+                    }
                 }
             }
-        }
-        Ok(())
-    })?;
+            Ok(())
+        },
+    )?;
     let written = ds.finish(true).map_err(fatal)?;
     Ok((written, status))
 }

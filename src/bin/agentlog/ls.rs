@@ -265,7 +265,9 @@ pub fn run(mut args: Args, out: &mut Out) -> Res<u8> {
         None => &args.paths.paths,
     };
     for_each_target(paths, &mut status, |_, target, _, progress| match target {
-        Target::OpenHands { dirs, unreadable } => {
+        Target::OpenHands {
+            dirs, unreadable, ..
+        } => {
             for e in &unreadable {
                 warn(&format!("{e} (skipped)"));
             }

@@ -56,7 +56,9 @@ use agentlog::openhands::{Conversation, FileStatus, Kind, Parsed, State, StateUs
 use rayon::prelude::*;
 
 use crate::out::{Obj, Out, Res, Status, float as json_float, uint, warn};
-use crate::target::{IoDepth, Paths, Target, Worker, for_each_target_with, par_ordered, walk_with};
+use crate::target::{
+    IoDepth, Paths, Target, Worker, for_each_target_listed, par_ordered_primed, walk_with,
+};
 
 const HELP: &str = "\
 Examples:
@@ -390,18 +392,24 @@ pub fn run(mut args: Args, out: &mut Out) -> Res<u8> {
     let mut status = Status::OK;
     let mut totals = Totals::default();
     let ahead = args.io.read_ahead();
-    let resolved = for_each_target_with(
+    let resolved = for_each_target_listed(
         &args.paths.paths,
         ahead,
         &mut status,
         |_, target, _, progress| {
             match target {
-                Target::OpenHands { dirs, unreadable } => {
+                Target::OpenHands {
+                    dirs,
+                    unreadable,
+                    events,
+                } => {
                     for e in &unreadable {
                         warn(&format!("{e} (skipped)"));
                     }
                     totals.unreadable = totals.unreadable.saturating_add(unreadable.len() as u64);
-                    par_ordered(&dirs, Some(progress), ahead, tree_totals, |t| {
+                    // Each conversation read once, nothing recorded of it:
+                    // the reads take discovery's listings.
+                    par_ordered_primed(&dirs, events, Some(progress), ahead, tree_totals, |t| {
                         totals.add(&t);
                         Ok(())
                     })?;
@@ -457,7 +465,9 @@ fn tree_totals(w: &mut Worker, dir: &Path) -> Totals {
         |p, doc| match p {
             Parsed::Event { .. } => event_totals(doc, &mut t.borrow_mut()),
             Parsed::State => {
-                *usage.borrow_mut() = State::decode(doc.root())
+                // The lean decode: no raw literal is kept, so the document's
+                // span table (a pass over the whole state) is never built.
+                *usage.borrow_mut() = State::decode_lean(doc.root())
                     .map(|s| StateUsage::of(&s))
                     .unwrap_or_default();
             }

@@ -23,7 +23,8 @@ use agentlog::ReadAhead;
 use agentlog::json::{Document, Parser};
 use agentlog::occhat::{ARCHIVE_DIR_NAME, LEGACY_DIR_NAME};
 use agentlog::openhands::{
-    self, Conversation, Parsed, ReadError, Reader, discover_with, is_conversation_dir,
+    self, Conversation, EventsListing, Parsed, ReadError, Reader, discover_listed, discover_with,
+    is_conversation_dir,
 };
 
 use crate::out::{Fail, Res, Status, warn};
@@ -37,6 +38,11 @@ pub enum Target {
         dirs: Vec<PathBuf>,
         /// Directories of the walk that could not be listed.
         unreadable: Vec<ReadError>,
+        /// Beside each directory, its `events/` as discovery listed it,
+        /// for the read of a one-pass command to take
+        /// ([`Reader::prime_events`]); empty unless the PATH was resolved
+        /// with [`resolve_listed`].
+        events: Vec<Option<EventsListing>>,
     },
     /// An OC Chat sessions root.
     OcChat {
@@ -90,7 +96,18 @@ pub fn for_each_target(
     status: &mut Status,
     each: impl FnMut(&Path, Target, &mut Status, &Progress) -> Res<()>,
 ) -> Res<usize> {
-    for_each_target_with(paths, ReadAhead::default(), status, each)
+    for_each_target_how(paths, ReadAhead::default(), false, status, each)
+}
+
+/// [`for_each_target`] resolving each PATH with [`resolve_listed`] and
+/// `read_ahead`: for a command that reads every conversation once.
+pub fn for_each_target_listed(
+    paths: &[PathBuf],
+    read_ahead: ReadAhead,
+    status: &mut Status,
+    each: impl FnMut(&Path, Target, &mut Status, &Progress) -> Res<()>,
+) -> Res<usize> {
+    for_each_target_how(paths, read_ahead, true, status, each)
 }
 
 /// [`for_each_target`] with `read_ahead` listing a store's directories
@@ -99,11 +116,22 @@ pub fn for_each_target_with(
     paths: &[PathBuf],
     read_ahead: ReadAhead,
     status: &mut Status,
+    each: impl FnMut(&Path, Target, &mut Status, &Progress) -> Res<()>,
+) -> Res<usize> {
+    for_each_target_how(paths, read_ahead, false, status, each)
+}
+
+/// [`for_each_target_with`], keeping discovery's listings when `listed`.
+fn for_each_target_how(
+    paths: &[PathBuf],
+    read_ahead: ReadAhead,
+    listed: bool,
+    status: &mut Status,
     mut each: impl FnMut(&Path, Target, &mut Status, &Progress) -> Res<()>,
 ) -> Res<usize> {
     let mut targets = Vec::with_capacity(paths.len());
     for path in paths {
-        match resolve_with(path, read_ahead) {
+        match resolve_how(path, read_ahead, listed) {
             Err(e) => {
                 crate::out::error(&e);
                 status.raise(Status::FATAL);
@@ -111,7 +139,7 @@ pub fn for_each_target_with(
             Ok(target) => {
                 let nested = nested_occhat(path, &target);
                 if !nested.is_empty()
-                    && matches!(&target, Target::OpenHands { dirs, unreadable }
+                    && matches!(&target, Target::OpenHands { dirs, unreadable, .. }
                         if dirs.is_empty() && unreadable.is_empty())
                 {
                     // Only OC Chat stores under it: nothing else to say.
@@ -213,17 +241,28 @@ fn drop_overlaps(targets: &mut [(&PathBuf, Target)]) {
     let mut seen: HashSet<PathBuf> = HashSet::new();
     for (_, t) in targets.iter_mut() {
         match t {
-            Target::OpenHands { dirs, .. } => dirs.retain(|d| {
-                let c = canon(d);
-                let nested = c.ancestors().skip(1).any(|a| all.contains(a));
-                !nested && seen.insert(c)
-            }),
+            Target::OpenHands { dirs, events, .. } => {
+                let keep: Vec<bool> = dirs
+                    .iter()
+                    .map(|d| {
+                        let c = canon(d);
+                        let nested = c.ancestors().skip(1).any(|a| all.contains(a));
+                        !nested && seen.insert(c)
+                    })
+                    .collect();
+                let mut k = keep.iter();
+                dirs.retain(|_| k.next().copied().unwrap_or(false));
+                // The listings stay beside their directories.
+                let mut k = keep.iter();
+                events.retain(|_| k.next().copied().unwrap_or(false));
+            }
             Target::OcChat { root } => {
                 if !seen.insert(canon(root)) {
                     // Given twice: the second one holds nothing new.
                     *t = Target::OpenHands {
                         dirs: Vec::new(),
                         unreadable: Vec::new(),
+                        events: Vec::new(),
                     };
                 }
             }
@@ -241,7 +280,9 @@ fn drop_overlaps(targets: &mut [(&PathBuf, Target)]) {
 /// is there (or could not be read, which is reported as such).
 pub fn nothing_found(path: &Path, target: &Target) -> Option<String> {
     let empty = match target {
-        Target::OpenHands { dirs, unreadable } => dirs.is_empty() && unreadable.is_empty(),
+        Target::OpenHands {
+            dirs, unreadable, ..
+        } => dirs.is_empty() && unreadable.is_empty(),
         Target::OcChat { root } => !has_session(root),
         Target::Asf { files } => files.is_empty(),
     };
@@ -365,13 +406,33 @@ pub fn resolve(path: &Path) -> Result<Target, String> {
 /// [`resolve`] with `read_ahead` listing a store's directories ahead of
 /// its discovery.
 pub fn resolve_with(path: &Path, read_ahead: ReadAhead) -> Result<Target, String> {
+    resolve_how(path, read_ahead, false)
+}
+
+/// [`resolve`], keeping beside each conversation directory its `events/`
+/// as discovery listed it ([`discover_listed`]), for a command that reads
+/// each conversation once and keeps no record of what it saw: its reads
+/// take those listings instead of listing the directories again.
+pub fn resolve_listed(path: &Path) -> Result<Target, String> {
+    resolve_how(path, ReadAhead::default(), true)
+}
+
+/// [`resolve_with`], with discovery's listings when `listed`.
+fn resolve_how(path: &Path, read_ahead: ReadAhead, listed: bool) -> Result<Target, String> {
     if let Some(target) = resolve_other(path)? {
         return Ok(target);
     }
-    let found = discover_with(path, read_ahead).map_err(|e| e.to_string())?;
+    let (found, events) = if listed {
+        let l = discover_listed(path, read_ahead).map_err(|e| e.to_string())?;
+        (l.discovery, l.events)
+    } else {
+        let d = discover_with(path, read_ahead).map_err(|e| e.to_string())?;
+        (d, Vec::new())
+    };
     Ok(Target::OpenHands {
         dirs: found.conversations,
         unreadable: found.unreadable,
+        events,
     })
 }
 
@@ -624,6 +685,39 @@ pub fn par_ordered<T, W, E>(
     progress: Option<&Progress>,
     read_ahead: ReadAhead,
     work: W,
+    emit: E,
+) -> Res<()>
+where
+    T: Send,
+    W: Fn(&mut Worker, &Path) -> T + Sync,
+    E: FnMut(T) -> Res<()>,
+{
+    par_ordered_primed(dirs, Vec::new(), progress, read_ahead, work, emit)
+}
+
+/// A directory of [`par_ordered_primed`], with the listing its job primes
+/// its reader with (taken by that one job).
+struct Primed<'a> {
+    dir: &'a Path,
+    events: std::sync::Mutex<Option<EventsListing>>,
+}
+
+impl AsRef<Path> for Primed<'_> {
+    fn as_ref(&self) -> &Path {
+        self.dir
+    }
+}
+
+/// [`par_ordered`], each job's reader primed with its directory's `events/`
+/// listing from `events` (beside `dirs`, as [`Target::OpenHands`] holds
+/// them; empty or short: the rest list their directories) before `work`
+/// runs ([`Reader::prime_events`]).
+pub fn par_ordered_primed<T, W, E>(
+    dirs: &[PathBuf],
+    events: Vec<Option<EventsListing>>,
+    progress: Option<&Progress>,
+    read_ahead: ReadAhead,
+    work: W,
     mut emit: E,
 ) -> Res<()>
 where
@@ -631,13 +725,25 @@ where
     W: Fn(&mut Worker, &Path) -> T + Sync,
     E: FnMut(T) -> Res<()>,
 {
+    let mut events = events.into_iter();
+    let inputs: Vec<Primed<'_>> = dirs
+        .iter()
+        .map(|d| Primed {
+            dir: d,
+            events: std::sync::Mutex::new(events.next().flatten()),
+        })
+        .collect();
     agentlog::parallel::for_each_ordered_ahead(
-        dirs,
+        &inputs,
         BATCH,
         read_ahead,
         Worker::default,
-        |worker, dir| {
-            let t = work(worker, dir);
+        |worker, input| {
+            let listed = input.events.lock().map(|mut l| l.take()).unwrap_or(None);
+            if let Some(listed) = listed {
+                worker.reader.prime_events(input.dir, listed);
+            }
+            let t = work(worker, input.dir);
             if let Some(p) = progress {
                 p.inc(1);
             }

@@ -5,6 +5,7 @@
 mod decode;
 mod discovery;
 mod layout;
+mod listed;
 mod reader;
 
 use crate::common::unprivileged;
