@@ -27,7 +27,7 @@ use crate::source::{self, SourceError};
 
 use super::error::ReadError;
 use super::event_files::{EventFiles, NamePattern, parse_event_name};
-use super::listed::EventsListing;
+use super::listed::NameList;
 use super::{DIR_EVENTS, DIR_SUBAGENTS, FILE_BASE_STATE, FILE_META};
 
 /// Directories [`find_sessions`] never walks into: the parts of a
@@ -105,7 +105,7 @@ pub(crate) fn conversation_listing_at(
     dir: &Path,
     parser: &mut Parser,
     buf: &mut Vec<u8>,
-    listing: &mut EventsListing,
+    listing: &mut NameList,
 ) -> (bool, bool) {
     listing.clear();
     let (found, whole) = match open_events(at, dir) {
@@ -183,7 +183,7 @@ fn has_event_file_in(d: &Dir) -> bool {
 /// whether a name matches the SDK 1.30+ pattern (one listed before a
 /// failure counts, as [`has_event_file_in`] counts it), and whether the
 /// listing is whole.
-fn list_events_in(d: &Dir, listing: &mut EventsListing) -> (bool, bool) {
+fn list_events_in(d: &Dir, listing: &mut NameList) -> (bool, bool) {
     let mut found = false;
     let mut fits = true;
     let mut run = |buf: &mut ListBuf| {

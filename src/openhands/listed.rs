@@ -19,7 +19,9 @@
 //!   listed to its end; one that failed part way is not kept, and the
 //!   reader lists that directory itself (and reports its error).
 //! - **Bounded.** The listings kept take at most [`LISTED_BUDGET`] bytes of
-//!   names; the conversations past it are read by listing, as without it.
+//!   names, all in one buffer (not an allocation per conversation left to
+//!   fragment the heap of the thread that reads them); the conversations
+//!   past it are read by listing, as without it.
 //! - **A snapshot.** A kept listing is the directory as discovery saw it:
 //!   an event file written between discovery and the read is not read in
 //!   that pass, as if the pass had listed a moment earlier. A pass that
@@ -27,7 +29,9 @@
 //!   not prime its reader.
 
 use std::ffi::OsStr;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::json::Parser;
 use crate::readahead::ReadAhead;
@@ -40,19 +44,18 @@ use super::event_files::EventFiles;
 /// conversations of one discovery (64 MiB: about a million event files).
 pub const LISTED_BUDGET: usize = 64 << 20;
 
-/// The names a conversation's `events/` held when it was listed, in the
-/// listing's order, each with whether it was valid UTF-8 (a name that was
-/// not is kept lossily, as the reader keeps it).
+/// Listed names, in order, in one buffer: each with whether it was valid
+/// UTF-8 (a name that was not is kept lossily, as the reader keeps it).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct EventsListing {
+pub(crate) struct NameList {
     names: String,
     /// Each name's end in `names`, and whether it was not UTF-8.
     ends: Vec<(u32, bool)>,
 }
 
-impl EventsListing {
+impl NameList {
     /// Adds a listed name; `false` when the names would pass 4 GiB (the
-    /// listing is then incomplete and must not be used).
+    /// list is then incomplete and must not be used).
     pub(crate) fn push(&mut self, name: &OsStr) -> bool {
         let (text, not_utf8) = match name.to_str() {
             Some(s) => (std::borrow::Cow::Borrowed(s), false),
@@ -68,36 +71,72 @@ impl EventsListing {
         }
     }
 
-    /// Empties the listing, keeping its allocations.
+    /// Adds every name of `other`; `false` as [`push`](Self::push).
+    fn extend(&mut self, other: &NameList) -> bool {
+        let base = self.names.len();
+        self.names.push_str(&other.names);
+        for &(end, not_utf8) in &other.ends {
+            match u32::try_from(base + end as usize) {
+                Ok(end) => self.ends.push((end, not_utf8)),
+                Err(_) => return false,
+            }
+        }
+        true
+    }
+
+    /// Empties the list, keeping its allocations.
     pub(crate) fn clear(&mut self) {
         self.names.clear();
         self.ends.clear();
     }
 
+    /// How many names.
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// The bytes the list holds (its names and their ends).
+    fn size(&self) -> usize {
+        self.names.len() + self.ends.len() * std::mem::size_of::<(u32, bool)>()
+    }
+
+    /// Name `i` and whether it was not UTF-8.
+    fn get(&self, i: usize) -> Option<(&str, bool)> {
+        let &(end, not_utf8) = self.ends.get(i)?;
+        let start = match i.checked_sub(1) {
+            Some(p) => self.ends.get(p).map_or(0, |&(e, _)| e as usize),
+            None => 0,
+        };
+        Some((self.names.get(start..end as usize)?, not_utf8))
+    }
+}
+
+/// The names a conversation's `events/` held when it was listed, in the
+/// listing's order (a name that was not UTF-8 kept lossily, as the reader
+/// keeps it). The listings of one discovery share one buffer, freed with
+/// the last of them.
+#[derive(Debug, Default, Clone)]
+pub struct EventsListing {
+    list: Arc<NameList>,
+    range: Range<usize>,
+}
+
+impl EventsListing {
     /// The names, in the listing's order.
     pub fn names(&self) -> impl ExactSizeIterator<Item = &str> + '_ {
-        let mut start = 0usize;
-        self.ends.iter().map(move |&(end, _)| {
-            let end = end as usize;
-            let s = self.names.get(start..end).unwrap_or_default();
-            start = end;
-            s
-        })
+        self.range
+            .clone()
+            .map(|i| self.list.get(i).map_or("", |(name, _)| name))
     }
 
     /// How many names.
     pub fn len(&self) -> usize {
-        self.ends.len()
+        self.range.len()
     }
 
     /// Whether the directory listed no name.
     pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
-    }
-
-    /// The bytes the listing holds (its names and their ends).
-    pub fn size(&self) -> usize {
-        self.names.len() + self.ends.len() * std::mem::size_of::<(u32, bool)>()
+        self.range.is_empty()
     }
 
     /// Sorts the names into `files` as a listing of the directory would
@@ -105,8 +144,10 @@ impl EventsListing {
     pub(crate) fn fill(&self, files: &mut EventFiles) {
         let pattern = files.pattern();
         files.reset(pattern);
-        for (name, &(_, not_utf8)) in self.names().zip(&self.ends) {
-            files.add(name, not_utf8);
+        for i in self.range.clone() {
+            if let Some((name, not_utf8)) = self.list.get(i) {
+                files.add(name, not_utf8);
+            }
         }
         files.finish();
     }
@@ -132,24 +173,41 @@ pub fn discover_listed(
 ) -> Result<ListedDiscovery, ReadError> {
     let mut parser = Parser::new();
     let mut buf = Vec::new();
-    let mut left = LISTED_BUDGET;
-    let mut listing = EventsListing::default();
+    // Every kept listing in one buffer: one allocation to grow and free,
+    // not two per conversation left to fragment the heap of the thread
+    // that reads them.
+    let mut all = NameList::default();
+    let mut scratch = NameList::default();
     let (found, unreadable) = walk_sessions(root.as_ref(), read_ahead, |dir, at| {
         let (is_conv, whole) =
-            conversation_listing_at(at, dir, &mut parser, &mut buf, &mut listing);
+            conversation_listing_at(at, dir, &mut parser, &mut buf, &mut scratch);
         is_conv.then(|| {
-            let keep = whole && listing.size() <= left;
-            keep.then(|| {
-                left -= listing.size();
-                let mut kept = std::mem::take(&mut listing);
-                kept.names.shrink_to_fit();
-                kept.ends.shrink_to_fit();
-                kept
-            })
+            let start = all.len();
+            let keep = whole
+                && all.size().saturating_add(scratch.size()) <= LISTED_BUDGET
+                && all.extend(&scratch);
+            if keep {
+                Some(start..all.len())
+            } else {
+                // A failed extension leaves names past `start`: dropped.
+                truncate(&mut all, start);
+                None
+            }
         })
     })?;
-    let (conversations, events): (Vec<PathBuf>, Vec<Option<EventsListing>>) =
-        found.into_iter().unzip();
+    all.names.shrink_to_fit();
+    all.ends.shrink_to_fit();
+    let all = Arc::new(all);
+    let (conversations, events): (Vec<PathBuf>, Vec<Option<EventsListing>>) = found
+        .into_iter()
+        .map(|(dir, range)| {
+            let events = range.map(|range| EventsListing {
+                list: Arc::clone(&all),
+                range,
+            });
+            (dir, events)
+        })
+        .unzip();
     Ok(ListedDiscovery {
         discovery: Discovery {
             conversations,
@@ -159,14 +217,26 @@ pub fn discover_listed(
     })
 }
 
+/// Cuts `list` back to its first `n` names.
+fn truncate(list: &mut NameList, n: usize) {
+    if n < list.ends.len() {
+        let end = n
+            .checked_sub(1)
+            .and_then(|p| list.ends.get(p))
+            .map_or(0, |&(e, _)| e as usize);
+        list.names.truncate(end);
+        list.ends.truncate(n);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn names_come_back_in_order_with_their_utf8_flag() {
-        let mut l = EventsListing::default();
-        assert!(l.is_empty());
+        let mut l = NameList::default();
+        assert_eq!(l.len(), 0);
         assert!(l.push(OsStr::new("event-00001-a.json")));
         assert!(l.push(OsStr::new(".eventlog.lock")));
         #[cfg(unix)]
@@ -174,15 +244,29 @@ mod tests {
             use std::os::unix::ffi::OsStrExt;
             assert!(l.push(OsStr::from_bytes(b"event-00002-\xff.json")));
         }
-        let names: Vec<&str> = l.names().collect();
+        let mut all = NameList::default();
+        assert!(all.push(OsStr::new("before")));
+        assert!(all.extend(&l));
+        let listing = EventsListing {
+            range: 1..all.len(),
+            list: Arc::new(all.clone()),
+        };
+        let names: Vec<&str> = listing.names().collect();
         assert_eq!(names[..2], ["event-00001-a.json", ".eventlog.lock"]);
         #[cfg(unix)]
         {
             assert_eq!(names[2], "event-00002-\u{fffd}.json");
-            assert!(l.ends[2].1);
+            assert_eq!(all.get(3), Some(("event-00002-\u{fffd}.json", true)));
         }
-        assert!(l.size() >= l.names.len());
+        assert_eq!(all.get(1), Some(("event-00001-a.json", false)));
+        truncate(&mut all, 1);
+        assert_eq!(all, {
+            let mut one = NameList::default();
+            one.push(OsStr::new("before"));
+            one
+        });
         l.clear();
-        assert!(l.is_empty() && l.names().next().is_none());
+        assert_eq!(l.len(), 0);
+        assert!(EventsListing::default().is_empty());
     }
 }
