@@ -25,7 +25,8 @@
 # so (the VM this was measured on runs DAMON's proactive reclaim, a
 # `pageout` scheme for unmapped file pages idle 60 s): without this, each
 # run met a different share of the store evicted since it was last read.
-# BASE's `stats` is timed beside NEW's (`stats_base`).
+# BASE's `stats` is timed beside NEW's (`stats_base`), the two in turn
+# first from round to round.
 #
 # "A quiet file system": before each run into a new directory, everything
 # is written back (`sync`) and, when this script may (as root), the kernel's
@@ -66,8 +67,14 @@ AF() { local name=$1 out=$2; local la; la=$(cut -d' ' -f1 /proc/loadavg)
     '/floor CPU/ {print n, $4, $7, 0, 0, "rc=0", "load=" la}' | sed 's/,//g' | tee -a "$LOG"; }
 for r in $(seq 1 "$R"); do
   echo "# round $r $(date +%T)" >> "$LOG"
-  warm; T stats "$NEW stats --json $STORE"
-  warm; T stats_base "$BASE stats --json $STORE"
+  # NEW's and BASE's `stats` in turn first.
+  if [ $((r % 2)) = 1 ]; then
+    warm; T stats "$NEW stats --json $STORE"
+    warm; T stats_base "$BASE stats --json $STORE"
+  else
+    warm; T stats_base "$BASE stats --json $STORE"
+    warm; T stats "$NEW stats --json $STORE"
+  fi
   warm; T parse_floor "$FLOOR $STORE"
   # The three ASF runs in a rotating order (base, new, floor; then new,
   # floor, base; ...): into new directories each on a quiet file system,
