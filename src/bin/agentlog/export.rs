@@ -143,22 +143,14 @@ pub fn run(mut args: Args, stdout: &mut Out) -> Res<u8> {
                 status.raise(Status::FATAL);
             }
             Target::Asf { files } => {
-                crate::out::error(&format!(
-                    "{}: Agent Session Format files; export reads OpenHands stores",
-                    files
-                        .first()
-                        .map_or_else(String::new, |f| f.display().to_string())
-                ));
-                status.raise(Status::FATAL);
+                crate::target::refuse_asf(&files, "OpenHands stores", status);
             }
             Target::OpenHands {
                 dirs,
                 unreadable,
                 events,
             } => {
-                for e in &unreadable {
-                    warn(&format!("{e} (skipped)"));
-                }
+                crate::target::warn_skipped(&unreadable);
                 targets.push((dirs, events));
             }
         }

@@ -298,13 +298,11 @@ fn write_full(
         |_, target, status, _| {
             match target {
                 Target::Asf { files } => {
-                    crate::out::error(&format!(
-                        "{}: Agent Session Format files; export reads OpenHands stores and OC Chat sessions",
-                        files
-                            .first()
-                            .map_or_else(String::new, |f| f.display().to_string())
-                    ));
-                    status.raise(Status::FATAL);
+                    crate::target::refuse_asf(
+                        &files,
+                        "OpenHands stores and OC Chat sessions",
+                        status,
+                    );
                 }
                 Target::OcChat { root } => {
                     let store = OcStore::new(&root);
@@ -336,9 +334,7 @@ fn write_full(
                     unreadable,
                     events,
                 } => {
-                    for e in &unreadable {
-                        warn(&format!("{e} (skipped)"));
-                    }
+                    crate::target::warn_skipped(&unreadable);
                     // What the rows need beyond the envelopes, taken from the
                     // reader's parse of each event: one for the whole store,
                     // cleared before each conversation's tree, so that its
@@ -469,9 +465,7 @@ fn write_since(
     let opts = crate::since::scan_options(args.verify_files);
     let mut changes =
         Store::changes_since(root, since, opts).map_err(|e| Fail::Fatal(e.to_string()))?;
-    for e in changes.unreadable() {
-        warn(&format!("{e} (skipped)"));
-    }
+    crate::target::warn_skipped(changes.unreadable());
     let mut plan: Vec<Planned> = Vec::new();
     let mut at: HashMap<PathBuf, usize> = HashMap::new();
     let mut removed: Vec<(String, Option<String>, usize)> = Vec::new();

@@ -248,9 +248,7 @@ pub fn run(mut args: Args, out: &mut Out) -> Res<u8> {
             let root = crate::since::one_store(&args.paths.paths, cp)?;
             let (dirs, unreadable, new) =
                 crate::since::changed_conversations(root, cp, args.verify_files)?;
-            for e in &unreadable {
-                warn(&format!("{e} (skipped)"));
-            }
+            crate::target::warn_skipped(&unreadable);
             par_ordered(
                 &dirs,
                 None,
@@ -268,9 +266,7 @@ pub fn run(mut args: Args, out: &mut Out) -> Res<u8> {
         Target::OpenHands {
             dirs, unreadable, ..
         } => {
-            for e in &unreadable {
-                warn(&format!("{e} (skipped)"));
-            }
+            crate::target::warn_skipped(&unreadable);
             par_ordered(
                 &dirs,
                 Some(progress),

@@ -215,9 +215,7 @@ pub fn export(
     let since = load(cp_path)?;
     let mut changes =
         Store::changes_since(root, since.as_ref(), opts).map_err(|e| Fail::Fatal(e.to_string()))?;
-    for e in changes.unreadable() {
-        warn(&format!("{e} (skipped)"));
-    }
+    crate::target::warn_skipped(changes.unreadable());
     let status = Status::OK;
     let mut file_out = match output {
         Some(p) => Some(Out::file(p)?),

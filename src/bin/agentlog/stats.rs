@@ -403,9 +403,7 @@ pub fn run(mut args: Args, out: &mut Out) -> Res<u8> {
                     unreadable,
                     events,
                 } => {
-                    for e in &unreadable {
-                        warn(&format!("{e} (skipped)"));
-                    }
+                    crate::target::warn_skipped(&unreadable);
                     totals.unreadable = totals.unreadable.saturating_add(unreadable.len() as u64);
                     // Each conversation read once, nothing recorded of it:
                     // the reads take discovery's listings.

@@ -271,6 +271,26 @@ fn drop_overlaps(targets: &mut [(&PathBuf, Target)]) {
     }
 }
 
+/// Warns of each directory of a store's walk that could not be listed,
+/// and so was skipped.
+pub fn warn_skipped<E: std::fmt::Display>(unreadable: &[E]) {
+    for e in unreadable {
+        warn(&format!("{e} (skipped)"));
+    }
+}
+
+/// Refuses the Agent Session Format files a PATH of `export` named (the
+/// first one named): `export` reads `what`.
+pub fn refuse_asf(files: &[PathBuf], what: &str, status: &mut Status) {
+    crate::out::error(&format!(
+        "{}: Agent Session Format files; export reads {what}",
+        files
+            .first()
+            .map_or_else(String::new, |f| f.display().to_string())
+    ));
+    status.raise(Status::FATAL);
+}
+
 /// The message for a PATH under which nothing of any format is found (an
 /// OpenHands store without conversations, an OC Chat root without
 /// sessions, a directory of neither), naming what it is when it is an OC
