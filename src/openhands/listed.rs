@@ -24,7 +24,9 @@
 //!   past it are read by listing, as without it.
 //! - **A snapshot.** A kept listing is the directory as discovery saw it:
 //!   an event file written between discovery and the read is not read in
-//!   that pass, as if the pass had listed a moment earlier. A pass that
+//!   that pass, as if the pass had listed a moment earlier, and one removed
+//!   in between is reported as a file that could not be read, as one
+//!   removed between any listing and the read of the file is. A pass that
 //!   must account for each change it has seen (a checkpoint's marks) does
 //!   not prime its reader.
 
@@ -114,7 +116,8 @@ impl NameList {
 /// The names a conversation's `events/` held when it was listed, in the
 /// listing's order (a name that was not UTF-8 kept lossily, as the reader
 /// keeps it). The listings of one discovery share one buffer, freed with
-/// the last of them.
+/// the last of them. A listing is the directory as it was when listed (see
+/// the module docs).
 #[derive(Debug, Default, Clone)]
 pub struct EventsListing {
     list: Arc<NameList>,

@@ -133,6 +133,24 @@ fn a_primed_listing_is_its_directory_s_snapshot() {
     assert_eq!(count(&mut reader, &a), 2);
     assert_eq!(count(&mut reader, &a), 3);
 
+    // A file of the listing removed before the read: reported as a file
+    // that could not be read, not passed over.
+    let later = discover_listed(t.path(), ReadAhead::off()).unwrap();
+    let with_late = later.events[0].clone().unwrap();
+    fs::remove_file(a.join("events").join(name(2, ID3))).unwrap();
+    reader.prime_events(&a, with_late);
+    let c = reader.read(&a).unwrap();
+    let gone: Vec<_> = c
+        .files()
+        .filter(|f| f.name() == name(2, ID3))
+        .map(|f| f.error().map(|e| e.to_string()))
+        .collect();
+    assert!(
+        matches!(gone.as_slice(), [Some(e)] if e.contains(&name(2, ID3))),
+        "{gone:?}"
+    );
+    assert_eq!(count(&mut reader, &a), 2);
+
     // An empty listing primed: the directory as listed empty (its files
     // are not looked for), where the state still makes a conversation.
     reader.prime_events(&a, EventsListing::default());
