@@ -96,9 +96,9 @@ pub(crate) fn is_conversation_dir_at(
     found || is_conversation_by_state(dir, parser, buf)
 }
 
-/// [`is_conversation_dir_at`], listing `events/` to its end into
-/// `listing` (emptied first): whether `dir` is a conversation, and whether
-/// `listing` holds the whole of its `events/` (false when there is none or
+/// [`is_conversation_dir_at`], listing `events/` to its end onto the end
+/// of `listing`: whether `dir` is a conversation, and whether the names
+/// added are the whole of its `events/` (false when there is none or
 /// listing it failed part way).
 pub(crate) fn conversation_listing_at(
     at: Option<(&Dir, &OsStr)>,
@@ -107,7 +107,6 @@ pub(crate) fn conversation_listing_at(
     buf: &mut Vec<u8>,
     listing: &mut NameList,
 ) -> (bool, bool) {
-    listing.clear();
     let (found, whole) = match open_events(at, dir) {
         Ok(d) => list_events_in(&d, listing),
         Err(_) => (false, false),
@@ -156,7 +155,7 @@ pub(crate) fn marks_conversation(parser: &mut Parser, bytes: &[u8]) -> bool {
 }
 
 std::thread_local! {
-    /// The listing buffer of [`has_event_file`], kept from one directory
+    /// The listing buffer of [`with_listing_buf`], kept from one directory
     /// to the next.
     static LISTING: std::cell::RefCell<ListBuf> = std::cell::RefCell::new(ListBuf::default());
 }
@@ -173,28 +172,30 @@ fn has_event_file_in(d: &Dir) -> bool {
         d.any(listing, |name, _| name.to_str().is_some_and(is_event_name))
             .unwrap_or(false)
     };
+    with_listing_buf(found)
+}
+
+/// Runs `f` with this thread's listing buffer ([`LISTING`]), or a new one
+/// when it is in use.
+fn with_listing_buf<R>(mut f: impl FnMut(&mut ListBuf) -> R) -> R {
     LISTING.with(|l| match l.try_borrow_mut() {
-        Ok(mut listing) => found(&mut listing),
-        Err(_) => found(&mut ListBuf::default()),
+        Ok(mut buf) => f(&mut buf),
+        Err(_) => f(&mut ListBuf::default()),
     })
 }
 
-/// Lists the open `events` directory `d` to its end into `listing`:
+/// Lists the open `events` directory `d` to its end onto `listing`:
 /// whether a name matches the SDK 1.30+ pattern (one listed before a
 /// failure counts, as [`has_event_file_in`] counts it), and whether the
 /// listing is whole.
 fn list_events_in(d: &Dir, listing: &mut NameList) -> (bool, bool) {
     let mut found = false;
     let mut fits = true;
-    let mut run = |buf: &mut ListBuf| {
+    let listed = with_listing_buf(|buf| {
         d.for_each(buf, |name, _| {
             found |= name.to_str().is_some_and(is_event_name);
             fits &= listing.push(name);
         })
-    };
-    let listed = LISTING.with(|l| match l.try_borrow_mut() {
-        Ok(mut buf) => run(&mut buf),
-        Err(_) => run(&mut ListBuf::default()),
     });
     (found, listed.is_ok() && fits)
 }

@@ -73,25 +73,6 @@ impl NameList {
         }
     }
 
-    /// Adds every name of `other`; `false` as [`push`](Self::push).
-    fn extend(&mut self, other: &NameList) -> bool {
-        let base = self.names.len();
-        self.names.push_str(&other.names);
-        for &(end, not_utf8) in &other.ends {
-            match u32::try_from(base + end as usize) {
-                Ok(end) => self.ends.push((end, not_utf8)),
-                Err(_) => return false,
-            }
-        }
-        true
-    }
-
-    /// Empties the list, keeping its allocations.
-    pub(crate) fn clear(&mut self) {
-        self.names.clear();
-        self.ends.clear();
-    }
-
     /// How many names.
     fn len(&self) -> usize {
         self.ends.len()
@@ -100,6 +81,18 @@ impl NameList {
     /// The bytes the list holds (its names and their ends).
     fn size(&self) -> usize {
         self.names.len() + self.ends.len() * std::mem::size_of::<(u32, bool)>()
+    }
+
+    /// Cuts the list back to its first `n` names.
+    fn truncate(&mut self, n: usize) {
+        if n < self.ends.len() {
+            let end = n
+                .checked_sub(1)
+                .and_then(|p| self.ends.get(p))
+                .map_or(0, |&(e, _)| e as usize);
+            self.names.truncate(end);
+            self.ends.truncate(n);
+        }
     }
 
     /// Name `i` and whether it was not UTF-8.
@@ -176,27 +169,19 @@ pub fn discover_listed(
 ) -> Result<ListedDiscovery, ReadError> {
     let mut parser = Parser::new();
     let mut buf = Vec::new();
-    // Every kept listing in one buffer: one allocation to grow and free,
-    // not two per conversation left to fragment the heap of the thread
-    // that reads them.
+    // Every kept listing in one buffer, each listed straight into it: one
+    // allocation to grow and free, not two per conversation left to
+    // fragment the heap of the thread that reads them.
     let mut all = NameList::default();
-    let mut scratch = NameList::default();
     let (found, unreadable) = walk_sessions(root.as_ref(), read_ahead, |dir, at| {
-        let (is_conv, whole) =
-            conversation_listing_at(at, dir, &mut parser, &mut buf, &mut scratch);
-        is_conv.then(|| {
-            let start = all.len();
-            let keep = whole
-                && all.size().saturating_add(scratch.size()) <= LISTED_BUDGET
-                && all.extend(&scratch);
-            if keep {
-                Some(start..all.len())
-            } else {
-                // A failed extension leaves names past `start`: dropped.
-                truncate(&mut all, start);
-                None
-            }
-        })
+        let start = all.len();
+        let (is_conv, whole) = conversation_listing_at(at, dir, &mut parser, &mut buf, &mut all);
+        let keep = is_conv && whole && all.size() <= LISTED_BUDGET;
+        let range = start..all.len();
+        if !keep {
+            all.truncate(start);
+        }
+        is_conv.then(|| keep.then_some(range))
     })?;
     all.names.shrink_to_fit();
     all.ends.shrink_to_fit();
@@ -220,18 +205,6 @@ pub fn discover_listed(
     })
 }
 
-/// Cuts `list` back to its first `n` names.
-fn truncate(list: &mut NameList, n: usize) {
-    if n < list.ends.len() {
-        let end = n
-            .checked_sub(1)
-            .and_then(|p| list.ends.get(p))
-            .map_or(0, |&(e, _)| e as usize);
-        list.names.truncate(end);
-        list.ends.truncate(n);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -249,7 +222,15 @@ mod tests {
         }
         let mut all = NameList::default();
         assert!(all.push(OsStr::new("before")));
-        assert!(all.extend(&l));
+        for name in ["event-00001-a.json", ".eventlog.lock"] {
+            assert!(all.push(OsStr::new(name)));
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::ffi::OsStrExt;
+            assert!(all.push(OsStr::from_bytes(b"event-00002-\xff.json")));
+        }
+        assert_eq!(all.len(), l.len() + 1);
         let listing = EventsListing {
             range: 1..all.len(),
             list: Arc::new(all.clone()),
@@ -262,13 +243,13 @@ mod tests {
             assert_eq!(all.get(3), Some(("event-00002-\u{fffd}.json", true)));
         }
         assert_eq!(all.get(1), Some(("event-00001-a.json", false)));
-        truncate(&mut all, 1);
+        all.truncate(1);
         assert_eq!(all, {
             let mut one = NameList::default();
             one.push(OsStr::new("before"));
             one
         });
-        l.clear();
+        l.truncate(0);
         assert_eq!(l.len(), 0);
         assert!(EventsListing::default().is_empty());
     }
