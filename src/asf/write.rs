@@ -61,7 +61,9 @@ pub struct Appender {
     /// The leaf's position (in `parents`), kept with `leaf`: an entry
     /// appended under the leaf finds its parent without a lookup.
     leaf_at: Option<u32>,
-    reader: LineReaderPub,
+    /// The line checks of an appender that reads back what it writes;
+    /// made at its first line (a trusted appender never makes one).
+    reader: Option<LineReaderPub>,
     lines: usize,
     /// Per entry: what the incremental `request_hash` check needs.
     chain: HashMap<String, Link>,
@@ -192,7 +194,7 @@ impl Appender {
             call_ids: HashSet::new(),
             leaf: None,
             leaf_at: None,
-            reader: LineReaderPub::new(),
+            reader: None,
             lines: 1,
             chain: HashMap::new(),
             trusted: false,
@@ -533,7 +535,10 @@ impl Appender {
             _ => None,
         };
         // The checks a reader makes on the line alone, then across lines.
-        let problems = self.reader.check(&bytes, self.lines + 1);
+        let problems = self
+            .reader
+            .get_or_insert_with(LineReaderPub::new)
+            .check(&bytes, self.lines + 1);
         let entry = match problems {
             Ok(e) => e,
             Err(p) => return Err(WriteError::Rule(p)),
