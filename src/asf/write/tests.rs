@@ -181,3 +181,24 @@ fn an_entry_under_a_moved_leaf_hangs_from_that_leaf() {
     assert_eq!(a.leaf(), Some(third.as_str()));
     a.append("compaction", TS, compaction(&first)).unwrap();
 }
+
+/// A trusted appender never reads its lines back, so it makes no line
+/// reader; a checked one makes one at its first line, and its checks
+/// still refuse what a reader refuses.
+#[test]
+fn only_a_checked_appender_reads_its_lines_back() {
+    let mut trusted = Appender::trusted(header()).unwrap();
+    trusted
+        .append("config", TS, map(r#"{"model":"m"}"#))
+        .unwrap();
+    trusted.append("x:record", TS, map(r#"{"n":1}"#)).unwrap();
+    assert!(trusted.reader.is_none());
+    let mut checked = Appender::new(header()).unwrap();
+    assert!(checked.reader.is_none());
+    checked
+        .append("config", TS, map(r#"{"model":"m"}"#))
+        .unwrap();
+    assert!(checked.reader.is_some());
+    let bad = checked.append("item", TS, map(r#"{"item":5}"#));
+    assert!(matches!(bad, Err(WriteError::Rule(_))), "{bad:?}");
+}
