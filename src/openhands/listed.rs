@@ -83,14 +83,17 @@ impl NameList {
         self.names.len() + self.ends.len() * std::mem::size_of::<(u32, bool)>()
     }
 
+    /// Where name `i` starts in `names`: where the name before it ends.
+    fn start(&self, i: usize) -> usize {
+        i.checked_sub(1)
+            .and_then(|p| self.ends.get(p))
+            .map_or(0, |&(e, _)| e as usize)
+    }
+
     /// Cuts the list back to its first `n` names.
     fn truncate(&mut self, n: usize) {
         if n < self.ends.len() {
-            let end = n
-                .checked_sub(1)
-                .and_then(|p| self.ends.get(p))
-                .map_or(0, |&(e, _)| e as usize);
-            self.names.truncate(end);
+            self.names.truncate(self.start(n));
             self.ends.truncate(n);
         }
     }
@@ -98,11 +101,7 @@ impl NameList {
     /// Name `i` and whether it was not UTF-8.
     fn get(&self, i: usize) -> Option<(&str, bool)> {
         let &(end, not_utf8) = self.ends.get(i)?;
-        let start = match i.checked_sub(1) {
-            Some(p) => self.ends.get(p).map_or(0, |&(e, _)| e as usize),
-            None => 0,
-        };
-        Some((self.names.get(start..end as usize)?, not_utf8))
+        Some((self.names.get(self.start(i)..end as usize)?, not_utf8))
     }
 }
 
