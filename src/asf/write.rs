@@ -151,7 +151,14 @@ impl Appender {
     /// Starts a file with this header. `type` and `format` are set when
     /// absent (`session`, [`FORMAT`]), as is `payload` ([`PAYLOAD`]); `id`
     /// and `created_at` (RFC 3339) are required.
-    pub fn new(mut header: Map) -> Result<Self, WriteError> {
+    pub fn new(header: Map) -> Result<Self, WriteError> {
+        Appender::writing_into(header, Vec::new())
+    }
+
+    /// [`Appender::new`] writing its file into `out` (emptied first): a
+    /// writer of many files hands each appender the allocation of the
+    /// file before.
+    fn writing_into(mut header: Map, mut out: Vec<u8>) -> Result<Self, WriteError> {
         if !header.contains_key("type") {
             header.insert("type", OwnedValue::string("session"));
         }
@@ -182,8 +189,9 @@ impl Appender {
                 "`created_at` must be an RFC 3339 date-time".into(),
             ));
         }
-        let mut out =
-            canon::to_canonical(&OwnedValue::Object(header)).map_err(WriteError::NotIJson)?;
+        out.clear();
+        canon::canonical_owned(&OwnedValue::Object(header), &mut out)
+            .map_err(WriteError::NotIJson)?;
         out.push(b'\n');
         Ok(Appender {
             out,
@@ -212,8 +220,10 @@ impl Appender {
     /// line is not read back as a reader would check it, and a `response`'s
     /// `request_hash` is not rebuilt (the writer computed it). What such a
     /// writer writes is proven by verifying its files.
-    pub(crate) fn trusted(header: Map) -> Result<Self, WriteError> {
-        let mut a = Appender::new(header)?;
+    /// Its file is written into `out` (emptied first), as
+    /// [`Appender::writing_into`] does.
+    pub(crate) fn trusted(header: Map, out: Vec<u8>) -> Result<Self, WriteError> {
+        let mut a = Appender::writing_into(header, out)?;
         a.trusted = true;
         Ok(a)
     }

@@ -144,7 +144,7 @@ pub fn convert(session: &ChatSession) -> Result<Converted, ConvertError> {
     harness.insert("version", s(env!("CARGO_PKG_VERSION")));
     header.insert("harness", OwnedValue::Object(harness));
     header.insert("occhat:session", s(&session.name));
-    let mut a = Appender::trusted(header)?;
+    let mut a = Appender::trusted(header, Vec::new())?;
 
     let mut config = Map::new();
     if !session.model.is_empty() {

@@ -346,7 +346,7 @@ fn append_record(
 /// turns the context into that view. Every `response` carries
 /// the `request_hash` of the context its path rebuilds.
 pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted, ConvertError> {
-    convert_from(conv, options, None)
+    convert_from(conv, options, None, Vec::new())
 }
 
 /// [`convert_with`] taking each event from the reader's parse of it
@@ -354,21 +354,26 @@ pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted,
 /// instead of parsing it again; the conversion is the same. `parsed` is
 /// taken (left empty): when it is not that of `conv`'s events (another
 /// conversation's, or missing some), it is not used, and the events are
-/// parsed.
+/// parsed. The file is written into the allocation of a file given back
+/// with [`ParsedEvents::recycle`], if there is one.
 pub fn convert_parsed(
     conv: &Conversation,
     options: &Options,
     parsed: &mut ParsedEvents,
 ) -> Result<Converted, ConvertError> {
+    let out = std::mem::take(&mut parsed.spare);
     let taken = parsed.fits(conv).then(|| std::mem::take(parsed));
     parsed.clear();
-    convert_from(conv, options, taken)
+    convert_from(conv, options, taken, out)
 }
 
+/// The conversion, from the reader's parse when there is one, writing the
+/// file into `out` (emptied first).
 fn convert_from(
     conv: &Conversation,
     options: &Options,
     parsed: Option<ParsedEvents>,
+    out: Vec<u8>,
 ) -> Result<Converted, ConvertError> {
     // The view at the state's head, and at the last event before each
     // condensation of its branch (the segments' ends).
@@ -489,7 +494,7 @@ fn convert_from(
     if let Some(p) = &options.parent_session {
         header.insert("parent_session", s(p));
     }
-    let mut a = Appender::trusted(header)?;
+    let mut a = Appender::trusted(header, out)?;
     // The file holds each event once in its record (its JSON as a string
     // inside the record's canonical form), the messages once more as items,
     // a compaction's context again, and an envelope per line: about three

@@ -19,7 +19,7 @@ const TS: &str = "2026-01-01T00:00:01Z";
 fn trusted_appends_write_the_bytes_checked_ones_do() {
     let call = r#"{"type":"function_call","call_id":"c1","name":"t","arguments":"{}"}"#;
     let mut checked = Appender::new(header()).unwrap();
-    let mut trusted = Appender::trusted(header()).unwrap();
+    let mut trusted = Appender::trusted(header(), Vec::new()).unwrap();
     for a in [&mut checked, &mut trusted] {
         a.append("config", TS, map(r#"{"model":"m"}"#)).unwrap();
         a.append(
@@ -66,7 +66,7 @@ fn trusted_appends_write_the_bytes_checked_ones_do() {
 
 #[test]
 fn trusted_appends_keep_the_rules_across_lines() {
-    let mut a = Appender::trusted(header()).unwrap();
+    let mut a = Appender::trusted(header(), Vec::new()).unwrap();
     let call = br#"{"arguments":"{}","call_id":"c1","name":"t","type":"function_call"}"#;
     let first = a
         .append_canonical("item", TS, Map::new(), &[("item", call)], Some("c1"))
@@ -142,7 +142,7 @@ fn an_id_is_looked_up_by_the_digest_it_spells_and_only_in_its_one_spelling() {
     }
     // The appender: the entry it wrote is found by its id, not by another
     // spelling of the same digest.
-    let mut a = Appender::trusted(header()).unwrap();
+    let mut a = Appender::trusted(header(), Vec::new()).unwrap();
     let first = a.append("config", TS, map(r#"{"model":"m"}"#)).unwrap();
     a.append("config", TS, map(r#"{"model":"n"}"#)).unwrap();
     assert!(a.contains(&first));
@@ -164,7 +164,7 @@ fn an_id_is_looked_up_by_the_digest_it_spells_and_only_in_its_one_spelling() {
 fn an_entry_under_a_moved_leaf_hangs_from_that_leaf() {
     // A, B under A; the leaf moved back to A; C under it. The path from C
     // is C, A: B is not on it (the leaf's position moves with the leaf).
-    let mut a = Appender::trusted(header()).unwrap();
+    let mut a = Appender::trusted(header(), Vec::new()).unwrap();
     let first = a.append("config", TS, map(r#"{"model":"m"}"#)).unwrap();
     let second = a.append("config", TS, map(r#"{"model":"n"}"#)).unwrap();
     a.set_leaf(&first).unwrap();
@@ -187,7 +187,7 @@ fn an_entry_under_a_moved_leaf_hangs_from_that_leaf() {
 /// still refuse what a reader refuses.
 #[test]
 fn only_a_checked_appender_reads_its_lines_back() {
-    let mut trusted = Appender::trusted(header()).unwrap();
+    let mut trusted = Appender::trusted(header(), Vec::new()).unwrap();
     trusted
         .append("config", TS, map(r#"{"model":"m"}"#))
         .unwrap();

@@ -191,7 +191,10 @@ pub fn run(a: ConvertArgs, out: &mut Out) -> Res<u8> {
                     subsessions: c.subagents().iter().map(|n| session_id(n)).collect(),
                 };
                 match convert_parsed(c, &options, &mut parsed) {
-                    Ok(done) => sink.emit(&done)?,
+                    Ok(done) => {
+                        sink.emit(&done)?;
+                        parsed.recycle(done.bytes);
+                    }
                     Err(e) => {
                         error(&format!("{}: {e}", node.dir.display()));
                         sink.tally.failed += 1;

@@ -27,6 +27,9 @@ pub struct ParsedEvents {
     /// facts and (a system prompt's) its tools: one for each event of
     /// `view`, in the same order.
     pub(super) facts: Vec<(usize, usize, EventFacts, Option<SystemTools>)>,
+    /// A converted file's allocation, given back for the next conversion
+    /// to write into ([`recycle`](Self::recycle)).
+    pub(super) spare: Vec<u8>,
 }
 
 impl ParsedEvents {
@@ -39,6 +42,16 @@ impl ParsedEvents {
     pub fn clear(&mut self) {
         self.view.clear();
         self.facts.clear();
+    }
+
+    /// Gives back a converted file's bytes once they are written: the next
+    /// [`convert_parsed`](super::convert_parsed) writes its file into the
+    /// same allocation (emptied) instead of a new one, which a store of
+    /// many conversations would allocate, grow and free once for each.
+    pub fn recycle(&mut self, bytes: Vec<u8>) {
+        if bytes.capacity() > self.spare.capacity() {
+            self.spare = bytes;
+        }
     }
 
     /// Reads the event of `index` from its parsed document. Events are
@@ -102,7 +115,7 @@ mod tests {
             env!("CARGO_MANIFEST_DIR"),
             "/tests/data/corpus/openhands"
         ));
-        let (mut condensed, mut taken) = (0, 0);
+        let (mut condensed, mut taken, mut recycled) = (0, 0, 0);
         let mut parsed = ParsedEvents::new();
         let mut previous: Option<ParsedEvents> = None;
         for dir in crate::openhands::find_sessions(root).expect("corpus") {
@@ -118,13 +131,21 @@ mod tests {
             if conv.events().any(|e| e.kind() == Some(Kind::Condensation)) {
                 condensed += 1;
             }
+            // The file before's bytes, given back: written into again.
+            let spare = parsed.spare.capacity();
             let early = convert_parsed(&conv, &options, &mut parsed);
             assert!(parsed.facts.is_empty(), "{}: taken", dir.display());
+            assert_eq!(parsed.spare.capacity(), 0, "{}: spare taken", dir.display());
             match (files, early) {
                 (Ok(a), Ok(b)) => {
                     assert_eq!(a.session_id, b.session_id, "{}", dir.display());
                     assert_eq!(a.report, b.report, "{}", dir.display());
                     assert!(a.bytes == b.bytes, "{}: bytes differ", dir.display());
+                    if spare > 0 {
+                        assert!(b.bytes.capacity() >= spare, "{}: new buffer", dir.display());
+                        recycled += 1;
+                    }
+                    parsed.recycle(b.bytes);
                 }
                 (a, b) => assert_eq!(a.err(), b.err(), "{}", dir.display()),
             }
@@ -145,6 +166,10 @@ mod tests {
         assert!(
             taken > 40,
             "only {taken} conversations took the reader's parse"
+        );
+        assert!(
+            recycled > 40,
+            "only {recycled} files written into a given-back buffer"
         );
         assert!(
             condensed >= 4,
