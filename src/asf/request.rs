@@ -30,10 +30,11 @@ pub struct RequestHasher {
     /// `"input":[`) and the items so far.
     state: Sha256,
     items: usize,
-    /// `]`, the members after `input`, `}`.
+    /// `]`, the members after `input` (each after a comma), `}`.
     tail: std::sync::Arc<Vec<u8>>,
-    /// The whole request when it has no item (no `input` member then).
-    empty: std::sync::Arc<Vec<u8>>,
+    /// The members before `input`, each followed by a comma (for the
+    /// request with no item, which has no `input` member).
+    head: std::sync::Arc<Vec<u8>>,
 }
 
 impl std::fmt::Debug for RequestHasher {
@@ -74,45 +75,42 @@ impl RequestHasher {
             sorted.push(("tools", Err(t)));
         }
         sorted.sort_by(|a, b| cmp_utf16(a.0, b.0));
-        // Each member written once, into the request without items, and
-        // copied from there into the head or the tail (the tools, the
-        // largest, are in the tail).
+        // Each member written once, into the head (the members before
+        // `input`, each followed by a comma) or the tail (`]`, each member
+        // after `input` preceded by a comma, `}`); the tools, the largest,
+        // are in the tail. The request without items is `{`, the head's
+        // members and the tail's joined, `}`: hashed from these pieces when
+        // asked for.
         let tools_len = tools.map_or(0, <[u8]>::len);
-        let mut head = vec![b'{'];
+        let mut head = Vec::new();
         let mut tail = Vec::with_capacity(tools_len + 64);
         tail.push(b']');
-        let mut empty = Vec::with_capacity(tools_len + 1024);
-        empty.push(b'{');
-        for (i, (k, v)) in sorted.iter().enumerate() {
-            if i > 0 {
-                empty.push(b',');
+        for (k, v) in &sorted {
+            let before = cmp_utf16(k, "input").is_lt();
+            let out = if before { &mut head } else { &mut tail };
+            if !before {
+                out.push(b',');
             }
-            let start = empty.len();
-            crate::json::write::write_str(&mut empty, k, false);
-            empty.push(b':');
+            crate::json::write::write_str(out, k, false);
+            out.push(b':');
             match v {
-                Ok(v) => canonical_owned(v, &mut empty)?,
-                Err(c) => empty.extend_from_slice(c),
+                Ok(v) => canonical_owned(v, out)?,
+                Err(c) => out.extend_from_slice(c),
             }
-            let member = &empty[start..];
-            if cmp_utf16(k, "input").is_lt() {
-                head.extend_from_slice(member);
-                head.push(b',');
-            } else {
-                tail.push(b',');
-                tail.extend_from_slice(member);
+            if before {
+                out.push(b',');
             }
         }
-        head.extend_from_slice(b"\"input\":[");
         tail.push(b'}');
-        empty.push(b'}');
         let mut state = Sha256::new();
+        state.update(b"{");
         state.update(&head);
+        state.update(b"\"input\":[");
         Ok(RequestHasher {
             state,
             items: 0,
             tail: std::sync::Arc::new(tail),
-            empty: std::sync::Arc::new(empty),
+            head: std::sync::Arc::new(head),
         })
     }
 
@@ -155,7 +153,20 @@ impl RequestHasher {
     /// The `request_hash` of the settings and the items so far.
     pub fn hash(&self) -> String {
         if self.items == 0 {
-            return hex_ref(&Sha256::digest(self.empty.as_slice()));
+            // `{`, the members joined by commas, `}`: the head without its
+            // last comma, then the tail without its `]` (and, when the head
+            // has no member, without the comma before its first one).
+            let mut s = Sha256::new();
+            s.update(b"{");
+            let tail = &self.tail[1..];
+            match self.head.split_last() {
+                Some((_, members)) => {
+                    s.update(members);
+                    s.update(tail);
+                }
+                None => s.update(tail.strip_prefix(b",").unwrap_or(tail)),
+            }
+            return hex_ref(&s.finalize());
         }
         let mut s = self.state.clone();
         s.update(self.tail.as_slice());
