@@ -297,9 +297,10 @@ fn append_record(
     ts: &str,
     raw: &[u8],
     facts: Option<&EventFacts>,
+    canonicals: &[u8],
     key: (&str, OwnedValue),
 ) -> Result<String, ConvertError> {
-    if let Some(c) = facts.and_then(|f| f.canonical.as_deref()) {
+    if let Some(c) = facts.and_then(|f| f.canonical_in(canonicals)) {
         // The key's value canonical too (a string, a small index: nothing
         // the appender's normalisation rewrites) when it has that form.
         return Ok(match to_canonical(&key.1) {
@@ -390,11 +391,15 @@ fn convert_from(
     let mut facts: Vec<Option<EventFacts>> = Vec::new();
     // Each `SystemPromptEvent`'s tools, by position, from the same parse.
     let mut prepared_tools: Vec<(usize, SystemTools)> = Vec::new();
+    // The events' canonical forms, one after another: the reader's parse
+    // wrote those of the events it handed over; the others follow.
+    let mut canonicals: Vec<u8> = Vec::new();
     let input = ViewInput::from_conversation(conv);
     // The events the reader parsed: their facts placed by position as the
     // view places them (each event of the input whose index is the next
     // one's), and their decoded events handed to the view.
     let early = parsed.map(|parsed| {
+        canonicals = parsed.canonicals;
         let mut taken = parsed.facts.into_iter().peekable();
         for (p, e) in input.events.iter().enumerate() {
             let Some((_, _, f, tools)) = taken.next_if(|t| t.0 == e.index) else {
@@ -428,7 +433,7 @@ fn convert_from(
                 facts.resize_with(p + 1, || None);
             }
             let condensation = ev.kind == Some(Kind::Condensation);
-            facts[p] = Some(EventFacts::from_root(root, condensation));
+            facts[p] = Some(EventFacts::from_root(root, condensation, &mut canonicals));
             if ev.kind == Some(Kind::SystemPrompt) {
                 prepared_tools.push((p, system_tools(root)));
             }
@@ -726,7 +731,14 @@ fn convert_from(
                 }
             }
             // The event itself, whole.
-            let rec = append_record(&mut a, &last_ts, raw, f, ("file", s(ev.file_id)))?;
+            let rec = append_record(
+                &mut a,
+                &last_ts,
+                raw,
+                f,
+                &canonicals,
+                ("file", s(ev.file_id)),
+            )?;
             if let Some(plan) = plan {
                 let extra = obj(vec![("openhands:condensation", s(&ev.id))]);
                 st.compact(&mut a, &last_ts, plan, &rec, &extra)?;
@@ -779,7 +791,7 @@ fn convert_from(
         // The facts the view's parse gave, where the view read the event.
         let f = match facts.get_mut(i).and_then(Option::take) {
             Some(f) => Some(f),
-            None => EventFacts::of(raw, false, &mut record_parser),
+            None => EventFacts::of(raw, false, &mut record_parser, &mut canonicals),
         };
         let why = if f.is_some() {
             "not on the conversation's active branch; kept as an openhands:event record"
@@ -791,6 +803,7 @@ fn convert_from(
             &last_ts,
             raw,
             f.as_ref(),
+            &canonicals,
             ("index", OwnedValue::int(i as i64)),
         )?;
         report.push(ReportRow {

@@ -23,21 +23,35 @@ pub(super) struct EventFacts {
     pub ts: Option<String>,
     /// `forgotten_event_ids` (read for condensations only).
     pub forgotten: Vec<String>,
-    /// The event's canonical form; `None` when it has none (not I-JSON),
+    /// Where the event's canonical form is in the conversation's buffer of
+    /// them (the one [`EventFacts::from_root`] wrote it into; read with
+    /// [`EventFacts::canonical_in`]); `None` when it has none (not I-JSON),
     /// and the record goes through the appender's normalisation.
-    pub canonical: Option<Vec<u8>>,
+    pub canonical: Option<std::ops::Range<usize>>,
 }
 
 impl EventFacts {
     /// The facts of the event `raw`; `None` when it is not JSON.
-    /// `condensation`: read `forgotten_event_ids` too.
-    pub(super) fn of(raw: &[u8], condensation: bool, parser: &mut Parser) -> Option<EventFacts> {
+    /// `condensation`: read `forgotten_event_ids` too. Its canonical form
+    /// is appended to `canonicals`.
+    pub(super) fn of(
+        raw: &[u8],
+        condensation: bool,
+        parser: &mut Parser,
+        canonicals: &mut Vec<u8>,
+    ) -> Option<EventFacts> {
         let doc = parser.parse(raw).ok()?;
-        Some(EventFacts::from_root(doc.root(), condensation))
+        Some(EventFacts::from_root(doc.root(), condensation, canonicals))
     }
 
-    /// The facts of an event from its parsed document's root.
-    pub(super) fn from_root(root: Value<'_>, condensation: bool) -> EventFacts {
+    /// The facts of an event from its parsed document's root. Its
+    /// canonical form is appended to `canonicals`, one buffer for all the
+    /// events of a conversation (not an allocation for each).
+    pub(super) fn from_root(
+        root: Value<'_>,
+        condensation: bool,
+        canonicals: &mut Vec<u8>,
+    ) -> EventFacts {
         let [
             tool_call_id,
             rejection_reason,
@@ -57,10 +71,14 @@ impl EventFacts {
             None => [None; 6],
         };
         let text = |v: Option<Value<'_>>| v.and_then(|v| v.as_str()).map(str::to_owned);
-        let mut canonical = Vec::with_capacity(root.raw().len());
-        let canonical = canonical_value(root, &mut canonical)
-            .is_ok()
-            .then_some(canonical);
+        let start = canonicals.len();
+        let canonical = match canonical_value(root, canonicals) {
+            Ok(()) => Some(start..canonicals.len()),
+            Err(_) => {
+                canonicals.truncate(start);
+                None
+            }
+        };
         EventFacts {
             tool_call_id: text(tool_call_id),
             rejection_reason: text(rejection_reason),
@@ -87,5 +105,11 @@ impl EventFacts {
             },
             canonical,
         }
+    }
+
+    /// The event's canonical form, in the buffer [`EventFacts::from_root`]
+    /// wrote it into.
+    pub(super) fn canonical_in<'b>(&self, canonicals: &'b [u8]) -> Option<&'b [u8]> {
+        canonicals.get(self.canonical.clone()?)
     }
 }

@@ -27,6 +27,9 @@ pub struct ParsedEvents {
     /// facts and (a system prompt's) its tools: one for each event of
     /// `view`, in the same order.
     pub(super) facts: Vec<(usize, usize, EventFacts, Option<SystemTools>)>,
+    /// The events' canonical forms, one after another (each event's facts
+    /// say where its own is).
+    pub(super) canonicals: Vec<u8>,
     /// A converted file's allocation, given back for the next conversion
     /// to write into ([`recycle`](Self::recycle)).
     pub(super) spare: Vec<u8>,
@@ -42,6 +45,7 @@ impl ParsedEvents {
     pub fn clear(&mut self) {
         self.view.clear();
         self.facts.clear();
+        self.canonicals.clear();
     }
 
     /// Gives back a converted file's bytes once they are written: the next
@@ -65,7 +69,11 @@ impl ParsedEvents {
             return;
         };
         let (i, kind) = (ev.index, ev.kind.as_ref());
-        let facts = EventFacts::from_root(root, kind == Some(&Kind::Condensation));
+        let facts = EventFacts::from_root(
+            root,
+            kind == Some(&Kind::Condensation),
+            &mut self.canonicals,
+        );
         let tools = (kind == Some(&Kind::SystemPrompt)).then(|| system_tools(root));
         self.facts.push((i, doc.input().len(), facts, tools));
     }
