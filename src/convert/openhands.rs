@@ -347,7 +347,7 @@ fn append_record(
 /// turns the context into that view. Every `response` carries
 /// the `request_hash` of the context its path rebuilds.
 pub fn convert_with(conv: &Conversation, options: &Options) -> Result<Converted, ConvertError> {
-    convert_from(conv, options, None, Vec::new())
+    convert_from(conv, options, None, Vec::new(), &mut Vec::new())
 }
 
 /// [`convert_with`] taking each event from the reader's parse of it
@@ -363,18 +363,30 @@ pub fn convert_parsed(
     parsed: &mut ParsedEvents,
 ) -> Result<Converted, ConvertError> {
     let out = std::mem::take(&mut parsed.spare);
+    // The canonical forms the reader's parse wrote, kept apart so that
+    // their buffer serves the next conversation too.
+    let mut canonicals = std::mem::take(&mut parsed.canonicals);
     let taken = parsed.fits(conv).then(|| std::mem::take(parsed));
+    if taken.is_none() {
+        canonicals.clear();
+    }
     parsed.clear();
-    convert_from(conv, options, taken, out)
+    let done = convert_from(conv, options, taken, out, &mut canonicals);
+    canonicals.clear();
+    parsed.canonicals = canonicals;
+    done
 }
 
 /// The conversion, from the reader's parse when there is one, writing the
-/// file into `out` (emptied first).
+/// file into `out` (emptied first). `canonicals` holds the canonical forms
+/// of the events in `parsed` (their facts say where); those of the events
+/// parsed here are appended.
 fn convert_from(
     conv: &Conversation,
     options: &Options,
     parsed: Option<ParsedEvents>,
     out: Vec<u8>,
+    canonicals: &mut Vec<u8>,
 ) -> Result<Converted, ConvertError> {
     // The view at the state's head, and at the last event before each
     // condensation of its branch (the segments' ends).
@@ -391,15 +403,11 @@ fn convert_from(
     let mut facts: Vec<Option<EventFacts>> = Vec::new();
     // Each `SystemPromptEvent`'s tools, by position, from the same parse.
     let mut prepared_tools: Vec<(usize, SystemTools)> = Vec::new();
-    // The events' canonical forms, one after another: the reader's parse
-    // wrote those of the events it handed over; the others follow.
-    let mut canonicals: Vec<u8> = Vec::new();
     let input = ViewInput::from_conversation(conv);
     // The events the reader parsed: their facts placed by position as the
     // view places them (each event of the input whose index is the next
     // one's), and their decoded events handed to the view.
     let early = parsed.map(|parsed| {
-        canonicals = parsed.canonicals;
         let mut taken = parsed.facts.into_iter().peekable();
         for (p, e) in input.events.iter().enumerate() {
             let Some((_, _, f, tools)) = taken.next_if(|t| t.0 == e.index) else {
@@ -433,7 +441,7 @@ fn convert_from(
                 facts.resize_with(p + 1, || None);
             }
             let condensation = ev.kind == Some(Kind::Condensation);
-            facts[p] = Some(EventFacts::from_root(root, condensation, &mut canonicals));
+            facts[p] = Some(EventFacts::from_root(root, condensation, canonicals));
             if ev.kind == Some(Kind::SystemPrompt) {
                 prepared_tools.push((p, system_tools(root)));
             }
@@ -736,7 +744,7 @@ fn convert_from(
                 &last_ts,
                 raw,
                 f,
-                &canonicals,
+                canonicals,
                 ("file", s(ev.file_id)),
             )?;
             if let Some(plan) = plan {
@@ -791,7 +799,7 @@ fn convert_from(
         // The facts the view's parse gave, where the view read the event.
         let f = match facts.get_mut(i).and_then(Option::take) {
             Some(f) => Some(f),
-            None => EventFacts::of(raw, false, &mut record_parser, &mut canonicals),
+            None => EventFacts::of(raw, false, &mut record_parser, canonicals),
         };
         let why = if f.is_some() {
             "not on the conversation's active branch; kept as an openhands:event record"
@@ -803,7 +811,7 @@ fn convert_from(
             &last_ts,
             raw,
             f.as_ref(),
-            &canonicals,
+            canonicals,
             ("index", OwnedValue::int(i as i64)),
         )?;
         report.push(ReportRow {

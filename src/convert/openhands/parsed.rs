@@ -123,7 +123,7 @@ mod tests {
             env!("CARGO_MANIFEST_DIR"),
             "/tests/data/corpus/openhands"
         ));
-        let (mut condensed, mut taken, mut recycled) = (0, 0, 0);
+        let (mut condensed, mut taken, mut recycled, mut kept) = (0, 0, 0, 0);
         let mut parsed = ParsedEvents::new();
         let mut previous: Option<ParsedEvents> = None;
         for dir in crate::openhands::find_sessions(root).expect("corpus") {
@@ -144,6 +144,11 @@ mod tests {
             let early = convert_parsed(&conv, &options, &mut parsed);
             assert!(parsed.facts.is_empty(), "{}: taken", dir.display());
             assert_eq!(parsed.spare.capacity(), 0, "{}: spare taken", dir.display());
+            // The canonical forms' buffer is kept, emptied, for the next.
+            assert!(parsed.canonicals.is_empty(), "{}", dir.display());
+            if parsed.canonicals.capacity() > 0 {
+                kept += 1;
+            }
             match (files, early) {
                 (Ok(a), Ok(b)) => {
                     assert_eq!(a.session_id, b.session_id, "{}", dir.display());
@@ -179,6 +184,7 @@ mod tests {
             recycled > 40,
             "only {recycled} files written into a given-back buffer"
         );
+        assert!(kept > 40, "the canonical forms' buffer kept {kept} times");
         assert!(
             condensed >= 4,
             "only {condensed} conversations with a condensation"
