@@ -3,8 +3,9 @@
 //! [`Session::write_canonical`], which writes a read file back.
 
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
+use smallvec::SmallVec;
 
-use crate::json::{Map, Number, OwnedValue};
+use crate::json::{Map, OwnedValue};
 
 use super::canon::{self, CanonError, cmp_utf16};
 use super::context::Settings;
@@ -13,6 +14,7 @@ use super::problem::Problem;
 use super::read::{ENVELOPE, FORMAT, LineReaderPub, PAYLOAD, ParentRef, Session, is_rfc3339};
 use super::request::RequestHasher;
 use super::ts::is_canonical_ts;
+use normalise::normalise;
 
 /// Why the appender refused an entry (nothing was written for it).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -412,6 +414,24 @@ impl Appender {
                 .collect();
             body.insert("normalised", OwnedValue::Array(list));
         }
+        // `parents` canonical (made before the members, which may borrow it).
+        let parents_canon = if refs.is_empty() {
+            None
+        } else {
+            let v = OwnedValue::Array(
+                refs.iter()
+                    .map(|r| {
+                        let mut m = Map::new();
+                        m.insert("entry", OwnedValue::string(r.entry.clone()));
+                        if let Some(s) = &r.session {
+                            m.insert("session", OwnedValue::string(s.clone()));
+                        }
+                        OwnedValue::Object(m)
+                    })
+                    .collect(),
+            );
+            Some(canon::to_canonical(&v).map_err(WriteError::NotIJson)?)
+        };
         // Hash: content, then envelope. Each member is canonicalised once,
         // into the appender's scratch buffer (kept from one entry to the
         // next); the content and the line are the same members in UTF-16
@@ -420,8 +440,10 @@ impl Appender {
         // `"name":` and (for one canonicalised here) its value, then the
         // value the caller canonicalised.
         self.scratch.clear();
-        let mut members: Vec<(&str, std::ops::Range<usize>, &[u8])> =
-            Vec::with_capacity(body.len() + canonical.len() + 5);
+        // On the stack for an entry of up to a dozen members (the body's,
+        // the caller's canonical ones, the envelope's five): no allocation
+        // for most entries.
+        let mut members: Members<'_> = SmallVec::with_capacity(body.len() + canonical.len() + 5);
         for (k, v) in body.iter() {
             let start = self.scratch.len();
             crate::json::write::write_str(&mut self.scratch, k, false);
@@ -448,23 +470,6 @@ impl Appender {
             join_members(&members, &self.scratch, |b| h.update(b));
             HexRef::new(&h.finalize())
         };
-        let parents_canon = if refs.is_empty() {
-            None
-        } else {
-            let v = OwnedValue::Array(
-                refs.iter()
-                    .map(|r| {
-                        let mut m = Map::new();
-                        m.insert("entry", OwnedValue::string(r.entry.clone()));
-                        if let Some(s) = &r.session {
-                            m.insert("session", OwnedValue::string(s.clone()));
-                        }
-                        OwnedValue::Object(m)
-                    })
-                    .collect(),
-            );
-            Some(canon::to_canonical(&v).map_err(WriteError::NotIJson)?)
-        };
         self.envelope.clear();
         envelope_bytes_own(
             &mut self.envelope,
@@ -482,10 +487,7 @@ impl Appender {
         // The envelope's members, each a JSON string but `parent` (null at
         // a root) and `parents` (canonical already), each put in its place
         // among the sorted members (no name of the envelope is among them).
-        fn put<'m>(
-            members: &mut Vec<(&'m str, std::ops::Range<usize>, &'m [u8])>,
-            member: (&'m str, std::ops::Range<usize>, &'m [u8]),
-        ) {
+        fn put<'m>(members: &mut Members<'m>, member: (&'m str, std::ops::Range<usize>, &'m [u8])) {
             let at = members.partition_point(|m| cmp_utf16(m.0, member.0).is_lt());
             members.insert(at, member);
         }
@@ -815,8 +817,11 @@ fn digest_of(id: &str) -> Option<[u8; 32]> {
     (bad < 16).then_some(out)
 }
 
-/// Rounds whole numbers the I-JSON test rejects to binary64 (recording
-/// each as `{at, was}`); refuses what no rewrite reaches.
+/// An entry's members being written: each one's name, the range of the
+/// appender's scratch buffer holding `"name":` (and the value, when the
+/// appender canonicalised it), and the value the caller canonicalised.
+type Members<'m> = SmallVec<[(&'m str, std::ops::Range<usize>, &'m [u8]); 12]>;
+
 /// The members of an entry (`"name":` and the value's bytes in `scratch`,
 /// then the caller's canonical value) joined as one object, piece by piece
 /// into `put`.
@@ -834,52 +839,6 @@ fn join_members(
         put(v);
     }
     put(b"}");
-}
-
-fn normalise(
-    v: &mut OwnedValue,
-    at: &mut String,
-    out: &mut Vec<(String, String)>,
-) -> Result<(), WriteError> {
-    match v {
-        OwnedValue::Number(n) => match canon::check_number(n.as_str()) {
-            Ok(_) => {}
-            Err(CanonError::InexactInteger(t)) => {
-                let f: f64 = t.parse().unwrap_or(f64::NAN);
-                let mut buf = ryu_js::Buffer::new();
-                *n = Number::from_text(buf.format_finite(f));
-                out.push((at.clone(), t));
-            }
-            Err(e) => return Err(WriteError::NotIJson(e)),
-        },
-        OwnedValue::Array(a) => {
-            for (i, e) in a.iter_mut().enumerate() {
-                let len = at.len();
-                at.push('/');
-                {
-                    use std::fmt::Write as _;
-                    let _ = write!(at, "{i}");
-                }
-                normalise(e, at, out)?;
-                at.truncate(len);
-            }
-        }
-        OwnedValue::Object(m) => {
-            for (k, e) in m.entries_mut().iter_mut() {
-                let len = at.len();
-                at.push('/');
-                if k.contains(['~', '/']) {
-                    at.push_str(&k.replace('~', "~0").replace('/', "~1"));
-                } else {
-                    at.push_str(k);
-                }
-                normalise(e, at, out)?;
-                at.truncate(len);
-            }
-        }
-        _ => {}
-    }
-    Ok(())
 }
 
 impl Session<'_> {
@@ -906,5 +865,6 @@ impl Session<'_> {
     }
 }
 
+mod normalise;
 #[cfg(test)]
 mod tests;
