@@ -11,8 +11,9 @@ directory, and prints for each build the instructions of the whole process
 `malloc.c` included).
 
 Timed runs on a shared VM move by a tenth or more from run to run; an
-instruction count does not, so a change of a few per cent in what a build
-does shows here where timings cannot resolve it. It is not a time: valgrind
+instruction count moves by a fraction of a per cent (the threads' timing
+changes a few paths), so a change of a few per cent in what a build does
+shows here where timings cannot resolve it. It is not a time: valgrind
 runs SHA-256 in `sha2`'s portable code (it does not emulate the SHA
 extensions), reads and writes cost no waiting, and the cache is not
 modelled. Use a small store (the test corpus): valgrind runs the command
