@@ -726,6 +726,12 @@ impl<'a> View<'a> {
         to_wire_values(&self.messages, options, self.detected.version)
     }
 
+    /// [`View::wire_messages`] as their members borrowed from the
+    /// messages, without building the values.
+    pub(crate) fn wire_shapes(&self) -> Vec<message::WireShape<'_>> {
+        message::wire_shapes(&self.messages, &self.wire, self.detected.version)
+    }
+
     /// [`View::wire_messages`] written as compact JSON without building
     /// the values: `each` is given each message's position, the bytes
     /// [`OwnedValue::write_to`] with [`Style::COMPACT`](crate::json::Style::COMPACT)

@@ -5,10 +5,12 @@
 
 mod sdk;
 mod wire;
+mod wire_shape;
 #[cfg(feature = "parquet")]
 mod wire_write;
 
 pub use wire::{WireOptions, to_wire_values};
+pub(crate) use wire_shape::{WireContent, WirePart, WireShape, wire_shapes};
 #[cfg(feature = "parquet")]
 pub(crate) use wire_write::{WireFacts, write_wire_messages};
 

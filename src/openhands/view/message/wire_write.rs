@@ -3,7 +3,8 @@
 //! Parquet export's messages table.
 
 use super::sdk::thinking_dump;
-use super::wire::{CacheMarks, string_content, truncate_for_wire};
+use super::wire::CacheMarks;
+use super::wire_shape::{WireContent, WirePart, WireShape, wire_shape};
 use super::*;
 
 /// What [`write_wire_messages`] tells of each message besides its JSON.
@@ -19,35 +20,6 @@ pub(crate) struct WireFacts<'m> {
     pub(crate) tool_call_id: Option<&'m str>,
     /// The `name` member, when a string.
     pub(crate) name: Option<&'m str>,
-}
-
-/// One part of a wire message's content list, borrowed from the message
-/// where the dict's values are its strings.
-enum WirePart<'m> {
-    Text {
-        text: Cow<'m, str>,
-        cache: bool,
-    },
-    Image {
-        url: &'m str,
-        cache: bool,
-    },
-    /// A thinking block in the content (before 1.2.0), as the SDK dumps it.
-    Dumped(OwnedValue),
-}
-
-impl WirePart<'_> {
-    /// `_remove_content_if_empty` drops it: a text part that is blank.
-    fn is_blank_text(&self) -> bool {
-        matches!(self, WirePart::Text { text, .. } if py_is_blank(text))
-    }
-}
-
-/// The content a wire message is given before its tool calls are looked at.
-enum WireContent<'m> {
-    Parts(Vec<WirePart<'m>>),
-    Text(Cow<'m, str>),
-    None,
 }
 
 /// The messages of [`to_wire_values`], each written as compact JSON (as
@@ -89,7 +61,8 @@ pub(crate) fn write_wire_messages<E>(
     for (i, m) in messages.iter().enumerate() {
         let cache = |j: usize, c: &Content<'_>| marks.cache(i, j, c);
         out.clear();
-        let facts = write_wire_message(m, options, version, &cache, &mut out);
+        let shape = wire_shape(m, options, version, &cache);
+        let facts = write_wire_message(&shape, &mut out);
         each(i, &out, facts)?;
     }
     Ok(())
@@ -111,93 +84,19 @@ fn w_key(out: &mut Vec<u8>, first: &mut bool, key: &str) {
 
 const EPHEMERAL: &[u8] = br#"{"type":"ephemeral"}"#;
 
-/// [`wire_message`] written as compact JSON into `out`.
-fn write_wire_message<'m>(
-    msg: &'m Message<'_>,
-    o: &WireOptions,
-    version: SdkVersion,
-    cache: &dyn Fn(usize, &Content<'_>) -> bool,
-    out: &mut Vec<u8>,
-) -> WireFacts<'m> {
-    let list = !o.force_string_serializer && (o.prompt_caching || o.vision || o.function_calling);
-    let mut tool_cache = false;
-    let mut thinking: Vec<OwnedValue> = Vec::new();
-    let separate_thinking = version >= SdkVersion::V1_2_0;
-    let mut content = if list {
-        let mut parts: Vec<WirePart<'m>> = Vec::with_capacity(msg.content.len());
-        if msg.role == Role::Assistant {
-            thinking = msg.thinking_blocks.iter().map(thinking_dump).collect();
-        }
-        if !separate_thinking {
-            parts.extend(thinking.iter().cloned().map(WirePart::Dumped));
-        }
-        for (j, item) in msg.content.iter().enumerate() {
-            let cp = cache(j, item);
-            // The Tool role moves a part's mark to the message.
-            let moved = msg.role == Role::Tool && cp;
-            tool_cache |= moved;
-            match item {
-                Content::Text(t) => parts.push(WirePart::Text {
-                    text: truncate_for_wire(&t.text, msg.role, t.enable_truncation, version),
-                    cache: cp && !moved,
-                }),
-                Content::Image(img) => {
-                    if o.vision {
-                        let n = img.image_urls.len();
-                        for (k, u) in img.image_urls.iter().enumerate() {
-                            parts.push(WirePart::Image {
-                                url: u,
-                                cache: cp && !moved && k + 1 == n,
-                            });
-                        }
-                    }
-                }
-            }
-        }
-        WireContent::Parts(parts)
-    } else {
-        let text = Cow::Owned(string_content(msg, version));
-        WireContent::Text(text)
-    };
-    let calls = match &msg.tool_calls {
-        Some(calls) if msg.role == Role::Assistant && !calls.is_empty() => Some(calls),
-        _ => None,
-    };
-    if calls.is_some() {
-        if version >= SdkVersion::V1_1_0 {
-            // `_remove_content_if_empty`.
-            let drop = match &mut content {
-                WireContent::Text(t) => py_is_blank(t),
-                WireContent::Parts(parts) => {
-                    parts.retain(|p| !p.is_blank_text());
-                    parts.is_empty()
-                }
-                WireContent::None => false,
-            };
-            if drop {
-                content = WireContent::None;
-            }
-        }
-    } else if version >= SdkVersion::V1_29_0
-        && msg.role == Role::Assistant
-        && matches!(&content, WireContent::Parts(p) if p.is_empty())
-    {
-        content = WireContent::Text(Cow::Borrowed(""));
-    }
-
+/// The wire message `shape` written as compact JSON into `out`.
+fn write_wire_message<'m>(shape: &WireShape<'m>, out: &mut Vec<u8>) -> WireFacts<'m> {
     out.push(b'{');
     let mut first = true;
-    let text = match &content {
-        WireContent::None => None,
+    match &shape.content {
+        WireContent::None => {}
         WireContent::Text(t) => {
             w_key(out, &mut first, "content");
             w_str(out, t);
-            Some(t.clone())
         }
         WireContent::Parts(parts) => {
             w_key(out, &mut first, "content");
             out.push(b'[');
-            let mut joined: Option<Cow<'m, str>> = None;
             for (k, p) in parts.iter().enumerate() {
                 if k > 0 {
                     out.push(b',');
@@ -211,15 +110,6 @@ fn write_wire_message<'m>(
                             out.extend_from_slice(EPHEMERAL);
                         }
                         out.push(b'}');
-                        joined = Some(match joined {
-                            None => text.clone(),
-                            Some(j) => {
-                                let mut s = j.into_owned();
-                                s.push('\n');
-                                s.push_str(text);
-                                Cow::Owned(s)
-                            }
-                        });
                     }
                     WirePart::Image { url, cache } => {
                         out.extend_from_slice(br#"{"type":"image_url","image_url":{"url":"#);
@@ -231,25 +121,33 @@ fn write_wire_message<'m>(
                         }
                         out.push(b'}');
                     }
-                    WirePart::Dumped(v) => v.write_to(out, crate::json::Style::COMPACT),
+                    WirePart::Thinking(b) => {
+                        thinking_dump(b).write_to(out, crate::json::Style::COMPACT)
+                    }
                 }
             }
             out.push(b']');
-            Some(joined.unwrap_or(Cow::Borrowed("")))
         }
-    };
+    }
     w_key(out, &mut first, "role");
-    w_str(out, msg.role.as_str());
-    if tool_cache && list {
+    w_str(out, shape.role.as_str());
+    if shape.cache {
         w_key(out, &mut first, "cache_control");
         out.extend_from_slice(EPHEMERAL);
     }
-    if list && separate_thinking && !thinking.is_empty() {
+    if !shape.thinking.is_empty() {
         w_key(out, &mut first, "thinking_blocks");
-        OwnedValue::Array(thinking).write_to(out, crate::json::Style::COMPACT);
+        out.push(b'[');
+        for (k, b) in shape.thinking.iter().enumerate() {
+            if k > 0 {
+                out.push(b',');
+            }
+            thinking_dump(b).write_to(out, crate::json::Style::COMPACT);
+        }
+        out.push(b']');
     }
     let mut tool_calls = None;
-    if let Some(calls) = calls {
+    if let Some(calls) = shape.tool_calls {
         w_key(out, &mut first, "tool_calls");
         let start = out.len();
         out.push(b'[');
@@ -268,34 +166,25 @@ fn write_wire_message<'m>(
         out.push(b']');
         tool_calls = Some(start..out.len());
     }
-    let (mut tool_call_id, mut name) = (None, None);
-    if msg.role == Role::Tool
-        && let Some(id) = &msg.tool_call_id
-    {
+    if let Some((id, name)) = shape.tool {
         w_key(out, &mut first, "tool_call_id");
         w_str(out, id);
         w_key(out, &mut first, "name");
-        match &msg.name {
+        match name {
             Some(n) => w_str(out, n),
             None => out.extend_from_slice(b"null"),
         }
-        tool_call_id = Some(&**id);
-        name = msg.name.as_deref();
     }
-    if version >= SdkVersion::V1_1_0
-        && o.send_reasoning_content
-        && let Some(rc) = &msg.reasoning_content
-        && !rc.is_empty()
-    {
+    if let Some(rc) = shape.reasoning_content {
         w_key(out, &mut first, "reasoning_content");
         w_str(out, rc);
     }
     out.push(b'}');
     WireFacts {
-        role: msg.role,
+        role: shape.role,
         tool_calls,
-        text,
-        tool_call_id,
-        name,
+        text: shape.text(),
+        tool_call_id: shape.tool.map(|(id, _)| id),
+        name: shape.tool.and_then(|(_, n)| n),
     }
 }
