@@ -52,6 +52,8 @@
 //! The context at the leaf, rendered as chat-completions messages
 //! ([`crate::asf::Context::chat_messages`]), is the SDK's next request.
 
+use std::rc::Rc;
+
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
 use crate::asf::canon::{canonical_value, to_canonical};
@@ -59,23 +61,26 @@ use crate::asf::{Appender, ts::is_canonical_ts};
 use crate::json::{Map, OwnedValue};
 use crate::openhands::Conversation;
 use crate::openhands::Kind;
-use crate::openhands::view::{EarlyState, View, ViewInput, ViewOptions};
+use crate::openhands::view::{
+    EarlyState, Role, View, ViewInput, ViewOptions, WireContent, WirePart, WireShape,
+};
 
 mod attribute;
 mod facts;
 mod fold;
+mod items;
 mod parsed;
 mod response;
 mod tools;
 
 use attribute::{attribute, raw_of};
 use facts::EventFacts;
-use fold::PathState;
+use fold::{CanonicalItem, PathState};
+use items::shape_items;
 pub use parsed::ParsedEvents;
 use response::{ResponseMetrics, metrics, response_body, response_members};
 use tools::{SystemTool, SystemTools, system_tools, tool_of};
 
-use super::chat::{items_canonical_taken, items_of};
 use super::{ConvertError, Converted, Outcome, ReportRow, not_ijson};
 
 fn s(v: &str) -> OwnedValue {
@@ -155,10 +160,9 @@ pub const CONDENSATION_UNCHANGED: &str = "condensation: the view it gives is the
 
 /// Writes a wire message's items (and a `decision` before a rejected call's
 /// output, a `response` after an assistant turn) in order.
-struct Emitter<'w> {
-    /// The segment's wire messages; each is emptied as its items are
-    /// written (its strings moved into them).
-    wire: &'w mut [OwnedValue],
+struct Emitter<'w, 'm> {
+    /// The segment's wire messages.
+    wire: &'w [WireShape<'m>],
     response_of: &'w HashMap<usize, String>,
     rejected: &'w HashMap<String, String>,
     next: usize,
@@ -170,6 +174,20 @@ struct Emitter<'w> {
     item: Vec<u8>,
 }
 
+/// The items of the wire message `shape`, each in canonical form in its
+/// own allocation.
+fn canonical_items(shape: &WireShape<'_>, buf: &mut Vec<u8>) -> Vec<CanonicalItem> {
+    let mut items = Vec::new();
+    let _ = shape_items(shape, buf, |c, call| {
+        items.push(CanonicalItem {
+            canonical: Rc::from(c),
+            call: call.map(str::to_owned),
+        });
+        Ok::<(), std::convert::Infallible>(())
+    });
+    items
+}
+
 /// What the emitter needs of the conversation beyond one view.
 struct Shared<'m> {
     metrics: &'m ResponseMetrics<'m>,
@@ -177,7 +195,7 @@ struct Shared<'m> {
     call_items: HashMap<String, String>,
 }
 
-impl Emitter<'_> {
+impl Emitter<'_, '_> {
     fn emit(
         &mut self,
         a: &mut Appender,
@@ -189,8 +207,8 @@ impl Emitter<'_> {
         while self.next <= upto && self.next < self.wire.len() {
             let k = self.next;
             self.next += 1;
-            let m = &mut self.wire[k];
-            if let Some(call) = m.get("tool_call_id").and_then(OwnedValue::as_str)
+            let m = &self.wire[k];
+            if let Some((call, _)) = m.tool
                 && let Some(reason) = self.rejected.get(call)
                 && let Some(target) = sh.call_items.get(call)
             {
@@ -208,20 +226,19 @@ impl Emitter<'_> {
             }
             let response = self.response_of.get(&k);
             let request_hash = response.map(|_| st.request_hash());
-            let items = items_canonical_taken(m, &mut self.item)
-                .map_err(|e| ConvertError::Write(crate::asf::WriteError::NotIJson(e)))?;
-            for item in items {
+            shape_items(m, &mut self.item, |c, call| {
                 let id = st.append_canonical_item(
                     a,
                     ts,
-                    item.canonical,
-                    item.call.as_deref(),
+                    Rc::from(c),
+                    call,
                     response.map(String::as_str),
                 )?;
-                if let Some(c) = item.call {
-                    sh.call_items.insert(c, id);
+                if let Some(c) = call {
+                    sh.call_items.insert(c.to_owned(), id);
                 }
-            }
+                Ok::<(), ConvertError>(())
+            })?;
             if let (Some(r), Some(h)) = (response, request_hash) {
                 let usage = sh.metrics.usage.get(r.as_str()).copied();
                 let latency = sh.metrics.latency.get(r.as_str()).copied();
@@ -523,7 +540,7 @@ fn convert_from(
     let mut last_ts = first_ts.clone();
 
     // The config: instructions (as parts) and tools, with the first event.
-    let mut final_wire = view.wire_messages();
+    let final_wire = view.wire_shapes();
     let system_pos = order
         .iter()
         .copied()
@@ -533,26 +550,25 @@ fn convert_from(
     if let Some(m) = &model {
         config.insert("model", s(m));
     }
-    let is_system = |w: &[OwnedValue]| {
-        w.first()
-            .and_then(|m| m.get("role"))
-            .and_then(OwnedValue::as_str)
-            == Some("system")
-    };
+    let is_system = |w: &[WireShape<'_>]| w.first().is_some_and(|m| m.role == Role::System);
     if is_system(&final_wire) {
-        let parts: Vec<OwnedValue> = final_wire[0]
-            .get("content")
-            .and_then(OwnedValue::as_array)
-            .into_iter()
-            .flatten()
+        // Each part of the system message's content list (none when it is
+        // a string), by its text (empty for a part that is not text).
+        let content = match &final_wire[0].content {
+            WireContent::Parts(p) => p.as_slice(),
+            _ => &[],
+        };
+        let parts: Vec<OwnedValue> = content
+            .iter()
             .enumerate()
             .map(|(i, p)| {
+                let text = match p {
+                    WirePart::Text { text, .. } => text,
+                    _ => "",
+                };
                 OwnedValue::Object(obj(vec![
                     ("id", s(&format!("system-{i}"))),
-                    (
-                        "text",
-                        s(p.get("text").and_then(OwnedValue::as_str).unwrap_or("")),
-                    ),
+                    ("text", s(text)),
                 ]))
             })
             .collect();
@@ -676,12 +692,12 @@ fn convert_from(
     let mut written: HashSet<usize> = HashSet::new();
     for (seg, &(start, end)) in bounds.iter().enumerate() {
         let sv = seg_views[seg].as_ref().unwrap_or(&view);
-        let mut owned_wire;
-        let wire: &mut [OwnedValue] = if seg_views[seg].is_some() {
-            owned_wire = sv.wire_messages();
-            &mut owned_wire
+        let seg_wire;
+        let wire: &[WireShape<'_>] = if seg_views[seg].is_some() {
+            seg_wire = sv.wire_shapes();
+            &seg_wire
         } else {
-            &mut final_wire
+            &final_wire
         };
         let att = attribute(sv, wire, &facts);
         let sys = usize::from(is_system(wire));
@@ -718,9 +734,9 @@ fn convert_from(
             }
             let mut plan = None;
             if seg > 0 && k == start {
-                let items: Vec<OwnedValue> = em.wire[sys..own.max(sys)]
+                let items: Vec<CanonicalItem> = em.wire[sys..own.max(sys)]
                     .iter()
-                    .flat_map(items_of)
+                    .flat_map(|m| canonical_items(m, &mut em.item))
                     .collect();
                 plan = st.prepare(&mut a, &last_ts, items)?;
             } else if let Some(t) = att

@@ -5,10 +5,9 @@
 
 use foldhash::{HashMap, HashMapExt};
 
-use crate::json::OwnedValue;
 use crate::openhands::Conversation;
 use crate::openhands::Kind;
-use crate::openhands::view::{View, ViewEntry};
+use crate::openhands::view::{Role, View, ViewEntry, WireShape};
 
 use super::facts::EventFacts;
 
@@ -31,12 +30,12 @@ pub(super) fn raw_of<'c>(conv: &'c Conversation, view: &View<'_>, p: usize) -> &
         .unwrap_or_default()
 }
 
-/// Attributes the wire messages `wire` of `view` (its `wire_messages`) to
+/// Attributes the wire messages `wire` of `view` (its `wire_shapes`) to
 /// the events of its context; `facts` holds each event's facts by its
 /// position in [`View::events`] (`None`: not JSON, or not read).
 pub(super) fn attribute(
     view: &View<'_>,
-    wire: &[OwnedValue],
+    wire: &[WireShape<'_>],
     facts: &[Option<EventFacts>],
 ) -> Attribution {
     let events = view.events();
@@ -50,25 +49,15 @@ pub(super) fn attribute(
     let mut assistant_by_call: HashMap<&str, usize> = HashMap::with_capacity(wire.len());
     let mut tool_by_call: HashMap<&str, usize> = HashMap::with_capacity(wire.len());
     for (k, m) in wire.iter().enumerate() {
-        for c in m
-            .get("tool_calls")
-            .and_then(OwnedValue::as_array)
-            .into_iter()
-            .flatten()
-        {
-            if let Some(id) = c.get("id").and_then(OwnedValue::as_str) {
-                assistant_by_call.insert(id, k);
-            }
+        for c in m.tool_calls.unwrap_or_default() {
+            assistant_by_call.insert(&c.id, k);
         }
-        if let Some(id) = m.get("tool_call_id").and_then(OwnedValue::as_str) {
+        if let Some((id, _)) = m.tool {
             tool_by_call.insert(id, k);
         }
     }
-    let role = |k: usize| wire[k].get("role").and_then(OwnedValue::as_str);
-    let mut w = usize::from(
-        wire.first()
-            .is_some_and(|m| m.get("role").and_then(OwnedValue::as_str) == Some("system")),
-    );
+    let role = |k: usize| wire[k].role;
+    let mut w = usize::from(wire.first().is_some_and(|m| m.role == Role::System));
     let mut last_user: Option<usize> = None;
     for &entry in view.context() {
         let p = match entry {
@@ -103,18 +92,7 @@ pub(super) fn attribute(
             Some(Kind::Message) => {
                 let sender = f.sender.as_deref();
                 let first_text = f.first_text.as_deref().unwrap_or("");
-                let contains = |k: usize| {
-                    wire[k]
-                        .get("content")
-                        .and_then(OwnedValue::as_array)
-                        .is_some_and(|a| {
-                            a.iter().any(|p| {
-                                p.get("text")
-                                    .and_then(OwnedValue::as_str)
-                                    .is_some_and(|t| t.contains(first_text))
-                            })
-                        })
-                };
+                let contains = |k: usize| wire[k].part_texts().any(|t| t.contains(first_text));
                 match (sender, last_user) {
                     (Some("user"), Some(u)) if contains(u) && (w >= wire.len() || !contains(w)) => {
                         Some(u)
@@ -130,9 +108,9 @@ pub(super) fn attribute(
         if k > 0 {
             w = w.max(k + 1);
         }
-        last_user = (role(k) == Some("user")).then_some(k);
+        last_user = (role(k) == Role::User).then_some(k);
         if let Some(r) = &f.llm_response_id
-            && role(k) == Some("assistant")
+            && role(k) == Role::Assistant
         {
             out.response_of.insert(k, r.clone());
         }

@@ -21,7 +21,7 @@
 use foldhash::{HashMap, HashMapExt};
 use std::rc::Rc;
 
-use crate::asf::canon::{canonical_owned, to_canonical};
+use crate::asf::canon::to_canonical;
 use crate::asf::{Appender, RequestHasher, Settings};
 use crate::json::{Map, OwnedValue};
 
@@ -63,6 +63,16 @@ pub(super) struct PathState {
     scratch: Vec<u8>,
 }
 
+/// One item in canonical form (RFC 8785), with the `call_id` of a
+/// `function_call`.
+#[derive(Debug)]
+pub(super) struct CanonicalItem {
+    /// The item's canonical bytes.
+    pub(super) canonical: Rc<[u8]>,
+    /// The `call_id` of a `function_call` item.
+    pub(super) call: Option<String>,
+}
+
 /// What a compaction needs written before it.
 #[derive(Debug)]
 pub(super) struct Prepared {
@@ -84,15 +94,6 @@ fn distinct_names(tools: &NamedTools) -> bool {
         .collect();
     names.sort_unstable();
     names.windows(2).all(|w| w[0] != w[1])
-}
-
-/// The canonical form of `v`, written into `scratch` (kept from item to
-/// item) and copied once into its shared allocation.
-fn canonical(v: &OwnedValue, scratch: &mut Vec<u8>) -> Result<Rc<[u8]>, ConvertError> {
-    scratch.clear();
-    canonical_owned(v, scratch)
-        .map(|()| Rc::from(scratch.as_slice()))
-        .map_err(|e| ConvertError::Write(crate::asf::WriteError::NotIJson(e)))
 }
 
 impl PathState {
@@ -159,26 +160,8 @@ impl PathState {
     }
 
     /// Appends an `item` entry (with `response` when the item is a model
-    /// call's output).
-    pub(super) fn append_item(
-        &mut self,
-        a: &mut Appender,
-        ts: &str,
-        item: OwnedValue,
-        response: Option<&str>,
-    ) -> Result<String, ConvertError> {
-        let c = canonical(&item, &mut self.scratch)?;
-        let call =
-            (item.get("type").and_then(OwnedValue::as_str) == Some("function_call")).then(|| {
-                item.get("call_id")
-                    .and_then(OwnedValue::as_str)
-                    .unwrap_or("")
-            });
-        self.append_canonical_item(a, ts, c, call, response)
-    }
-
-    /// [`PathState::append_item`] given the item's canonical form, `c`,
-    /// and, for a `function_call`, its `call_id`.
+    /// call's output) given the item's canonical form, `c`, and, for a
+    /// `function_call`, its `call_id`.
     pub(super) fn append_canonical_item(
         &mut self,
         a: &mut Appender,
@@ -240,12 +223,9 @@ impl PathState {
         &mut self,
         a: &mut Appender,
         ts: &str,
-        items: Vec<OwnedValue>,
+        items: Vec<CanonicalItem>,
     ) -> Result<Option<Prepared>, ConvertError> {
-        let canonical: Vec<Rc<[u8]>> = items
-            .iter()
-            .map(|v| canonical(v, &mut self.scratch))
-            .collect::<Result<_, _>>()?;
+        let canonical: Vec<Rc<[u8]>> = items.iter().map(|i| i.canonical.clone()).collect();
         if items.is_empty()
             || (canonical.len() == self.items.len()
                 && canonical
@@ -280,7 +260,14 @@ impl PathState {
         let mut ranks = self.first_ranks(&canonical);
         for k in 1..n {
             if ranks[k].is_none() {
-                self.append_item(a, ts, items[k].clone(), None)?;
+                let item = &items[k];
+                self.append_canonical_item(
+                    a,
+                    ts,
+                    item.canonical.clone(),
+                    item.call.as_deref(),
+                    None,
+                )?;
                 let rank = self.on_path.len() - 1;
                 for j in k + 1..n {
                     if ranks[j].is_none() && canonical[j] == canonical[k] {

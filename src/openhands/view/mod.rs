@@ -120,6 +120,9 @@ pub use message::{
     Content, ImageContent, LegacyFlags, Message, ReasoningItem, Role, TEXT_CONTENT_LIMIT,
     TextContent, ThinkingBlock, ToolCall, WireOptions, to_wire_values,
 };
+pub(crate) use message::{WireContent, WirePart, WireShape};
+#[cfg(test)]
+pub(crate) use message::{tests as message_tests, wire_shapes};
 pub use render::{ERROR_HEADER, MAX_BROWSER_OUTPUT_SIZE, MAX_CMD_OUTPUT_SIZE};
 pub use state::wire_options_for_llm;
 use state::{StateInfo, read_state};

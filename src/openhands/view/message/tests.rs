@@ -271,13 +271,9 @@ fn tool_text_truncated_only_for_tool_role_from_1_11_1() {
     assert_eq!(t1, TEXT_CONTENT_LIMIT);
 }
 
-/// Every wire message written straight against its value written by
-/// `OwnedValue::write_to_finding` (bytes, the `tool_calls` range, and the
-/// members `get` answers), for every combination of the wire options and
-/// the versions where the wire form changes.
-#[cfg(feature = "parquet")]
-pub(crate) fn check_written_wire(messages: &[Message<'_>]) {
-    use crate::json::Style;
+/// Every combination of the wire options, under each version where the
+/// wire form changes.
+pub(crate) fn wire_cases() -> impl Iterator<Item = (SdkVersion, WireOptions)> {
     let versions = [
         SdkVersion::V1_0_0,
         SdkVersion::V1_1_0,
@@ -288,8 +284,8 @@ pub(crate) fn check_written_wire(messages: &[Message<'_>]) {
         SdkVersion::V1_29_0,
         SdkVersion::LATEST,
     ];
-    for version in versions {
-        for bits in 0u8..32 {
+    versions.into_iter().flat_map(|version| {
+        (0u8..32).map(move |bits| {
             let o = WireOptions {
                 prompt_caching: bits & 1 != 0,
                 vision: bits & 2 != 0,
@@ -297,45 +293,59 @@ pub(crate) fn check_written_wire(messages: &[Message<'_>]) {
                 force_string_serializer: bits & 8 != 0,
                 send_reasoning_content: bits & 16 != 0,
             };
-            let values = to_wire_values(messages, &o, version);
-            let mut seen = 0;
-            write_wire_messages(messages, &o, version, |i, line, facts| {
-                let v = &values[i];
-                let mut want = Vec::new();
-                let calls = v.write_to_finding(&mut want, Style::COMPACT, "tool_calls");
-                assert_eq!(
-                    String::from_utf8_lossy(line),
-                    String::from_utf8_lossy(&want),
-                    "message {i}, {o:?}, {version:?}"
-                );
-                assert_eq!(facts.tool_calls, calls);
-                let text = v.get("content").and_then(|c| match c {
-                    OwnedValue::String(s) => Some(s.clone()),
-                    OwnedValue::Array(a) => Some(
-                        a.iter()
-                            .filter_map(|p| p.get("text").and_then(OwnedValue::as_str))
-                            .collect::<Vec<_>>()
-                            .join("\n"),
-                    ),
-                    _ => None,
-                });
-                assert_eq!(facts.text.as_deref(), text.as_deref());
-                let s = |k: &str| v.get(k).and_then(OwnedValue::as_str);
-                assert_eq!(Some(facts.role.as_str()), s("role"));
-                assert_eq!(facts.tool_call_id, s("tool_call_id"));
-                assert_eq!(facts.name, s("name"));
-                seen += 1;
-                Ok::<(), ()>(())
-            })
-            .expect("written");
-            assert_eq!(seen, values.len());
-        }
+            (version, o)
+        })
+    })
+}
+
+/// Every wire message written straight against its value written by
+/// `OwnedValue::write_to_finding` (bytes, the `tool_calls` range, and the
+/// members `get` answers), for every combination of the wire options and
+/// the versions where the wire form changes.
+#[cfg(feature = "parquet")]
+pub(crate) fn check_written_wire(messages: &[Message<'_>]) {
+    use crate::json::Style;
+    for (version, o) in wire_cases() {
+        let values = to_wire_values(messages, &o, version);
+        let mut seen = 0;
+        write_wire_messages(messages, &o, version, |i, line, facts| {
+            let v = &values[i];
+            let mut want = Vec::new();
+            let calls = v.write_to_finding(&mut want, Style::COMPACT, "tool_calls");
+            assert_eq!(
+                String::from_utf8_lossy(line),
+                String::from_utf8_lossy(&want),
+                "message {i}, {o:?}, {version:?}"
+            );
+            assert_eq!(facts.tool_calls, calls);
+            let text = v.get("content").and_then(|c| match c {
+                OwnedValue::String(s) => Some(s.clone()),
+                OwnedValue::Array(a) => Some(
+                    a.iter()
+                        .filter_map(|p| p.get("text").and_then(OwnedValue::as_str))
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                ),
+                _ => None,
+            });
+            assert_eq!(facts.text.as_deref(), text.as_deref());
+            let s = |k: &str| v.get(k).and_then(OwnedValue::as_str);
+            assert_eq!(Some(facts.role.as_str()), s("role"));
+            assert_eq!(facts.tool_call_id, s("tool_call_id"));
+            assert_eq!(facts.name, s("name"));
+            seen += 1;
+            Ok::<(), ()>(())
+        })
+        .expect("written");
+        assert_eq!(seen, values.len());
     }
 }
 
-#[test]
-#[cfg(feature = "parquet")]
-fn wire_messages_written_as_their_values() {
+/// Messages that take every branch of the wire rules: cache marks on the
+/// system prompt, images and a tool turn, thinking blocks and reasoning
+/// content, blank text beside tool calls, empty assistant turns, tool
+/// output past the truncation limit, a tool result with no name.
+pub(crate) fn wire_examples() -> Vec<Message<'static>> {
     let call = |id: &'static str| ToolCall {
         id: id.into(),
         name: "terminal".into(),
@@ -373,6 +383,10 @@ fn wire_messages_written_as_their_values() {
             signature: Some("sig".into()),
         },
         ThinkingBlock::Redacted { data: "xx".into() },
+        ThinkingBlock::Thinking {
+            thinking: "unsigned \"quoted\"".into(),
+            signature: None,
+        },
     ];
     let mut blank_calls = Message::new(Role::Assistant);
     blank_calls.content.push(Content::text(" "));
@@ -398,7 +412,7 @@ fn wire_messages_written_as_their_values() {
         cache_prompt: false,
         enable_truncation: Some(true),
     });
-    let messages = [
+    vec![
         system,
         image_user,
         thinking,
@@ -409,7 +423,13 @@ fn wire_messages_written_as_their_values() {
         nameless_tool,
         long_user,
         user("last"),
-    ];
+    ]
+}
+
+#[test]
+#[cfg(feature = "parquet")]
+fn wire_messages_written_as_their_values() {
+    let messages = wire_examples();
     check_written_wire(&messages);
     check_written_wire(&messages[1..]);
     check_written_wire(&[]);

@@ -16,6 +16,8 @@ pub(crate) enum WirePart<'m> {
         /// The text as sent (truncated where the SDK truncates it).
         text: Cow<'m, str>,
         /// `cache_control` on the part.
+        // Read by the JSON writer alone (an item carries no cache mark).
+        #[cfg_attr(not(feature = "parquet"), allow(dead_code))]
         cache: bool,
     },
     /// `{"type": "image_url", "image_url": {"url": …}}`.
@@ -23,6 +25,8 @@ pub(crate) enum WirePart<'m> {
         /// The URL.
         url: &'m str,
         /// `cache_control` on the part.
+        // Read by the JSON writer alone (an item carries no cache mark).
+        #[cfg_attr(not(feature = "parquet"), allow(dead_code))]
         cache: bool,
     },
     /// A thinking block among the content parts (before 1.2.0), sent as
@@ -57,6 +61,7 @@ pub(crate) struct WireShape<'m> {
     pub(crate) content: WireContent<'m>,
     /// `cache_control` on the message (a tool turn's mark, moved there from
     /// its part).
+    #[cfg_attr(not(feature = "parquet"), allow(dead_code))]
     pub(crate) cache: bool,
     /// `thinking_blocks` (1.2.0+, list content; absent when empty).
     pub(crate) thinking: &'m [ThinkingBlock<'m>],
@@ -65,37 +70,12 @@ pub(crate) struct WireShape<'m> {
     /// `tool_call_id` and `name` (a tool result with a call id; `name` is
     /// `null` when `None`).
     pub(crate) tool: Option<(&'m str, Option<&'m str>)>,
-    /// `reasoning_content`.
+    /// `reasoning_content` (no Open Responses item carries it).
+    #[cfg_attr(not(feature = "parquet"), allow(dead_code))]
     pub(crate) reasoning_content: Option<&'m str>,
 }
 
 impl<'m> WireShape<'m> {
-    /// The text of the `text` parts (or the string content), joined by
-    /// line breaks; `None` when there is no `content` member.
-    pub(crate) fn text(&self) -> Option<Cow<'m, str>> {
-        match &self.content {
-            WireContent::None => None,
-            WireContent::Text(t) => Some(t.clone()),
-            WireContent::Parts(parts) => {
-                let mut joined: Option<Cow<'m, str>> = None;
-                for p in parts {
-                    if let WirePart::Text { text, .. } = p {
-                        joined = Some(match joined {
-                            None => text.clone(),
-                            Some(j) => {
-                                let mut s = j.into_owned();
-                                s.push('\n');
-                                s.push_str(text);
-                                Cow::Owned(s)
-                            }
-                        });
-                    }
-                }
-                Some(joined.unwrap_or(Cow::Borrowed("")))
-            }
-        }
-    }
-
     /// The `text` parts' texts (none when the content is a string).
     pub(crate) fn part_texts(&self) -> impl Iterator<Item = &str> {
         let parts = match &self.content {

@@ -68,6 +68,34 @@ pub(crate) fn write_wire_messages<E>(
     Ok(())
 }
 
+impl<'m> WireShape<'m> {
+    /// The text of the `text` parts (or the string content), joined by
+    /// line breaks; `None` when there is no `content` member.
+    pub(crate) fn text(&self) -> Option<Cow<'m, str>> {
+        match &self.content {
+            WireContent::None => None,
+            WireContent::Text(t) => Some(t.clone()),
+            WireContent::Parts(parts) => {
+                let mut joined: Option<Cow<'m, str>> = None;
+                for p in parts {
+                    if let WirePart::Text { text, .. } = p {
+                        joined = Some(match joined {
+                            None => text.clone(),
+                            Some(j) => {
+                                let mut s = j.into_owned();
+                                s.push('\n');
+                                s.push_str(text);
+                                Cow::Owned(s)
+                            }
+                        });
+                    }
+                }
+                Some(joined.unwrap_or(Cow::Borrowed("")))
+            }
+        }
+    }
+}
+
 /// A JSON string, as the compact style writes it.
 fn w_str(out: &mut Vec<u8>, s: &str) {
     crate::json::write::write_str(out, s, false);
