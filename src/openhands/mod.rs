@@ -137,6 +137,8 @@ mod reader;
 mod state;
 pub mod store;
 mod stored;
+#[cfg(test)]
+pub(crate) mod test_corpus;
 mod time;
 mod usage;
 pub mod view;

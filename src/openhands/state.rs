@@ -312,10 +312,8 @@ mod tests {
         ] {
             same_fields(input);
         }
-        let root =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/corpus/openhands");
         let mut n = 0;
-        for conv in crate::openhands::find_sessions(&root).expect("corpus") {
+        for conv in crate::openhands::test_corpus::sessions() {
             if let Ok(b) = std::fs::read(conv.join("base_state.json")) {
                 same_fields(&b);
                 n += 1;
