@@ -178,7 +178,7 @@ struct Emitter<'w, 'm> {
 /// own allocation.
 fn canonical_items(shape: &WireShape<'_>, buf: &mut Vec<u8>) -> Vec<CanonicalItem> {
     let mut items = Vec::new();
-    let _ = shape_items(shape, buf, |c, call| {
+    let Ok(()) = shape_items(shape, buf, |c, call| {
         items.push(CanonicalItem {
             canonical: Rc::from(c),
             call: call.map(str::to_owned),
@@ -558,25 +558,24 @@ fn convert_from(
             WireContent::Parts(p) => p.as_slice(),
             _ => &[],
         };
-        let parts: Vec<OwnedValue> = content
+        let texts: Vec<&str> = content
+            .iter()
+            .map(|p| match p {
+                WirePart::Text { text, .. } => &**text,
+                _ => "",
+            })
+            .collect();
+        let parts: Vec<OwnedValue> = texts
             .iter()
             .enumerate()
-            .map(|(i, p)| {
-                let text = match p {
-                    WirePart::Text { text, .. } => text,
-                    _ => "",
-                };
+            .map(|(i, text)| {
                 OwnedValue::Object(obj(vec![
                     ("id", s(&format!("system-{i}"))),
                     ("text", s(text)),
                 ]))
             })
             .collect();
-        let joined: Vec<&str> = parts
-            .iter()
-            .filter_map(|p| p.get("text").and_then(OwnedValue::as_str))
-            .collect();
-        config.insert("instructions", s(&joined.join("\n\n")));
+        config.insert("instructions", s(&texts.join("\n\n")));
         config.insert("instructions_parts", OwnedValue::Array(parts));
     }
     // The system prompt event's tools, from the view's parse of it (or

@@ -42,10 +42,17 @@ fn thinking_part(out: &mut Vec<u8>, b: &ThinkingBlock<'_>) {
     out.extend_from_slice(b",\"type\":\"openhands:part\"}");
 }
 
-/// A content part as an input part: `input_text` (`text`, `type`),
-/// `input_image` (`image_url`, `type`), or kept whole.
-fn input_part(out: &mut Vec<u8>, p: &WirePart<'_>) {
+/// A content part as a Responses part: a text part as `output_text` in
+/// the model's own message (`output`: `annotations`, `text`, `type`), else
+/// as `input_text` (`text`, `type`); an image as `input_image`
+/// (`image_url`, `type`); a thinking block kept whole.
+fn part(out: &mut Vec<u8>, p: &WirePart<'_>, output: bool) {
     match p {
+        WirePart::Text { text, .. } if output => {
+            out.extend_from_slice(b"{\"annotations\":[],\"text\":");
+            w_str(out, text);
+            out.extend_from_slice(b",\"type\":\"output_text\"}");
+        }
         WirePart::Text { text, .. } => {
             out.extend_from_slice(b"{\"text\":");
             w_str(out, text);
@@ -60,9 +67,9 @@ fn input_part(out: &mut Vec<u8>, p: &WirePart<'_>) {
     }
 }
 
-/// The content as input content: a list of input parts, a string kept a
-/// string, `[]` when there is none.
-fn input_content(out: &mut Vec<u8>, c: &WireContent<'_>) {
+/// The content as a list of [`part`]s (`output`: the model's own
+/// message), a string kept a string, `[]` when there is none.
+fn content(out: &mut Vec<u8>, c: &WireContent<'_>, output: bool) {
     match c {
         WireContent::Parts(parts) => {
             out.push(b'[');
@@ -70,7 +77,7 @@ fn input_content(out: &mut Vec<u8>, c: &WireContent<'_>) {
                 if i > 0 {
                     out.push(b',');
                 }
-                input_part(out, p);
+                part(out, p, output);
             }
             out.push(b']');
         }
@@ -118,34 +125,12 @@ pub(super) fn shape_items<E>(
                 each(c, None)?;
             }
             // `content`, `role`, `type`.
-            match &shape.content {
-                WireContent::None => {}
-                content => {
-                    c.clear();
-                    c.extend_from_slice(b"{\"content\":");
-                    match content {
-                        WireContent::Parts(parts) => {
-                            c.push(b'[');
-                            for (i, p) in parts.iter().enumerate() {
-                                if i > 0 {
-                                    c.push(b',');
-                                }
-                                if let WirePart::Text { text, .. } = p {
-                                    // `annotations`, `text`, `type`.
-                                    c.extend_from_slice(b"{\"annotations\":[],\"text\":");
-                                    w_str(c, text);
-                                    c.extend_from_slice(b",\"type\":\"output_text\"}");
-                                } else {
-                                    input_part(c, p);
-                                }
-                            }
-                            c.push(b']');
-                        }
-                        other => input_content(c, other),
-                    }
-                    c.extend_from_slice(b",\"role\":\"assistant\",\"type\":\"message\"}");
-                    each(c, None)?;
-                }
+            if !matches!(shape.content, WireContent::None) {
+                c.clear();
+                c.extend_from_slice(b"{\"content\":");
+                content(c, &shape.content, true);
+                c.extend_from_slice(b",\"role\":\"assistant\",\"type\":\"message\"}");
+                each(c, None)?;
             }
             // `arguments`, `call_id`, `name`, `type`.
             for call in shape.tool_calls.unwrap_or_default() {
@@ -167,7 +152,7 @@ pub(super) fn shape_items<E>(
             c.extend_from_slice(b"{\"call_id\":");
             w_str(c, shape.tool.map_or("", |(id, _)| id));
             c.extend_from_slice(b",\"output\":");
-            input_content(c, &shape.content);
+            content(c, &shape.content, false);
             c.extend_from_slice(b",\"type\":\"function_call_output\"}");
             each(c, None)
         }
@@ -175,7 +160,7 @@ pub(super) fn shape_items<E>(
             // `content`, `role`, `type`.
             c.clear();
             c.extend_from_slice(b"{\"content\":");
-            input_content(c, &shape.content);
+            content(c, &shape.content, false);
             c.extend_from_slice(b",\"role\":");
             w_str(c, shape.role.as_str());
             c.extend_from_slice(b",\"type\":\"message\"}");

@@ -77,13 +77,13 @@ pub(crate) struct WireShape<'m> {
 
 impl<'m> WireShape<'m> {
     /// The `text` parts' texts (none when the content is a string).
-    pub(crate) fn part_texts(&self) -> impl Iterator<Item = &str> {
+    pub(crate) fn part_texts(&self) -> impl Iterator<Item = &Cow<'m, str>> {
         let parts = match &self.content {
             WireContent::Parts(p) => p.as_slice(),
             _ => &[],
         };
         parts.iter().filter_map(|p| match p {
-            WirePart::Text { text, .. } => Some(&**text),
+            WirePart::Text { text, .. } => Some(text),
             _ => None,
         })
     }

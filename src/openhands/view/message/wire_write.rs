@@ -75,20 +75,18 @@ impl<'m> WireShape<'m> {
         match &self.content {
             WireContent::None => None,
             WireContent::Text(t) => Some(t.clone()),
-            WireContent::Parts(parts) => {
+            WireContent::Parts(_) => {
                 let mut joined: Option<Cow<'m, str>> = None;
-                for p in parts {
-                    if let WirePart::Text { text, .. } = p {
-                        joined = Some(match joined {
-                            None => text.clone(),
-                            Some(j) => {
-                                let mut s = j.into_owned();
-                                s.push('\n');
-                                s.push_str(text);
-                                Cow::Owned(s)
-                            }
-                        });
-                    }
+                for text in self.part_texts() {
+                    joined = Some(match joined {
+                        None => text.clone(),
+                        Some(j) => {
+                            let mut s = j.into_owned();
+                            s.push('\n');
+                            s.push_str(text);
+                            Cow::Owned(s)
+                        }
+                    });
                 }
                 Some(joined.unwrap_or(Cow::Borrowed("")))
             }
