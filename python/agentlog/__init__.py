@@ -20,6 +20,10 @@ of the same name::
         ...
     changes.checkpoint().save("store.cp")
 
+An OC Chat sessions directory opens the same way; its ``changes_since`` and
+``follow`` hand out ``SessionChange`` objects (the messages each save added)
+and its checkpoint is a ``SessionsCheckpoint``.
+
 See the README's "Python" section and ``help(agentlog.Store)``.
 """
 
@@ -40,6 +44,10 @@ from ._agentlog import (  # noqa: F401
     Events,
     Follow,
     Session,
+    SessionChange,
+    SessionChanges,
+    SessionFollow,
+    SessionsCheckpoint,
     Store,
     open as _open,
     read_asf as _read_asf,
@@ -65,6 +73,10 @@ __all__ = [
     "Change",
     "Changes",
     "Follow",
+    "SessionsCheckpoint",
+    "SessionChange",
+    "SessionChanges",
+    "SessionFollow",
     "AsfSession",
     "AsfContext",
     "Converted",

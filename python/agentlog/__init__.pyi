@@ -108,16 +108,20 @@ class Store:
     def llm_calls_table(self) -> Any: ...
     def changes_since(
         self,
-        checkpoint: Union[Checkpoint, _Path, None] = None,
+        checkpoint: Union[Checkpoint, SessionsCheckpoint, _Path, None] = None,
         settle: Optional[float] = None,
         verify_files: bool = False,
-    ) -> Changes:
+    ) -> Union[Changes, SessionChanges]:
         """What changed since ``checkpoint`` (a :class:`Checkpoint`, a
         checkpoint file's path — missing or empty is none yet — or ``None``:
         everything), as ``agentlog export --checkpoint`` reads it.
         ``verify_files``: stat every event file already handed out and hand a
         conversation out again (as a rewrite) when one changed in place, as
         ``--verify-files`` does.
+
+        An OC Chat sessions directory gives :class:`SessionChanges` (from a
+        :class:`SessionsCheckpoint` or its file); ``settle`` and
+        ``verify_files`` are refused there (``ValueError``).
 
         >>> changes = store.changes_since("store.cp")            # doctest: +SKIP
         >>> for change in changes:                               # doctest: +SKIP
@@ -126,16 +130,18 @@ class Store:
         """
     def follow(
         self,
-        checkpoint: Union[Checkpoint, _Path, None] = None,
+        checkpoint: Union[Checkpoint, SessionsCheckpoint, _Path, None] = None,
         poll: Optional[float] = None,
         settle: float = 2.0,
         idle_timeout: Optional[float] = None,
         verify_files: bool = False,
-    ) -> Follow:
+    ) -> Union[Follow, SessionFollow]:
         """Follows the store live (file-system events, or every ``poll``
         seconds): everything since ``checkpoint`` first, then each change as
         it is written; ends after ``idle_timeout`` seconds without one
-        (``None``: never; Ctrl-C stops it).
+        (``None``: never; Ctrl-C stops it). An OC Chat sessions directory
+        gives a :class:`SessionFollow` (``verify_files`` refused, ``settle``
+        unused).
 
         >>> for change in store.follow("store.cp"):              # doctest: +SKIP
         ...     print(change.kind, change.id, len(change.events))
@@ -431,3 +437,68 @@ class AsfContext:
     def chat_messages(self) -> list[dict[str, _Json]]: ...
     def to_dict(self) -> dict[str, _Json]:
         """``asf context --json``'s object."""
+
+class SessionsCheckpoint:
+    """What an OC Chat sessions directory was read to (per session: its
+    meta file, how many messages were handed out, a digest of them);
+    saved once the changes are durable.
+
+    >>> cp = store.changes_since(None).checkpoint()               # doctest: +SKIP
+    >>> cp.save("sessions.cp")                                     # doctest: +SKIP
+    """
+
+    @staticmethod
+    def load(path: _Path) -> SessionsCheckpoint: ...
+    @staticmethod
+    def from_bytes(data: bytes) -> SessionsCheckpoint: ...
+    def save(self, path: _Path) -> None:
+        """Atomically: the old file or the new one, never a part."""
+    def to_bytes(self) -> bytes: ...
+    @property
+    def root(self) -> Path: ...
+    @property
+    def messages(self) -> int:
+        """How many messages it records as handed out, over every session."""
+    def __len__(self) -> int: ...
+
+class SessionChange:
+    """One changed OC Chat session and the messages to hand out (indexes
+    ``range(from_index, to_index)`` of its chat log; every message for a
+    ``rewrite``)."""
+
+    @property
+    def kind(self) -> Literal["new", "updated", "rewrite", "removed"]: ...
+    @property
+    def id(self) -> str:
+        """The session's name (``Session.id``)."""
+    @property
+    def from_index(self) -> int: ...
+    @property
+    def to_index(self) -> int: ...
+    @property
+    def messages(self) -> list[dict[str, _Json]]: ...
+
+class SessionChanges(Iterator[SessionChange]):
+    """One changes-since pass over an OC Chat sessions directory, a session
+    loaded at a time."""
+
+    def __iter__(self) -> SessionChanges: ...
+    def __next__(self) -> SessionChange: ...
+    def checkpoint(self) -> SessionsCheckpoint:
+        """What was handed out so far (at the end: the directory as read)."""
+    @property
+    def finished(self) -> bool: ...
+
+class SessionFollow(Iterator[SessionChange]):
+    """Following an OC Chat sessions directory live."""
+
+    def __iter__(self) -> SessionFollow: ...
+    def __next__(self) -> SessionChange: ...
+    def checkpoint(self) -> SessionsCheckpoint:
+        """What the scans so far read, the changes not yet taken from the
+        iterator included: save it once ``pending`` is 0."""
+    @property
+    def pending(self) -> int:
+        """Changes found by the last scan not yet handed out."""
+    @property
+    def polling(self) -> Optional[str]: ...

@@ -119,6 +119,16 @@ pub fn given_checkpoint(
     if let Ok(c) = g.cast::<Checkpoint>() {
         return Ok(Some(c.get().cp.clone()));
     }
+    if g.cast::<crate::session_changes::SessionsCheckpoint>()
+        .is_ok()
+    {
+        return Err(error(
+            Class::Format,
+            None,
+            "an OC Chat sessions directory's agentlog.SessionsCheckpoint given for an \
+             OpenHands store (its checkpoint is an agentlog.Checkpoint)",
+        ));
+    }
     let path: PathBuf = g.extract()?;
     if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file() && m.len() == 0) {
         return Ok(None);

@@ -13,6 +13,7 @@ mod errors;
 mod event;
 mod ids;
 mod occhat;
+mod session_changes;
 mod store;
 mod tables;
 mod values;
@@ -59,5 +60,9 @@ fn _agentlog(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<changes::Change>()?;
     m.add_class::<changes::Changes>()?;
     m.add_class::<changes::Follow>()?;
+    m.add_class::<session_changes::SessionsCheckpoint>()?;
+    m.add_class::<session_changes::SessionChange>()?;
+    m.add_class::<session_changes::SessionChanges>()?;
+    m.add_class::<session_changes::SessionFollow>()?;
     Ok(())
 }

@@ -8,6 +8,7 @@ use std::sync::OnceLock;
 
 use agentlog::occhat::{SessionEntry, SessionStore};
 use agentlog::openhands::{self, FILE_META};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 use crate::conversation::{Conversation, MAX_SUBAGENT_DEPTH, path_of, read};
@@ -148,17 +149,6 @@ fn dir_id(dir: &Path) -> String {
 }
 
 impl Store {
-    fn openhands_only(&self, what: &str) -> PyResult<()> {
-        match self.kind {
-            Kind::OpenHands { .. } => Ok(()),
-            Kind::OcChat { .. } => Err(error(
-                Class::Format,
-                Some(&self.root),
-                format!("an OC Chat sessions directory; {what} reads OpenHands stores"),
-            )),
-        }
-    }
-
     /// The conversation directories (OpenHands), or `None`.
     pub fn dirs(&self) -> Option<&[PathBuf]> {
         match &self.kind {
@@ -323,18 +313,36 @@ impl Store {
     /// long ago. `verify_files` stats every event file already handed out
     /// and hands a conversation out again (as a rewrite) when one of them
     /// changed in place, as `agentlog export --verify-files` does (one stat
-    /// per event file). OpenHands stores only.
+    /// per event file).
+    ///
+    /// An OC Chat sessions directory gives `agentlog.SessionChange`s
+    /// instead, one session loaded at a time, from an
+    /// `agentlog.SessionsCheckpoint` (or its file), as `agentlog follow`
+    /// reads the directory; `settle` and `verify_files`, which are about
+    /// OpenHands event files, are refused there (`ValueError`).
     #[pyo3(signature = (checkpoint=None, settle=None, verify_files=false))]
-    fn changes_since(
+    fn changes_since<'py>(
         &self,
-        py: Python<'_>,
-        checkpoint: Option<Bound<'_, PyAny>>,
+        py: Python<'py>,
+        checkpoint: Option<Bound<'py, PyAny>>,
         settle: Option<f64>,
         verify_files: bool,
-    ) -> PyResult<crate::changes::Changes> {
-        self.openhands_only("changes_since")?;
+    ) -> PyResult<Bound<'py, PyAny>> {
+        if let Kind::OcChat { .. } = self.kind {
+            if settle.is_some() || verify_files {
+                return Err(PyValueError::new_err(
+                    "settle and verify_files are about OpenHands event files; \
+                     an OC Chat sessions directory has none",
+                ));
+            }
+            let since =
+                crate::session_changes::given_checkpoint(py, &self.root, checkpoint.as_ref())?;
+            let changes = crate::session_changes::changes_since(py, &self.root, since)?;
+            return Ok(Bound::new(py, changes)?.into_any());
+        }
         let since = crate::changes::given_checkpoint(py, checkpoint.as_ref())?;
-        crate::changes::changes_since(py, &self.root, since, settle, verify_files)
+        let changes = crate::changes::changes_since(py, &self.root, since, settle, verify_files)?;
+        Ok(Bound::new(py, changes)?.into_any())
     }
 
     /// Follows the store live, as `agentlog follow --checkpoint` does: an
@@ -343,26 +351,41 @@ impl Store {
     /// by the file system, or every `poll` seconds). A malformed event file
     /// is held back while modified less than `settle` seconds ago. Ends
     /// once nothing came for `idle_timeout` seconds (`None`: never; Ctrl-C
-    /// stops it). `verify_files` as for `changes_since`. OpenHands stores
-    /// only.
+    /// stops it). `verify_files` as for `changes_since`.
+    ///
+    /// An OC Chat sessions directory gives `agentlog.SessionChange`s, each
+    /// save's added messages as it is written (`verify_files` refused,
+    /// `settle` unused: OC Chat writes whole files).
     #[pyo3(signature = (checkpoint=None, poll=None, settle=2.0, idle_timeout=None, verify_files=false))]
-    fn follow(
+    fn follow<'py>(
         &self,
-        py: Python<'_>,
-        checkpoint: Option<Bound<'_, PyAny>>,
+        py: Python<'py>,
+        checkpoint: Option<Bound<'py, PyAny>>,
         poll: Option<f64>,
         settle: f64,
         idle_timeout: Option<f64>,
         verify_files: bool,
-    ) -> PyResult<crate::changes::Follow> {
-        self.openhands_only("follow")?;
-        let since = crate::changes::given_checkpoint(py, checkpoint.as_ref())?;
+    ) -> PyResult<Bound<'py, PyAny>> {
         let timing = crate::changes::FollowTiming {
             poll,
             settle,
             idle_timeout,
         };
-        crate::changes::follow(py, &self.root, since, timing, verify_files)
+        if let Kind::OcChat { .. } = self.kind {
+            if verify_files {
+                return Err(PyValueError::new_err(
+                    "verify_files is about OpenHands event files; \
+                     an OC Chat sessions directory has none",
+                ));
+            }
+            let since =
+                crate::session_changes::given_checkpoint(py, &self.root, checkpoint.as_ref())?;
+            let f = crate::session_changes::follow(py, &self.root, since, timing)?;
+            return Ok(Bound::new(py, f)?.into_any());
+        }
+        let since = crate::changes::given_checkpoint(py, checkpoint.as_ref())?;
+        let f = crate::changes::follow(py, &self.root, since, timing, verify_files)?;
+        Ok(Bound::new(py, f)?.into_any())
     }
 
     /// Every top-level conversation read at once, in parallel on all cores

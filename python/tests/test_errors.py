@@ -8,7 +8,7 @@ import os
 import pytest
 
 import agentlog
-from conftest import CORPUS, OCCHAT
+from conftest import CORPUS
 
 
 def test_a_missing_path(tmp_path):
@@ -75,15 +75,10 @@ def test_a_conversation_removed_after_opening(store_copy):
     assert str(victim) in str(e.value)
 
 
-def test_bad_table_and_store_kind():
+def test_bad_table():
     with pytest.raises(agentlog.FormatError) as e:
         agentlog.open(CORPUS).table("nope")
     assert "conversations, events, messages" in e.value.reason
-    occ = agentlog.open(OCCHAT / "sample_basic" / "sessions")
-    with pytest.raises(agentlog.FormatError):
-        occ.changes_since(None)
-    with pytest.raises(agentlog.FormatError):
-        occ.follow(None)
 
 
 def test_bad_checkpoints(tmp_path):

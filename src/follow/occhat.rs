@@ -10,7 +10,9 @@
 //! ([`SessionChange::Added`]). A chat log that is not an extension of what
 //! was handed out (a recovered tail, an edit) is a
 //! [`SessionChange::Rewrite`] with all its messages; a session gone is
-//! [`SessionChange::Removed`].
+//! [`SessionChange::Removed`]. [`Sessions::scan`] hands every change of
+//! one pass to a sink; [`Sessions::pass`] and [`Sessions::step`] take them
+//! one at a time (an iterator's `next`), each recorded once taken.
 //!
 //! Memory: a [`SessionMark`] per session (the meta's path, its stamp, a
 //! count and a 32-byte digest), whatever the number of messages.
@@ -120,14 +122,83 @@ impl Sessions {
         &mut self,
         mut sink: impl FnMut(SessionChange<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
-        let list = self.store.list_sessions();
-        let mut names: HashSet<String> = HashSet::new();
-        for entry in &list.sessions {
+        let mut pass = self.pass();
+        while let Some(r) = self.step(&mut pass, &mut sink) {
+            r?;
+        }
+        Ok(())
+    }
+
+    /// Starts a scan to be taken one change at a time ([`step`](Self::step)):
+    /// the store is listed now.
+    pub fn pass(&self) -> Pass {
+        Pass {
+            entries: self.store.list_sessions().sessions.into_iter(),
+            names: HashSet::new(),
+            gone: None,
+        }
+    }
+
+    /// The next change of `pass`, handed to `take`, and recorded as handed
+    /// out when `take` returns `Ok` (what it returns is given back); `None`
+    /// when the pass has no change left. A change `take` refuses is not
+    /// recorded: the next pass hands it out again. [`scan`](Self::scan) is
+    /// these steps until the first refusal.
+    pub fn step<T, E>(
+        &mut self,
+        pass: &mut Pass,
+        take: impl FnOnce(SessionChange<'_>) -> Result<T, E>,
+    ) -> Option<Result<T, E>> {
+        if let Some(f) = self.next_changed(pass) {
+            let messages = f.log.messages();
+            let change = if f.extends {
+                SessionChange::Added {
+                    session: &f.name,
+                    new: f.new,
+                    from: f.had,
+                    messages: messages.get(f.had..).unwrap_or(&[]),
+                }
+            } else {
+                SessionChange::Rewrite {
+                    session: &f.name,
+                    messages,
+                }
+            };
+            let taken = take(change);
+            if taken.is_ok() {
+                self.seen.sessions.insert(f.name, f.mark);
+            }
+            return Some(taken);
+        }
+        // Past the listing: the sessions it did not name are gone, handed
+        // out in name order.
+        let names = &pass.names;
+        let gone = pass.gone.get_or_insert_with(|| {
+            let mut g: Vec<String> = (self.seen.sessions.keys())
+                .filter(|k| !names.contains(*k))
+                .cloned()
+                .collect();
+            g.reverse();
+            g
+        });
+        let g = gone.pop()?;
+        let taken = take(SessionChange::Removed { session: &g });
+        if taken.is_ok() {
+            self.seen.sessions.remove(&g);
+        }
+        Some(taken)
+    }
+
+    /// Walks `pass`'s listing to the next session with messages to hand
+    /// out, recording those with none (their meta file saved again with
+    /// the same messages) as they are passed.
+    fn next_changed(&mut self, pass: &mut Pass) -> Option<Found> {
+        for entry in pass.entries.by_ref() {
             let Some(name) = entry.name_str() else {
                 continue;
             };
             let name = name.to_owned();
-            names.insert(name.clone());
+            pass.names.insert(name.clone());
             let stamp = Stamp::stat(&entry.filepath).ok().flatten();
             let old = self.seen.sessions.get(&name);
             if let Some(s) = old
@@ -153,43 +224,52 @@ impl Sessions {
                 }
             }
             let new = old.is_none();
-            let change = if at_had == Some(had_chain) {
-                (had < messages.len() || new).then(|| SessionChange::Added {
-                    session: &name,
-                    new,
-                    from: had,
-                    messages: messages.get(had..).unwrap_or(&[]),
-                })
-            } else {
-                Some(SessionChange::Rewrite {
-                    session: &name,
-                    messages,
-                })
+            let extends = at_had == Some(had_chain);
+            let mark = SessionMark {
+                meta: entry.filepath,
+                stamp,
+                messages: messages.len(),
+                chain,
             };
-            if let Some(c) = change {
-                sink(c)?;
+            if extends && had >= messages.len() && !new {
+                self.seen.sessions.insert(name, mark);
+                continue;
             }
-            self.seen.sessions.insert(
+            return Some(Found {
                 name,
-                SessionMark {
-                    meta: entry.filepath.clone(),
-                    stamp,
-                    messages: messages.len(),
-                    chain,
-                },
-            );
+                log,
+                had,
+                new,
+                extends,
+                mark,
+            });
         }
-        let gone: Vec<String> = self
-            .seen
-            .sessions
-            .keys()
-            .filter(|k| !names.contains(*k))
-            .cloned()
-            .collect();
-        for g in gone {
-            sink(SessionChange::Removed { session: &g })?;
-            self.seen.sessions.remove(&g);
-        }
-        Ok(())
+        None
     }
+}
+
+/// A session [`Sessions::next_changed`] found with messages to hand out.
+struct Found {
+    name: String,
+    log: occhat::LoadedChatLog,
+    /// How many of its messages were handed out before.
+    had: usize,
+    /// Whether the session is new to the follower.
+    new: bool,
+    /// Whether its messages extend those handed out (else: a rewrite).
+    extends: bool,
+    /// What to record once its change is taken.
+    mark: SessionMark,
+}
+
+/// A scan taken one change at a time ([`Sessions::pass`]): the listing it
+/// started from and how far [`Sessions::step`] has walked it.
+#[derive(Debug)]
+pub struct Pass {
+    entries: std::vec::IntoIter<occhat::SessionEntry>,
+    /// The sessions the listing named so far.
+    names: HashSet<String>,
+    /// Once the listing is walked: the sessions recorded that it did not
+    /// name, last first.
+    gone: Option<Vec<String>>,
 }

@@ -112,6 +112,11 @@ impl SessionsCheckpoint {
         })
     }
 
+    /// The sessions directory it is of (made absolute, links resolved).
+    pub fn root(&self) -> &Path {
+        &self.canonical
+    }
+
     /// The sessions recorded, by name.
     pub fn sessions(&self) -> impl Iterator<Item = (&str, &SessionMark)> {
         self.sessions.iter().map(|(k, m)| (k.as_str(), m))

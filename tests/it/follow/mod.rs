@@ -1,3 +1,4 @@
 //! Live following of stores (`agentlog::follow`).
 
+mod occhat_steps;
 mod wake;

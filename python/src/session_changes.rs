@@ -1,0 +1,442 @@
+//! Incremental reading of an OC Chat sessions directory:
+//! `store.changes_since(checkpoint)` (one pass of
+//! `agentlog::follow::occhat::Sessions`, a session at a time) and
+//! `store.follow(...)` (a `agentlog::follow::Follower` over the sessions
+//! directory), both iterators of `agentlog.SessionChange`, and
+//! `agentlog.SessionsCheckpoint`.
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use agentlog::follow::occhat::{Pass, SessionChange as RsChange, Sessions};
+use agentlog::follow::{FollowOptions, Follower, SessionsCheckpoint as RsCheckpoint};
+use agentlog::json::OwnedValue;
+use agentlog::openhands::CheckpointError;
+use pyo3::prelude::*;
+use pyo3::types::PyList;
+
+use crate::changes::FollowTiming;
+use crate::errors::{Class, error, read_error};
+use crate::values::owned_to_py;
+
+/// What an OC Chat sessions directory was read to: per session, its meta
+/// file, how many messages were handed out and a digest of them. Saved
+/// once what was done with the changes is durable; the next
+/// `changes_since` (or `follow`) starts there.
+///
+/// >>> import agentlog
+/// >>> store = agentlog.open("sessions")                   # doctest: +SKIP
+/// >>> changes = store.changes_since(None)                  # doctest: +SKIP
+/// >>> first = list(changes)                                # doctest: +SKIP
+/// >>> changes.checkpoint().save("sessions.cp")             # doctest: +SKIP
+#[pyclass(module = "agentlog", frozen)]
+pub struct SessionsCheckpoint {
+    pub cp: RsCheckpoint,
+}
+
+#[pymethods]
+impl SessionsCheckpoint {
+    /// Reads a sessions checkpoint file (`agentlog.FormatError` when it is
+    /// not one, an OpenHands store's checkpoint included;
+    /// `agentlog.ReadError` when it cannot be read).
+    #[staticmethod]
+    fn load(py: Python<'_>, path: PathBuf) -> PyResult<SessionsCheckpoint> {
+        let got = py.detach(|| RsCheckpoint::load(&path));
+        got.map(|cp| SessionsCheckpoint { cp })
+            .map_err(|e| checkpoint_error(&path, &e))
+    }
+
+    /// A checkpoint from the bytes `to_bytes()` gave.
+    #[staticmethod]
+    fn from_bytes(data: &[u8]) -> PyResult<SessionsCheckpoint> {
+        RsCheckpoint::from_bytes(data, Path::new("<bytes>"))
+            .map(|cp| SessionsCheckpoint { cp })
+            .map_err(|e| error(Class::Format, None, e.to_string()))
+    }
+
+    /// Saves the checkpoint at `path` atomically (a reader sees the old
+    /// file or the new one, never a part; a failure leaves the old file).
+    fn save(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
+        py.detach(|| self.cp.save(&path))
+            .map_err(|e| error(Class::Read, Some(&path), e.to_string()))
+    }
+
+    /// The checkpoint's bytes, as `save` writes them.
+    fn to_bytes(&self) -> Vec<u8> {
+        self.cp.to_bytes()
+    }
+
+    /// The sessions directory it is of.
+    #[getter]
+    fn root(&self) -> PathBuf {
+        self.cp.root().to_path_buf()
+    }
+
+    /// How many sessions it records.
+    fn __len__(&self) -> usize {
+        self.cp.len()
+    }
+
+    /// How many messages it records as handed out, over every session.
+    #[getter]
+    fn messages(&self) -> usize {
+        self.cp.sessions().map(|(_, m)| m.messages).sum()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<agentlog.SessionsCheckpoint of {} ({} sessions, {} messages)>",
+            self.cp.root().display(),
+            self.cp.len(),
+            self.messages()
+        )
+    }
+}
+
+fn checkpoint_error(path: &Path, e: &CheckpointError) -> PyErr {
+    match e {
+        CheckpointError::Io { .. } => read_error(path, e),
+        _ => error(
+            Class::Format,
+            Some(path),
+            crate::errors::reason_of(path, &e.to_string()),
+        ),
+    }
+}
+
+/// The sessions checkpoint a caller gave: a `SessionsCheckpoint`, a path to
+/// load one from (a file not there yet, or empty, is none: a first run), or
+/// `None`. An OpenHands store's `agentlog.Checkpoint` is refused.
+pub fn given_checkpoint(
+    py: Python<'_>,
+    root: &Path,
+    given: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Option<RsCheckpoint>> {
+    let Some(g) = given else { return Ok(None) };
+    if g.is_none() {
+        return Ok(None);
+    }
+    if let Ok(c) = g.cast::<SessionsCheckpoint>() {
+        return Ok(Some(c.get().cp.clone()));
+    }
+    if g.cast::<crate::changes::Checkpoint>().is_ok() {
+        return Err(error(
+            Class::Format,
+            Some(root),
+            "an OpenHands store's agentlog.Checkpoint given for an OC Chat sessions \
+             directory (its checkpoint is an agentlog.SessionsCheckpoint)",
+        ));
+    }
+    let path: PathBuf = g.extract()?;
+    if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file() && m.len() == 0) {
+        return Ok(None);
+    }
+    py.detach(|| RsCheckpoint::load_or_none(&path))
+        .map_err(|e| checkpoint_error(&path, &e))
+}
+
+/// One changed OC Chat session: what happened (`kind`: `"new"`,
+/// `"updated"`: messages added at the end, `"rewrite"`: the chat log is not
+/// an extension of what was handed out, every message follows, or
+/// `"removed"`), which session, and the messages to hand out (indexes
+/// `range(from_index, to_index)` of its chat log), as `agentlog follow`
+/// prints them.
+#[pyclass(module = "agentlog", frozen)]
+pub struct SessionChange {
+    kind: &'static str,
+    session: String,
+    from: usize,
+    messages: Vec<OwnedValue>,
+    /// Set when the change's `messages` were made.
+    made: std::sync::OnceLock<Py<PyList>>,
+}
+
+impl SessionChange {
+    /// A copy of `c` (made without the GIL).
+    fn of(c: &RsChange<'_>) -> SessionChange {
+        let (kind, session, from, messages) = match c {
+            RsChange::Added {
+                session,
+                new,
+                from,
+                messages,
+            } => (
+                if *new { "new" } else { "updated" },
+                *session,
+                *from,
+                messages.to_vec(),
+            ),
+            RsChange::Rewrite { session, messages } => ("rewrite", *session, 0, messages.to_vec()),
+            RsChange::Removed { session } => ("removed", *session, 0, Vec::new()),
+        };
+        SessionChange {
+            kind,
+            session: session.to_owned(),
+            from,
+            messages,
+            made: std::sync::OnceLock::new(),
+        }
+    }
+}
+
+#[pymethods]
+impl SessionChange {
+    /// `"new"`, `"updated"`, `"rewrite"` (drop what you hold of the
+    /// session: every message follows) or `"removed"`.
+    #[getter]
+    fn kind(&self) -> &'static str {
+        self.kind
+    }
+
+    /// The session's name, as `agentlog.Session.id` has it.
+    #[getter]
+    fn id(&self) -> &str {
+        &self.session
+    }
+
+    /// The index in the chat log of the first message handed out.
+    #[getter]
+    #[allow(clippy::wrong_self_convention)] // the Python attribute's name
+    fn from_index(&self) -> usize {
+        self.from
+    }
+
+    /// One past the last message's index.
+    #[getter]
+    fn to_index(&self) -> usize {
+        self.from + self.messages.len()
+    }
+
+    /// The messages handed out, as dicts (those of the chat log, as
+    /// `agentlog.Session.messages` has them).
+    #[getter]
+    fn messages<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        if let Some(l) = self.made.get() {
+            return Ok(l.bind(py).clone());
+        }
+        let list = PyList::empty(py);
+        for m in &self.messages {
+            list.append(owned_to_py(py, m)?)?;
+        }
+        let _ = self.made.set(list.clone().unbind());
+        Ok(list)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<agentlog.SessionChange {} {} ({} messages)>",
+            self.kind,
+            self.session,
+            self.messages.len()
+        )
+    }
+}
+
+fn poisoned() -> PyErr {
+    error(
+        Class::Other,
+        None,
+        "an earlier call panicked while reading (the scan cannot go on)",
+    )
+}
+
+/// One changes-since pass over an OC Chat sessions directory: an iterator
+/// of `agentlog.SessionChange`, each session loaded when reached (the GIL
+/// released meanwhile). `checkpoint()` is the checkpoint of what was handed
+/// out so far. A session whose chat log cannot be loaded is passed over and
+/// tried again by the next pass.
+#[pyclass(module = "agentlog")]
+pub struct SessionChanges {
+    scan: Mutex<(Sessions, Pass, bool)>,
+}
+
+/// Starts a pass over the sessions directory `root` from `since`.
+pub fn changes_since(
+    py: Python<'_>,
+    root: &Path,
+    since: Option<RsCheckpoint>,
+) -> PyResult<SessionChanges> {
+    let root = root.to_path_buf();
+    let started = py.detach(|| {
+        let s = Sessions::resume(root.clone(), since)?;
+        let pass = s.pass();
+        Ok::<_, CheckpointError>((s, pass))
+    });
+    let (sessions, pass) = started.map_err(|e| checkpoint_error(&root, &e))?;
+    Ok(SessionChanges {
+        scan: Mutex::new((sessions, pass, false)),
+    })
+}
+
+#[pymethods]
+impl SessionChanges {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__(&self, py: Python<'_>) -> PyResult<Option<SessionChange>> {
+        let mut guard = self.scan.lock().map_err(|_| poisoned())?;
+        let (sessions, pass, done) = &mut *guard;
+        if *done {
+            return Ok(None);
+        }
+        let got = py.detach(|| sessions.step(pass, |c| Ok::<_, Infallible>(SessionChange::of(&c))));
+        match got {
+            Some(Ok(c)) => Ok(Some(c)),
+            None => {
+                *done = true;
+                Ok(None)
+            }
+        }
+    }
+
+    /// The checkpoint of what was handed out so far (at the end: the
+    /// sessions directory as read).
+    fn checkpoint(&self) -> PyResult<SessionsCheckpoint> {
+        let guard = self.scan.lock().map_err(|_| poisoned())?;
+        Ok(SessionsCheckpoint {
+            cp: guard.0.checkpoint().clone(),
+        })
+    }
+
+    /// Whether the pass has handed out everything.
+    #[getter]
+    fn finished(&self) -> PyResult<bool> {
+        Ok(self.scan.lock().map_err(|_| poisoned())?.2)
+    }
+}
+
+/// Following an OC Chat sessions directory live: an iterator of
+/// `agentlog.SessionChange` that waits (the GIL released, Ctrl-C honoured)
+/// for the next save. The first changes are everything since `checkpoint`
+/// (all there is, without one). Ends when nothing came for `idle_timeout`
+/// seconds (never, when `None`); `checkpoint()` is the checkpoint of what
+/// was handed out.
+#[pyclass(module = "agentlog")]
+pub struct SessionFollow {
+    follower: Mutex<Follower>,
+    queue: VecDeque<SessionChange>,
+    idle_timeout: Option<Duration>,
+    last: Instant,
+    scanned: bool,
+}
+
+/// Starts following the sessions directory `root` from `since`.
+pub fn follow(
+    py: Python<'_>,
+    root: &Path,
+    since: Option<RsCheckpoint>,
+    timing: FollowTiming,
+) -> PyResult<SessionFollow> {
+    let opts = FollowOptions {
+        poll: timing.poll.map(Duration::from_secs_f64),
+        settle: Duration::from_secs_f64(timing.settle),
+        ..FollowOptions::default()
+    };
+    let root = root.to_path_buf();
+    let made =
+        py.detach(|| Follower::new(Vec::new(), opts).with_occhat_from(vec![(root.clone(), since)]));
+    let follower = made.map_err(|e| {
+        error(
+            Class::Format,
+            Some(&root),
+            crate::errors::reason_of(&root, &e.to_string()),
+        )
+    })?;
+    Ok(SessionFollow {
+        follower: Mutex::new(follower),
+        queue: VecDeque::new(),
+        idle_timeout: timing.idle_timeout.map(Duration::from_secs_f64),
+        last: Instant::now(),
+        scanned: false,
+    })
+}
+
+impl SessionFollow {
+    fn scan(&mut self, py: Python<'_>) -> PyResult<()> {
+        let mut guard = self.follower.lock().map_err(|_| poisoned())?;
+        let follower = &mut *guard;
+        let found = py.detach(|| {
+            let mut found = Vec::new();
+            let Ok(()) = follower.scan_occhat(|_, c| {
+                found.push(SessionChange::of(&c));
+                Ok::<(), Infallible>(())
+            });
+            found
+        });
+        drop(guard);
+        if !found.is_empty() {
+            self.last = Instant::now();
+        }
+        self.queue.extend(found);
+        Ok(())
+    }
+}
+
+#[pymethods]
+impl SessionFollow {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__(&mut self, py: Python<'_>) -> PyResult<Option<SessionChange>> {
+        if !self.scanned {
+            self.scanned = true;
+            self.last = Instant::now();
+            self.scan(py)?;
+        }
+        loop {
+            if let Some(c) = self.queue.pop_front() {
+                return Ok(Some(c));
+            }
+            let mut slice = Duration::from_millis(200);
+            if let Some(t) = self.idle_timeout {
+                let idle = self.last.elapsed();
+                if idle >= t {
+                    return Ok(None);
+                }
+                slice = slice.min(t - idle);
+            }
+            {
+                let mut guard = self.follower.lock().map_err(|_| poisoned())?;
+                let follower = &mut *guard;
+                py.detach(|| follower.wait(Some(slice)));
+            }
+            py.check_signals()?;
+            self.scan(py)?;
+        }
+    }
+
+    /// The checkpoint of what the scans so far read, the changes not yet
+    /// taken from the iterator included: save it once the iterator has
+    /// handed out everything it holds (`pending == 0`).
+    fn checkpoint(&self) -> PyResult<SessionsCheckpoint> {
+        let guard = self.follower.lock().map_err(|_| poisoned())?;
+        match guard.occhat_checkpoint(0) {
+            Some(cp) => Ok(SessionsCheckpoint { cp: cp.clone() }),
+            None => Err(error(
+                Class::Other,
+                None,
+                "the follower holds no sessions directory",
+            )),
+        }
+    }
+
+    /// How many changes the last scan found that the iterator has not
+    /// handed out yet.
+    #[getter]
+    fn pending(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// Why the follower polls although asked for events (`None` when it
+    /// watches the file system, or was asked to poll).
+    #[getter]
+    fn polling(&self) -> PyResult<Option<String>> {
+        let guard = self.follower.lock().map_err(|_| poisoned())?;
+        Ok(guard.polling().map(str::to_owned))
+    }
+}
