@@ -94,7 +94,7 @@ impl Checkpoint {
     }
 }
 
-fn checkpoint_error(path: &Path, e: &agentlog::openhands::CheckpointError) -> PyErr {
+pub(crate) fn checkpoint_error(path: &Path, e: &agentlog::openhands::CheckpointError) -> PyErr {
     use agentlog::openhands::CheckpointError as E;
     match e {
         E::Io { .. } => read_error(path, e),
@@ -345,7 +345,7 @@ impl Change {
     }
 }
 
-fn poisoned() -> PyErr {
+pub(crate) fn poisoned() -> PyErr {
     error(
         Class::Other,
         None,
@@ -473,9 +473,7 @@ impl Changes {
 pub struct Follow {
     follower: std::sync::Mutex<Follower>,
     queue: std::collections::VecDeque<Change>,
-    idle_timeout: Option<Duration>,
-    last: Instant,
-    scanned: bool,
+    pace: Pace,
     errors: Vec<Py<PyAny>>,
 }
 
@@ -514,60 +512,91 @@ pub fn follow(
     Ok(Follow {
         follower: std::sync::Mutex::new(follower),
         queue: Default::default(),
-        idle_timeout: idle_timeout.map(Duration::from_secs_f64),
-        last: Instant::now(),
-        scanned: false,
+        pace: Pace::new(idle_timeout),
         errors: Vec::new(),
     })
 }
 
-impl Follow {
-    fn scan(&mut self, py: Python<'_>) -> PyResult<()> {
-        let mut guard = self.follower.lock().map_err(|_| poisoned())?;
-        let follower = &mut *guard;
-        let got = py.detach(|| {
-            let mut found = Vec::new();
-            let mut failed = Vec::new();
-            let r = follower.scan(|_, item| {
-                match item {
-                    Ok(c) => found.push(Change::of(&c)),
-                    Err(e) => failed.push(e),
-                }
-                Ok::<(), ()>(())
-            });
-            (r, found, failed)
+/// Scans with `follower`, queueing the changes found and keeping the
+/// errors met.
+fn scan_into(
+    py: Python<'_>,
+    follower: &std::sync::Mutex<Follower>,
+    queue: &mut std::collections::VecDeque<Change>,
+    errors: &mut Vec<Py<PyAny>>,
+) -> PyResult<()> {
+    let mut guard = follower.lock().map_err(|_| poisoned())?;
+    let follower = &mut *guard;
+    let got = py.detach(|| {
+        let mut found = Vec::new();
+        let mut failed = Vec::new();
+        let r = follower.scan(|_, item| {
+            match item {
+                Ok(c) => found.push(Change::of(&c)),
+                Err(e) => failed.push(e),
+            }
+            Ok::<(), ()>(())
         });
-        drop(guard);
-        let (r, found, failed) = got;
-        for e in &failed {
-            self.errors
-                .push(store_error(e).value(py).clone().into_any().unbind());
-        }
-        if let Err(e) = r {
-            return Err(error(Class::Read, None, e.to_string()));
-        }
-        if !found.is_empty() {
-            self.last = Instant::now();
-        }
-        self.queue.extend(found);
-        Ok(())
+        (r, found, failed)
+    });
+    drop(guard);
+    let (r, found, failed) = got;
+    for e in &failed {
+        errors.push(store_error(e).value(py).clone().into_any().unbind());
     }
+    if let Err(e) = r {
+        return Err(error(Class::Read, None, e.to_string()));
+    }
+    queue.extend(found);
+    Ok(())
 }
 
-#[pymethods]
-impl Follow {
-    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
-        slf
+/// When a live iterator looks at its stores again and when it ends (the
+/// `follow` iterators of both kinds of store).
+pub struct Pace {
+    idle_timeout: Option<Duration>,
+    /// When the last scan that found something ended.
+    last: Instant,
+    scanned: bool,
+}
+
+impl Pace {
+    /// Ending after `idle_timeout` seconds with nothing new (`None`: never).
+    pub fn new(idle_timeout: Option<f64>) -> Pace {
+        Pace {
+            idle_timeout: idle_timeout.map(Duration::from_secs_f64),
+            last: Instant::now(),
+            scanned: false,
+        }
     }
 
-    fn __next__(&mut self, py: Python<'_>) -> PyResult<Option<Change>> {
+    /// The next item of `queue`: `scan` (which queues what a scan finds)
+    /// runs at the first call, and again whenever the queue is empty,
+    /// after waiting for `follower` to see something (the GIL released, in
+    /// slices that let Ctrl-C through); `None` once nothing came for the
+    /// idle timeout.
+    pub fn next<T>(
+        &mut self,
+        py: Python<'_>,
+        follower: &std::sync::Mutex<Follower>,
+        queue: &mut std::collections::VecDeque<T>,
+        mut scan: impl FnMut(Python<'_>, &mut std::collections::VecDeque<T>) -> PyResult<()>,
+    ) -> PyResult<Option<T>> {
+        let mut look = |queue: &mut std::collections::VecDeque<T>, last: &mut Instant| {
+            let had = queue.len();
+            scan(py, queue)?;
+            if queue.len() > had {
+                *last = Instant::now();
+            }
+            Ok::<(), PyErr>(())
+        };
         if !self.scanned {
             self.scanned = true;
             self.last = Instant::now();
-            self.scan(py)?;
+            look(queue, &mut self.last)?;
         }
         loop {
-            if let Some(c) = self.queue.pop_front() {
+            if let Some(c) = queue.pop_front() {
                 return Ok(Some(c));
             }
             let mut slice = Duration::from_millis(200);
@@ -579,13 +608,32 @@ impl Follow {
                 slice = slice.min(t - idle);
             }
             {
-                let mut guard = self.follower.lock().map_err(|_| poisoned())?;
+                let mut guard = follower.lock().map_err(|_| poisoned())?;
                 let follower = &mut *guard;
                 py.detach(|| follower.wait(Some(slice)));
             }
             py.check_signals()?;
-            self.scan(py)?;
+            look(queue, &mut self.last)?;
         }
+    }
+}
+
+#[pymethods]
+impl Follow {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__(&mut self, py: Python<'_>) -> PyResult<Option<Change>> {
+        let Follow {
+            follower,
+            queue,
+            pace,
+            errors,
+        } = self;
+        pace.next(py, follower, queue, |py, q| {
+            scan_into(py, follower, q, errors)
+        })
     }
 
     /// The checkpoint of what the scans so far read, the changes not yet

@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use agentlog::follow::occhat::{Pass, SessionChange as RsChange, Sessions};
 use agentlog::follow::{FollowOptions, Follower, SessionsCheckpoint as RsCheckpoint};
@@ -18,8 +18,8 @@ use agentlog::openhands::CheckpointError;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
-use crate::changes::FollowTiming;
-use crate::errors::{Class, error, read_error};
+use crate::changes::{FollowTiming, Pace, checkpoint_error, poisoned};
+use crate::errors::{Class, error};
 use crate::values::owned_to_py;
 
 /// What an OC Chat sessions directory was read to: per session, its meta
@@ -93,17 +93,6 @@ impl SessionsCheckpoint {
             self.cp.len(),
             self.messages()
         )
-    }
-}
-
-fn checkpoint_error(path: &Path, e: &CheckpointError) -> PyErr {
-    match e {
-        CheckpointError::Io { .. } => read_error(path, e),
-        _ => error(
-            Class::Format,
-            Some(path),
-            crate::errors::reason_of(path, &e.to_string()),
-        ),
     }
 }
 
@@ -235,14 +224,6 @@ impl SessionChange {
     }
 }
 
-fn poisoned() -> PyErr {
-    error(
-        Class::Other,
-        None,
-        "an earlier call panicked while reading (the scan cannot go on)",
-    )
-}
-
 /// One changes-since pass over an OC Chat sessions directory: an iterator
 /// of `agentlog.SessionChange`, each session loaded when reached (the GIL
 /// released meanwhile). `checkpoint()` is the checkpoint of what was handed
@@ -319,9 +300,7 @@ impl SessionChanges {
 pub struct SessionFollow {
     follower: Mutex<Follower>,
     queue: VecDeque<SessionChange>,
-    idle_timeout: Option<Duration>,
-    last: Instant,
-    scanned: bool,
+    pace: Pace,
 }
 
 /// Starts following the sessions directory `root` from `since`.
@@ -349,31 +328,28 @@ pub fn follow(
     Ok(SessionFollow {
         follower: Mutex::new(follower),
         queue: VecDeque::new(),
-        idle_timeout: timing.idle_timeout.map(Duration::from_secs_f64),
-        last: Instant::now(),
-        scanned: false,
+        pace: Pace::new(timing.idle_timeout),
     })
 }
 
-impl SessionFollow {
-    fn scan(&mut self, py: Python<'_>) -> PyResult<()> {
-        let mut guard = self.follower.lock().map_err(|_| poisoned())?;
-        let follower = &mut *guard;
-        let found = py.detach(|| {
-            let mut found = Vec::new();
-            let Ok(()) = follower.scan_occhat(|_, c| {
-                found.push(SessionChange::of(&c));
-                Ok::<(), Infallible>(())
-            });
-            found
+/// Scans with `follower`, queueing the changes found.
+fn scan_into(
+    py: Python<'_>,
+    follower: &Mutex<Follower>,
+    queue: &mut VecDeque<SessionChange>,
+) -> PyResult<()> {
+    let mut guard = follower.lock().map_err(|_| poisoned())?;
+    let follower = &mut *guard;
+    let found = py.detach(|| {
+        let mut found = Vec::new();
+        let Ok(()) = follower.scan_occhat(|_, c| {
+            found.push(SessionChange::of(&c));
+            Ok::<(), Infallible>(())
         });
-        drop(guard);
-        if !found.is_empty() {
-            self.last = Instant::now();
-        }
-        self.queue.extend(found);
-        Ok(())
-    }
+        found
+    });
+    queue.extend(found);
+    Ok(())
 }
 
 #[pymethods]
@@ -383,31 +359,12 @@ impl SessionFollow {
     }
 
     fn __next__(&mut self, py: Python<'_>) -> PyResult<Option<SessionChange>> {
-        if !self.scanned {
-            self.scanned = true;
-            self.last = Instant::now();
-            self.scan(py)?;
-        }
-        loop {
-            if let Some(c) = self.queue.pop_front() {
-                return Ok(Some(c));
-            }
-            let mut slice = Duration::from_millis(200);
-            if let Some(t) = self.idle_timeout {
-                let idle = self.last.elapsed();
-                if idle >= t {
-                    return Ok(None);
-                }
-                slice = slice.min(t - idle);
-            }
-            {
-                let mut guard = self.follower.lock().map_err(|_| poisoned())?;
-                let follower = &mut *guard;
-                py.detach(|| follower.wait(Some(slice)));
-            }
-            py.check_signals()?;
-            self.scan(py)?;
-        }
+        let SessionFollow {
+            follower,
+            queue,
+            pace,
+        } = self;
+        pace.next(py, follower, queue, |py, q| scan_into(py, follower, q))
     }
 
     /// The checkpoint of what the scans so far read, the changes not yet

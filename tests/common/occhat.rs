@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use agentlog::json::OwnedValue;
-use agentlog::occhat::{ManualClock, SessionStore, TimeZone};
+use agentlog::occhat::{ChatSession, ManualClock, SessionStore, TimeZone};
 
 /// The OC Chat corpus folder.
 pub fn corpus() -> PathBuf {
@@ -163,4 +163,40 @@ pub fn iso_ns(t: &str) -> u64 {
     let days = era * 146_097 + doe - 719_468;
     let secs = days * 86_400 + hh * 3600 + mm * 60 + ss;
     secs as u64 * 1_000_000_000 + frac_ns
+}
+
+/// A chat message `{"role": role, "content": text}`.
+pub fn message(role: &str, text: &str) -> OwnedValue {
+    OwnedValue::parse(format!(r#"{{"role":"{role}","content":"{text}"}}"#).as_bytes()).unwrap()
+}
+
+/// Saves the session `name` as OC Chat does (`save_all`), its messages
+/// `texts`, the user's and the assistant's in turn.
+pub fn save_texts(store: &SessionStore, name: &str, texts: &[&str]) -> ChatSession {
+    let mut s = ChatSession::new(name, "gpt-5");
+    for (k, t) in texts.iter().enumerate() {
+        s.messages
+            .push(message(if k % 2 == 0 { "user" } else { "assistant" }, t));
+    }
+    store.save_all(&mut s).unwrap();
+    s
+}
+
+/// An empty sessions directory in a temporary directory, and its store.
+pub fn empty_sessions() -> (tempfile::TempDir, PathBuf, SessionStore) {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("sessions");
+    fs::create_dir_all(&root).unwrap();
+    let store = SessionStore::new(&root);
+    (t, root, store)
+}
+
+/// The directory OC Chat saved the session `name` in.
+pub fn session_dir(root: &Path, name: &str) -> PathBuf {
+    fs::read_dir(root)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.is_dir() && p.file_name().unwrap().to_string_lossy().contains(name))
+        .unwrap()
 }

@@ -6,38 +6,16 @@
 //! of another kind or of another directory is refused.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
-use agentlog::json::OwnedValue;
-use agentlog::occhat::{ChatSession, SessionStore};
+use agentlog::occhat::SessionStore;
+
+use crate::common::occhat::{empty_sessions, message, save_texts, session_dir};
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_agentlog"))
-}
-
-fn msg(role: &str, text: &str) -> OwnedValue {
-    OwnedValue::parse(format!(r#"{{"role":"{role}","content":"{text}"}}"#).as_bytes()).unwrap()
-}
-
-fn session(store: &SessionStore, name: &str, texts: &[&str]) -> ChatSession {
-    let mut s = ChatSession::new(name, "gpt-5");
-    for (k, t) in texts.iter().enumerate() {
-        s.messages
-            .push(msg(if k % 2 == 0 { "user" } else { "assistant" }, t));
-    }
-    store.save_all(&mut s).unwrap();
-    s
-}
-
-/// An empty sessions directory in a temporary directory, and its store.
-fn sessions_store() -> (tempfile::TempDir, PathBuf, SessionStore) {
-    let t = tempfile::tempdir().unwrap();
-    let root = t.path().join("sessions");
-    fs::create_dir_all(&root).unwrap();
-    let store = SessionStore::new(&root);
-    (t, root, store)
 }
 
 /// The output's lines once it holds `n` (bounded wait), parsed.
@@ -96,20 +74,11 @@ fn sorted(mut v: Vec<String>) -> Vec<String> {
     v
 }
 
-fn session_dir(root: &Path, name: &str) -> PathBuf {
-    fs::read_dir(root)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.is_dir() && p.file_name().unwrap().to_string_lossy().contains(name))
-        .unwrap()
-}
-
 #[test]
 fn a_restart_from_the_checkpoint_prints_what_changed_while_stopped() {
-    let (t, root, store) = sessions_store();
-    let mut demo = session(&store, "demo", &["one", "two"]);
-    let mut other = session(&store, "other", &["a", "b", "c"]);
+    let (t, root, store) = empty_sessions();
+    let mut demo = save_texts(&store, "demo", &["one", "two"]);
+    let mut other = save_texts(&store, "other", &["a", "b", "c"]);
     let cp = t.path().join("follow.cp");
     let cps = cp.to_str().unwrap();
 
@@ -137,14 +106,14 @@ fn a_restart_from_the_checkpoint_prints_what_changed_while_stopped() {
 
     // While stopped: two messages added to one session, another rewritten
     // (as long as before: only the messages tell), a third one new.
-    demo.messages.push(msg("user", "three"));
-    demo.messages.push(msg("assistant", "four"));
+    demo.messages.push(message("user", "three"));
+    demo.messages.push(message("assistant", "four"));
     store.save_all(&mut demo).unwrap();
     other.messages.truncate(1);
-    other.messages.push(msg("assistant", "B"));
-    other.messages.push(msg("user", "C"));
+    other.messages.push(message("assistant", "B"));
+    other.messages.push(message("user", "C"));
     store.save_all(&mut other).unwrap();
-    session(&store, "third", &["x"]);
+    save_texts(&store, "third", &["x"]);
 
     let out2 = t.path().join("2");
     let child = follow(&[&root], &["--checkpoint", cps], &out2);
@@ -199,16 +168,16 @@ fn a_restart_from_the_checkpoint_prints_what_changed_while_stopped() {
 
 #[test]
 fn follow_by_polling_prints_added_messages_rewrites_and_removals() {
-    let (t, root, store) = sessions_store();
-    let mut s = session(&store, "demo", &["one"]);
-    session(&store, "gone", &["bye"]);
+    let (t, root, store) = empty_sessions();
+    let mut s = save_texts(&store, "demo", &["one"]);
+    save_texts(&store, "gone", &["bye"]);
     let out = t.path().join("out");
     let child = follow(&[&root], &["--poll", "0.2"], &out);
     lines_when(&out, 4);
-    s.messages.push(msg("assistant", "two"));
+    s.messages.push(message("assistant", "two"));
     store.save_all(&mut s).unwrap();
     lines_when(&out, 5);
-    s.messages[0] = msg("user", "ONE");
+    s.messages[0] = message("user", "ONE");
     store.save_all(&mut s).unwrap();
     lines_when(&out, 8);
     fs::remove_dir_all(session_dir(&root, "gone")).unwrap();
@@ -235,7 +204,7 @@ fn checkpoints_of_another_kind_or_directory_are_refused() {
     let b = t.path().join("b");
     for r in [&a, &b] {
         fs::create_dir_all(r).unwrap();
-        session(&SessionStore::new(r), "demo", &["one"]);
+        save_texts(&SessionStore::new(r), "demo", &["one"]);
     }
     let cp = t.path().join("a.cp");
     let out = t.path().join("out");
@@ -291,8 +260,8 @@ fn checkpoints_of_another_kind_or_directory_are_refused() {
 
 #[test]
 fn follow_with_file_system_events_prints_added_messages_and_rewrites() {
-    let (t, root, store) = sessions_store();
-    let mut s = session(&store, "demo", &["one", "two"]);
+    let (t, root, store) = empty_sessions();
+    let mut s = save_texts(&store, "demo", &["one", "two"]);
     let out = t.path().join("out");
     let child = follow(&[&root], &[], &out);
     let l = lines_when(&out, 3);
@@ -302,8 +271,8 @@ fn follow_with_file_system_events_prints_added_messages_and_rewrites() {
         (Some(0), Some(1))
     );
     // A save adds two messages: only those are printed.
-    s.messages.push(msg("user", "three"));
-    s.messages.push(msg("assistant", "four"));
+    s.messages.push(message("user", "three"));
+    s.messages.push(message("assistant", "four"));
     store.save_all(&mut s).unwrap();
     let l = lines_when(&out, 5);
     assert_eq!(l.len(), 5, "{l:?}");
@@ -313,7 +282,7 @@ fn follow_with_file_system_events_prints_added_messages_and_rewrites() {
     // (longer than before, so that only the messages tell).
     s.messages.truncate(1);
     for k in 0..4 {
-        s.messages.push(msg("assistant", &format!("other {k}")));
+        s.messages.push(message("assistant", &format!("other {k}")));
     }
     store.save_all(&mut s).unwrap();
     let l = lines_when(&out, 11);

@@ -3,42 +3,13 @@
 //! `scan`, and a change refused is handed out again.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use agentlog::follow::occhat::{SessionChange, Sessions};
 use agentlog::json::OwnedValue;
-use agentlog::occhat::{ChatSession, SessionStore};
+use agentlog::occhat::SessionStore;
 
-fn msg(role: &str, text: &str) -> OwnedValue {
-    OwnedValue::parse(format!(r#"{{"role":"{role}","content":"{text}"}}"#).as_bytes()).unwrap()
-}
-
-fn save(store: &SessionStore, name: &str, texts: &[&str]) {
-    let mut s = ChatSession::new(name, "gpt-5");
-    for (k, t) in texts.iter().enumerate() {
-        s.messages
-            .push(msg(if k % 2 == 0 { "user" } else { "assistant" }, t));
-    }
-    store.save_all(&mut s).unwrap();
-}
-
-fn store() -> (tempfile::TempDir, PathBuf, SessionStore) {
-    let t = tempfile::tempdir().unwrap();
-    let root = t.path().join("sessions");
-    fs::create_dir_all(&root).unwrap();
-    let store = SessionStore::new(&root);
-    (t, root, store)
-}
-
-/// The directory OC Chat saved the session `name` in.
-fn session_dir(root: &Path, name: &str) -> PathBuf {
-    fs::read_dir(root)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.is_dir() && p.file_name().unwrap().to_string_lossy().contains(name))
-        .unwrap()
-}
+use crate::common::occhat::{empty_sessions, save_texts, session_dir};
 
 /// A change as a line: kind, session, first index and the messages' texts.
 fn brief(c: &SessionChange<'_>) -> String {
@@ -94,11 +65,15 @@ fn by_steps(s: &mut Sessions) -> Vec<String> {
 fn history(root: &Path, store: &SessionStore, round: usize) {
     match round {
         0 => {
-            save(store, "alpha", &["a1", "a2"]);
-            save(store, "beta", &["b1"]);
+            save_texts(store, "alpha", &["a1", "a2"]);
+            save_texts(store, "beta", &["b1"]);
         }
-        1 => save(store, "alpha", &["a1", "a2", "a3", "a4"]),
-        2 => save(store, "beta", &["B1", "b2"]),
+        1 => {
+            save_texts(store, "alpha", &["a1", "a2", "a3", "a4"]);
+        }
+        2 => {
+            save_texts(store, "beta", &["B1", "b2"]);
+        }
         _ => {
             // OC Chat keeps a session's directory; removing it is the
             // session gone.
@@ -109,7 +84,7 @@ fn history(root: &Path, store: &SessionStore, round: usize) {
 
 #[test]
 fn steps_hand_out_what_a_scan_does_and_the_same_checkpoint() {
-    let (_t, root, store) = store();
+    let (_t, root, store) = empty_sessions();
     let mut scanned = Sessions::new(&root);
     let mut stepped = Sessions::new(&root);
     for round in 0..4 {
@@ -133,10 +108,10 @@ fn steps_hand_out_what_a_scan_does_and_the_same_checkpoint() {
 
 #[test]
 fn a_refused_change_is_handed_out_again_and_the_rest_goes_on() {
-    let (_t, root, store) = store();
-    save(&store, "alpha", &["a1"]);
-    save(&store, "beta", &["b1"]);
-    save(&store, "gamma", &["g1"]);
+    let (_t, root, store) = empty_sessions();
+    save_texts(&store, "alpha", &["a1"]);
+    save_texts(&store, "beta", &["b1"]);
+    save_texts(&store, "gamma", &["g1"]);
     let mut s = Sessions::new(&root);
     let mut pass = s.pass();
     let mut taken = Vec::new();
