@@ -303,7 +303,10 @@ impl Follower {
     /// Scans every root from its checkpoint, handing each change (with the
     /// index of its root) to `sink`, and advances the checkpoints. A sink
     /// error stops the scan; the checkpoint of that root then records only
-    /// what the sink took before.
+    /// what the sink took before, and the next scan hands out again the
+    /// change the sink refused (a removal as a removal, anything else as a
+    /// [`Rewrite`](crate::openhands::ChangeKind::Rewrite) of the whole
+    /// conversation: [`Changes::into_checkpoint_refusing_last`]).
     pub fn scan<E>(
         &mut self,
         mut sink: impl FnMut(usize, Result<Change<'_>, StoreError>) -> Result<(), E>,
@@ -371,12 +374,14 @@ impl Follower {
                 r.held_in = ch.held_in().to_vec();
             }
             held |= !r.held_in.is_empty();
-            r.checkpoint = Some(ch.into_checkpoint());
             if res.is_err() {
-                // What the sink did not take is looked for again.
+                // What the sink did not take is looked for again: the
+                // change it refused is not recorded as handed out.
+                r.checkpoint = Some(ch.into_checkpoint_refusing_last());
                 r.full = true;
                 return Ok(res);
             }
+            r.checkpoint = Some(ch.into_checkpoint());
         }
         if all {
             // The period runs from the end of a full scan: a long one (a

@@ -365,6 +365,9 @@ pub struct Changes {
     reader: Reader,
     conv: Conversation,
     cur: Current,
+    /// Whether `cur` was handed out by the last [`next`](Changes::next)
+    /// (and is not taken yet: the consumer may refuse it).
+    lent: bool,
     parser2: Parser,
     buf: Vec<u8>,
     held: usize,
@@ -593,6 +596,7 @@ impl Changes {
             reader: Reader::with_pattern(opts.pattern),
             conv: Conversation::new(),
             cur: Current::default(),
+            lent: false,
             parser2: Parser::new(),
             buf: Vec::new(),
             held: 0,
@@ -622,6 +626,7 @@ impl Changes {
     /// scan goes on.
     #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Option<Result<Change<'_>, StoreError>> {
+        self.lent = false;
         loop {
             if let Some(g) = self.gone.pop_front() {
                 // Told at the end, once the IDs still held are known.
@@ -697,6 +702,7 @@ impl Changes {
                 ScanStep::Fail(e) => return Some(Err(e)),
             }
         }
+        self.lent = true;
         let c = &self.cur;
         Some(Ok(Change {
             kind: c.kind.unwrap_or(ChangeKind::Updated),
@@ -770,24 +776,7 @@ impl Changes {
                     cp.conversations.insert(rel, &m);
                 }
                 Some(_) => {}
-                // Gone: the old mark, to be found gone again (a sub-agent's
-                // named among its parent's, which the next scan looks at).
-                None => {
-                    if let Some(m) = self.since.conversations.get(&rel) {
-                        if m.depth > 0
-                            && let (Some(name), Some(parent)) = (
-                                rel.file_name().and_then(|n| n.to_str()),
-                                rel.parent().and_then(Path::parent),
-                            )
-                            && let Some(mut pm) = cp.conversations.get(parent)
-                            && let Err(at) = pm.subagents.binary_search_by(|s| s.as_str().cmp(name))
-                        {
-                            pm.subagents.insert(at, name.to_owned());
-                            cp.conversations.insert(parent.to_path_buf(), &pm);
-                        }
-                        cp.conversations.insert(rel, &m);
-                    }
-                }
+                None => self.keep_old_mark(&mut cp, &rel),
             }
         }
         if !unsettled.is_empty() {
@@ -822,6 +811,73 @@ impl Changes {
                 m.subagents_dir = None;
                 cp.conversations.insert(k, &m);
             }
+        }
+        cp
+    }
+
+    /// Puts the old checkpoint's mark of the conversation at `rel`, which
+    /// the scan found gone, back into `cp`: the next scan finds it gone
+    /// again (a sub-agent's named among its parent's, which the next scan
+    /// looks at).
+    fn keep_old_mark(&self, cp: &mut Checkpoint, rel: &Path) {
+        let Some(m) = self.since.conversations.get(rel) else {
+            return;
+        };
+        if m.depth > 0
+            && let (Some(name), Some(parent)) = (
+                rel.file_name().and_then(|n| n.to_str()),
+                rel.parent().and_then(Path::parent),
+            )
+            && let Some(mut pm) = cp.conversations.get(parent)
+            && let Err(at) = pm.subagents.binary_search_by(|s| s.as_str().cmp(name))
+        {
+            pm.subagents.insert(at, name.to_owned());
+            cp.conversations.insert(parent.to_path_buf(), &pm);
+        }
+        cp.conversations.insert(rel.to_path_buf(), &m);
+    }
+
+    /// The checkpoint, consuming the scan, for a consumer that did not take
+    /// the change [`next`](Self::next) handed out last (it refused it): as
+    /// [`into_checkpoint`](Self::into_checkpoint), but that change is not
+    /// recorded as handed out, so that the next scan hands it out again —
+    /// a removed conversation as removed (its old mark kept; a sub-agent's
+    /// whose parent's removal was taken, with its parent's again), any other as
+    /// a [`Rewrite`](ChangeKind::Rewrite) of the whole conversation (its
+    /// mark made to match no directory). After an `Err` item, or with
+    /// nothing lent, it is
+    /// [`into_checkpoint`](Self::into_checkpoint).
+    pub fn into_checkpoint_refusing_last(self) -> Checkpoint {
+        if !self.lent {
+            return self.into_checkpoint();
+        }
+        let mut cp = self.checkpoint();
+        let rel = &self.cur.rel;
+        if self.cur.kind == Some(ChangeKind::Removed) {
+            // With the marks of its parents whose removal was taken: a
+            // removed sub-agent is found through its top-level
+            // conversation's mark (whose removal then comes again too, which
+            // drops nothing more).
+            let mut chain = vec![rel.clone()];
+            let mut at = rel.as_path();
+            while let Some(m) = self.since.conversations.get(at)
+                && m.depth > 0
+                && let Some(parent) = at.parent().and_then(Path::parent)
+                && !cp.conversations.contains_key(parent)
+            {
+                chain.push(parent.to_path_buf());
+                at = parent;
+            }
+            for r in chain.iter().rev() {
+                self.keep_old_mark(&mut cp, r);
+            }
+            return cp;
+        }
+        // A sub-agent's mark is looked at whenever its parent's is (the
+        // parent's mark names it).
+        if let Some(mut m) = cp.conversations.get(rel) {
+            m.dir = unmatchable(m.dir);
+            cp.conversations.insert(rel.clone(), &m);
         }
         cp
     }
