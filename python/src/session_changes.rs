@@ -19,7 +19,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyList;
 
 use crate::changes::{FollowTiming, Pace, checkpoint_error, poisoned};
-use crate::errors::{Class, error};
+use crate::errors::{Class, error, read_error};
 use crate::values::owned_to_py;
 
 /// What an OC Chat sessions directory was read to: per session, its meta
@@ -234,6 +234,14 @@ pub struct SessionChanges {
     scan: Mutex<(Sessions, Pass, bool)>,
 }
 
+/// `agentlog.ReadError` when the sessions directory cannot be listed (gone
+/// since the store was opened): a directory that cannot be read is not one
+/// with nothing new.
+fn readable(py: Python<'_>, root: &Path) -> PyResult<()> {
+    py.detach(|| std::fs::read_dir(root).map(drop))
+        .map_err(|e| read_error(root, &e))
+}
+
 /// Starts a pass over the sessions directory `root` from `since`.
 pub fn changes_since(
     py: Python<'_>,
@@ -241,6 +249,7 @@ pub fn changes_since(
     since: Option<RsCheckpoint>,
 ) -> PyResult<SessionChanges> {
     let root = root.to_path_buf();
+    readable(py, &root)?;
     let started = py.detach(|| {
         let s = Sessions::resume(root.clone(), since)?;
         let pass = s.pass();
@@ -316,6 +325,7 @@ pub fn follow(
         ..FollowOptions::default()
     };
     let root = root.to_path_buf();
+    readable(py, &root)?;
     let made =
         py.detach(|| Follower::new(Vec::new(), opts).with_occhat_from(vec![(root.clone(), since)]));
     let follower = made.map_err(|e| {

@@ -184,3 +184,13 @@ def test_follow_from_a_checkpoint_with_nothing_new_ends_when_idle(sessions_copy)
     f = store.follow(first.checkpoint(), idle_timeout=0.3)
     assert list(f) == []
     assert f.checkpoint().to_bytes() == first.checkpoint().to_bytes()
+
+
+def test_a_sessions_directory_gone_since_it_was_opened_is_a_read_error(sessions_copy):
+    store = agentlog.open(sessions_copy)
+    shutil.rmtree(sessions_copy)
+    with pytest.raises(agentlog.ReadError) as e:
+        store.changes_since(None)
+    assert e.value.path == str(sessions_copy)
+    with pytest.raises(agentlog.ReadError):
+        store.follow(None, idle_timeout=0.1)
