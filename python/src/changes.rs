@@ -129,12 +129,21 @@ pub fn given_checkpoint(
              OpenHands store (its checkpoint is an agentlog.Checkpoint)",
         ));
     }
+    let Some(path) = checkpoint_file(g)? else {
+        return Ok(None);
+    };
+    py.detach(|| RsCheckpoint::load_or_none(&path))
+        .map_err(|e| checkpoint_error(&path, &e))
+}
+
+/// The checkpoint file a caller gave (a path): `None` when it is an empty
+/// file, a first run (as a file not there yet is, which the loaders say).
+pub fn checkpoint_file(g: &Bound<'_, PyAny>) -> PyResult<Option<PathBuf>> {
     let path: PathBuf = g.extract()?;
     if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file() && m.len() == 0) {
         return Ok(None);
     }
-    py.detach(|| RsCheckpoint::load_or_none(&path))
-        .map_err(|e| checkpoint_error(&path, &e))
+    Ok(Some(path))
 }
 
 /// One changed conversation: what happened (`kind`: `"new"`, `"updated"`,

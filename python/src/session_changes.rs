@@ -119,10 +119,9 @@ pub fn given_checkpoint(
              directory (its checkpoint is an agentlog.SessionsCheckpoint)",
         ));
     }
-    let path: PathBuf = g.extract()?;
-    if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file() && m.len() == 0) {
+    let Some(path) = crate::changes::checkpoint_file(g)? else {
         return Ok(None);
-    }
+    };
     py.detach(|| RsCheckpoint::load_or_none(&path))
         .map_err(|e| checkpoint_error(&path, &e))
 }

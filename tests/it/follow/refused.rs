@@ -5,9 +5,26 @@
 use crate::common;
 
 use std::collections::BTreeSet;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use agentlog::follow::{FollowOptions, Follower};
+
+/// A copy of the corpus's 1.31.2 conversations in a temporary directory,
+/// and options that make every scan a full one (polling).
+fn store() -> (tempfile::TempDir, PathBuf, FollowOptions) {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("store");
+    common::copy_tree(&common::corpus_dir().join("openhands/1.31.2"), &root);
+    // No stamp within a scan's racy margin: a scan looks past what its
+    // checkpoint's marks match.
+    common::openhands::backdate(&root);
+    let opts = FollowOptions {
+        poll: Some(Duration::from_millis(10)),
+        ..FollowOptions::default()
+    };
+    (t, root, opts)
+}
 
 /// Each change's kind and conversation directory, from one scan whose
 /// sink refuses the `refuse`-th change (counting from 0), if any.
@@ -31,16 +48,7 @@ fn scan(f: &mut Follower, refuse: Option<usize>) -> (Vec<String>, bool) {
 
 #[test]
 fn a_refused_change_comes_again_in_the_next_scan() {
-    let t = tempfile::tempdir().unwrap();
-    let root = t.path().join("store");
-    common::copy_tree(&common::corpus_dir().join("openhands/1.31.2"), &root);
-    // No stamp within a scan's racy margin: a scan looks past what its
-    // checkpoint's marks match.
-    common::openhands::backdate(&root);
-    let opts = FollowOptions {
-        poll: Some(Duration::from_millis(10)),
-        ..FollowOptions::default()
-    };
+    let (_t, root, opts) = store();
     // Every conversation, in the order one scan hands them out.
     let mut all = Follower::new(vec![(root.clone(), None)], opts);
     let (every, refused) = scan(&mut all, None);
@@ -79,16 +87,7 @@ fn a_refused_change_comes_again_in_the_next_scan() {
 
 #[test]
 fn a_refused_removal_comes_again_in_the_next_scan() {
-    let t = tempfile::tempdir().unwrap();
-    let root = t.path().join("store");
-    common::copy_tree(&common::corpus_dir().join("openhands/1.31.2"), &root);
-    // No stamp within a scan's racy margin: a scan looks past what its
-    // checkpoint's marks match.
-    common::openhands::backdate(&root);
-    let opts = FollowOptions {
-        poll: Some(Duration::from_millis(10)),
-        ..FollowOptions::default()
-    };
+    let (_t, root, opts) = store();
     let mut f = Follower::new(vec![(root.clone(), None)], opts);
     let (every, _) = scan(&mut f, None);
     // A conversation with a sub-agent removed, and a plain one.
