@@ -4,9 +4,9 @@
 //! (read from disk, every event parsed and its kind looked at); and
 //! reading and verifying the converted files against the parse floor,
 //! simd-json's tape of the same lines (and, beside it, SHA-256 of the same
-//! lines, what hashing them once costs, and SHA-256 of every `response`'s
-//! request after its items, what comparing the `request_hash`es must hash
-//! beyond them).
+//! lines, what hashing them once costs, and every `response`'s request
+//! finished from the running hash of its items, what comparing the
+//! `request_hash`es must hash beyond them).
 //!
 //! `asf/to_files` is the whole job as `agentlog asf convert` does it, by
 //! process CPU time (user + sys, which is where creating, flushing and
@@ -14,14 +14,15 @@
 //! session file as the command does (temporary files made durable in
 //! batches, then renamed, the directory flushed once: `output::Batch`), against the `stats`-like read, and against
 //! a floor that does only what no converter can leave out — the same read
-//! and parse, SHA-256 of every line it writes and of every request tail,
+//! and parse, SHA-256 of every line it writes and of every request tail
+//! (from its running hash, two at a time as the converter hashes them),
 //! and the same bytes written as the same files.
 
 use std::hint::black_box;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use agentlog::asf::Session;
+use agentlog::asf::{RequestHasher, Session};
 use agentlog::convert::openhands::convert;
 use agentlog::openhands::{self, Conversation, Reader};
 use agentlog::output::{Batch, Output};
@@ -31,6 +32,8 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 mod corpus;
 #[path = "support/measure.rs"]
 mod measure;
+#[path = "support/request_hashers.rs"]
+mod request_hashers;
 use corpus::{conversations, corpus};
 use measure::{Run, bench_all, interleaved_cpu};
 
@@ -100,20 +103,30 @@ fn bench(c: &mut Criterion) {
         })
     });
     // What comparing the `request_hash`es must hash beyond the items: each
-    // `response`'s request less its `input`, in canonical form. RFC 8785
-    // puts `instructions`, `tools` and the other settings after `input`, so
-    // a running digest over the items can share the items between responses
-    // but never these tails. Built outside the timing, once this row runs
-    // (a profile of another row, filtered by name, carries no rebuilds).
-    let request_tails = std::cell::OnceCell::new();
-    let tails_of = || -> Vec<Vec<u8>> { files.iter().flat_map(|f| request_tails_of(f)).collect() };
+    // `response`'s request less its `input`, in canonical form, from the
+    // running hash of its items. RFC 8785 puts `instructions`, `tools` and
+    // the other settings after `input`, so a running digest over the items
+    // can share the items between responses but never these tails; those
+    // of requests with the same settings are hashed two at a time
+    // (`RequestHasher::hash_many`), as the converter hashes them. Built
+    // outside the timing, once this row runs (a profile of another row,
+    // filtered by name, carries no rebuilds).
+    let requests = std::cell::OnceCell::new();
+    let requests_of = || -> Vec<Vec<RequestHasher>> {
+        files
+            .iter()
+            .map(|f| request_hashers::request_hashers_of(f))
+            .collect()
+    };
     g.bench_function("floor_sha_request_tails", |b| {
-        use sha2::{Digest, Sha256};
-        let request_tails = request_tails.get_or_init(tails_of);
+        let requests = requests.get_or_init(requests_of);
         b.iter(|| {
             let mut x = 0u8;
-            for r in request_tails {
-                x ^= Sha256::digest(r)[0];
+            for file in requests {
+                let refs: Vec<&RequestHasher> = file.iter().collect();
+                for h in RequestHasher::hash_many(&refs) {
+                    x ^= h.as_bytes()[7];
+                }
             }
             black_box(x)
         })
@@ -150,23 +163,6 @@ fn bench(c: &mut Criterion) {
         })
     });
     g.finish();
-}
-
-/// Each `response`'s request less its `input`, in canonical form: what
-/// comparing (or writing) its `request_hash` must hash beyond the items.
-fn request_tails_of(file: &[u8]) -> Vec<Vec<u8>> {
-    let s = Session::read(file).expect("reads");
-    s.entries()
-        .iter()
-        .filter(|e| e.request_hash.is_some())
-        .map(|e| {
-            let mut request = s.request_context(&e.id).expect("context").request();
-            if let Some(m) = request.as_object_mut() {
-                m.remove("input");
-            }
-            agentlog::asf::canon::to_canonical(&request).expect("canonical")
-        })
-        .collect()
 }
 
 /// Writes `bytes` to `dir/name` as `agentlog asf convert` writes a session
@@ -207,12 +203,12 @@ fn to_files(c: &mut Criterion) {
     }
     let test_mode = args.iter().any(|a| a == "--test");
     let dirs = conversations(&corpus());
-    let sessions: Vec<(String, Vec<u8>, Vec<Vec<u8>>)> = dirs
+    let sessions: Vec<(String, Vec<u8>, Vec<RequestHasher>)> = dirs
         .iter()
         .map(|d| {
             let done = convert(&openhands::read_conversation(d).expect("reads")).expect("converts");
-            let tails = request_tails_of(&done.bytes);
-            (format!("{}.jsonl", done.session_id), done.bytes, tails)
+            let requests = request_hashers::request_hashers_of(&done.bytes);
+            (format!("{}.jsonl", done.session_id), done.bytes, requests)
         })
         .collect();
     let out = tempfile::tempdir().expect("temporary directory");
@@ -235,12 +231,13 @@ fn to_files(c: &mut Criterion) {
                 let (reader, conv) = &mut *state.borrow_mut();
                 let mut n = stats_read(&dirs, reader, conv) as u64;
                 let mut pending = Batch::new();
-                for (name, bytes, tails) in &sessions {
+                for (name, bytes, requests) in &sessions {
                     for line in bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
                         n += u64::from(Sha256::digest(line)[0]);
                     }
-                    for t in tails {
-                        n += u64::from(Sha256::digest(t)[0]);
+                    let refs: Vec<&RequestHasher> = requests.iter().collect();
+                    for h in RequestHasher::hash_many(&refs) {
+                        n += u64::from(h.as_bytes()[7]);
                     }
                     write_session(&floor_dir, name, bytes, &mut pending);
                 }

@@ -2,13 +2,16 @@
 //! converter can leave out, done the plain way. It reads every file the
 //! OpenHands reader reads (`base_state.json`, `meta.json`, the files of
 //! `events/`) and builds simd-json's tape of each; computes the SHA-256
-//! the format requires over the bytes `asf convert` writes (each line once,
-//! each `response`'s request tail once more); and writes those bytes as the
+//! the format requires over the bytes `asf convert` writes (each line once)
+//! and each `response`'s request tail (its members after `input`, from the
+//! running hash of its settings and items, as a converter holds it; two at
+//! a time where they share settings, as the converter hashes them:
+//! `RequestHasher::hash_many`); and writes those bytes as the
 //! same files the same way (a temporary file each, one `syncfs` per batch,
 //! the renames, one flush of the directory: `agentlog::output::Batch`).
 //!
 //! The bytes come from a previous conversion's output directory. A second
-//! thread loads each session (and rebuilds its request tails) while the
+//! thread loads each session (and rebuilds each request's running hash) while the
 //! measuring thread hashes and writes the one before, at most two waiting: the
 //! floor holds a few sessions at a time, as the converter holds one, and
 //! the bytes it writes are as recently touched as the converter's. The CPU
@@ -24,47 +27,23 @@
 
 #[path = "../benches/support/floor.rs"]
 mod floor;
+#[path = "../benches/support/request_hashers.rs"]
+mod request_hashers;
 
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use agentlog::asf::Session;
+use agentlog::asf::RequestHasher;
 use agentlog::output::{Batch, Output};
 use sha2::{Digest, Sha256};
 
-/// A converted session file: its name, its bytes, and each `response`'s
-/// request without `input` in canonical form (what its `request_hash`
-/// hashes after the items), each distinct one kept once with how many
-/// responses have it.
+/// A converted session file: its name, its bytes, and the running hash of
+/// each `response`'s request before its members after `input`.
 struct Converted {
     name: String,
     bytes: Vec<u8>,
-    tails: Vec<(Vec<u8>, u64)>,
-}
-
-fn tails_of(file: &[u8]) -> Vec<(Vec<u8>, u64)> {
-    let Ok(s) = Session::read(file) else {
-        return Vec::new();
-    };
-    let mut tails: Vec<(Vec<u8>, u64)> = Vec::new();
-    for e in s.entries().iter().filter(|e| e.request_hash.is_some()) {
-        let Ok(context) = s.request_context(&e.id) else {
-            continue;
-        };
-        let mut request = context.request();
-        if let Some(m) = request.as_object_mut() {
-            m.remove("input");
-        }
-        let Ok(t) = agentlog::asf::canon::to_canonical(&request) else {
-            continue;
-        };
-        match tails.iter_mut().find(|(k, _)| *k == t) {
-            Some((_, n)) => *n += 1,
-            None => tails.push((t, 1)),
-        }
-    }
-    tails
+    requests: Vec<RequestHasher>,
 }
 
 /// User and system CPU time of the calling thread so far, in seconds (of
@@ -124,8 +103,15 @@ fn main() -> ExitCode {
                 let Ok(bytes) = std::fs::read(converted.join(&name)) else {
                     continue;
                 };
-                let tails = tails_of(&bytes);
-                if tx.send(Converted { name, bytes, tails }).is_err() {
+                let requests = request_hashers::request_hashers_of(&bytes);
+                if tx
+                    .send(Converted {
+                        name,
+                        bytes,
+                        requests,
+                    })
+                    .is_err()
+                {
                     return;
                 }
             }
@@ -136,11 +122,10 @@ fn main() -> ExitCode {
             check += u64::from(Sha256::digest(line)[0]);
             lines += 1;
         }
-        for (t, n) in &f.tails {
-            for _ in 0..*n {
-                check += u64::from(Sha256::digest(t)[0]);
-                tails += 1;
-            }
+        let requests: Vec<&RequestHasher> = f.requests.iter().collect();
+        for h in RequestHasher::hash_many(&requests) {
+            check += u64::from(h.as_bytes()[7]);
+            tails += 1;
         }
         let written_ok = Output::create_entry(&out.join(&f.name))
             .map_err(|e| e.to_string())

@@ -5,6 +5,11 @@
 
 use sha2::{Digest, Sha256};
 
+mod lanes;
+mod midstate;
+
+pub(crate) use midstate::Midstate;
+
 /// The SHA-256 digest of `data`.
 pub(crate) fn sha256(data: &[u8]) -> [u8; 32] {
     Sha256::digest(data).into()

@@ -53,6 +53,8 @@ impl std::fmt::Display for CanonError {
     }
 }
 
+impl std::error::Error for CanonError {}
+
 /// Compares two names by UTF-16 code units, as RFC 8785 sorts members.
 pub fn cmp_utf16(a: &str, b: &str) -> Ordering {
     // Byte order equals code-point order, which equals UTF-16 order unless a

@@ -65,6 +65,7 @@ use crate::openhands::view::{
     EarlyState, Role, View, ViewInput, ViewOptions, WireContent, WirePart, WireShape,
 };
 
+mod ahead;
 mod attribute;
 mod facts;
 mod fold;
@@ -73,6 +74,7 @@ mod parsed;
 mod response;
 mod tools;
 
+use ahead::Ahead;
 use attribute::{attribute, raw_of};
 use facts::EventFacts;
 use fold::{CanonicalItem, PathState};
@@ -172,6 +174,8 @@ struct Emitter<'w, 'm> {
     members: Vec<u8>,
     /// An item being written in canonical form.
     item: Vec<u8>,
+    /// The segment's `request_hash`es, some taken ahead.
+    ahead: Ahead,
 }
 
 /// The items of the wire message `shape`, each in canonical form in its
@@ -225,7 +229,7 @@ impl Emitter<'_, '_> {
                 )?;
             }
             let response = self.response_of.get(&k);
-            let request_hash = response.map(|_| st.request_hash());
+            let request_hash = response.map(|_| self.ahead.request_hash(k, st.hasher(), self.wire));
             shape_items(m, &mut self.item, |c, call| {
                 let id = st.append_canonical_item(
                     a,
@@ -718,6 +722,7 @@ fn convert_from(
             scratch: Vec::new(),
             members: Vec::new(),
             item: Vec::new(),
+            ahead: Ahead::new(att.response_of.keys().copied()),
         };
         for (k, &p) in order.iter().enumerate().take(end).skip(start) {
             let ev = &events[p];

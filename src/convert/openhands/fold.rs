@@ -154,9 +154,10 @@ impl PathState {
         }
     }
 
-    /// The `request_hash` of the context as it stands.
-    pub(super) fn request_hash(&self) -> String {
-        self.hasher.hash()
+    /// The running hash of the context as it stands: its `request_hash`
+    /// and where it stands.
+    pub(super) fn hasher(&self) -> &RequestHasher {
+        &self.hasher
     }
 
     /// Appends an `item` entry (with `response` when the item is a model
