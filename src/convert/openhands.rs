@@ -229,20 +229,34 @@ impl Emitter<'_, '_> {
                 )?;
             }
             let response = self.response_of.get(&k);
-            let request_hash = response.map(|_| self.ahead.request_hash(k, st.hasher(), self.wire));
-            shape_items(m, &mut self.item, |c, call| {
-                let id = st.append_canonical_item(
-                    a,
-                    ts,
-                    Rc::from(c),
-                    call,
-                    response.map(String::as_str),
-                )?;
-                if let Some(c) = call {
-                    sh.call_items.insert(c.to_owned(), id);
+            let request_hash = response.map(|_| self.ahead.request_hash(k, st, self.wire));
+            let response_id = response.map(String::as_str);
+            match self.ahead.items_of(k) {
+                // Written, and hashed, ahead.
+                Some(items) => {
+                    for (c, call) in items {
+                        let id = st.append_canonical_item(
+                            a,
+                            ts,
+                            c,
+                            call.as_deref(),
+                            response_id,
+                            false,
+                        )?;
+                        if let Some(c) = call {
+                            sh.call_items.insert(c, id);
+                        }
+                    }
                 }
-                Ok::<(), ConvertError>(())
-            })?;
+                None => shape_items(m, &mut self.item, |c, call| {
+                    let id =
+                        st.append_canonical_item(a, ts, Rc::from(c), call, response_id, true)?;
+                    if let Some(c) = call {
+                        sh.call_items.insert(c.to_owned(), id);
+                    }
+                    Ok::<(), ConvertError>(())
+                })?,
+            }
             if let (Some(r), Some(h)) = (response, request_hash) {
                 let usage = sh.metrics.usage.get(r.as_str()).copied();
                 let latency = sh.metrics.latency.get(r.as_str()).copied();

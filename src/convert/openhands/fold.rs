@@ -47,6 +47,10 @@ pub(super) struct PathState {
     /// are kept that way (`settings.tools` is then empty).
     tools: Option<Rc<[u8]>>,
     hasher: RequestHasher,
+    /// How many of the last `items` the running hash has not taken yet:
+    /// items appended unhashed because a hash taken ahead already holds
+    /// them ([`PathState::adopt`]), hashed here only if it is not adopted.
+    unhashed: usize,
     /// The running hash of the settings with no item (they never change
     /// after the first `config`): where a compaction starts again.
     empty: RequestHasher,
@@ -147,6 +151,7 @@ impl PathState {
             tools,
             empty: hasher.clone(),
             hasher,
+            unhashed: 0,
             items: Vec::new(),
             on_path: Vec::new(),
             checkpoint: None,
@@ -156,13 +161,46 @@ impl PathState {
 
     /// The running hash of the context as it stands: its `request_hash`
     /// and where it stands.
-    pub(super) fn hasher(&self) -> &RequestHasher {
+    pub(super) fn hasher(&mut self) -> &RequestHasher {
+        self.settle();
         &self.hasher
+    }
+
+    /// Hashes the items appended unhashed.
+    fn settle(&mut self) {
+        let n = self.items.len();
+        for h in &self.items[n - self.unhashed..] {
+            self.hasher.push_canonical(&h.canonical);
+        }
+        self.unhashed = 0;
+    }
+
+    /// Takes `ahead`, a copy of the running hash grown by the items since
+    /// appended unhashed, as the running hash, when it stands where the
+    /// running hash and those items do (as many items and bytes hashed);
+    /// otherwise hashes them. Whether it was taken.
+    pub(super) fn adopt(&mut self, ahead: RequestHasher) -> bool {
+        let (mut items, mut bytes) = self.hasher.position();
+        let n = self.items.len();
+        for h in &self.items[n - self.unhashed..] {
+            // Each item after the first follows a comma.
+            bytes += u64::from(items > 0) + h.canonical.len() as u64;
+            items += 1;
+        }
+        if (items, bytes) == ahead.position() {
+            self.hasher = ahead;
+            self.unhashed = 0;
+            return true;
+        }
+        self.settle();
+        false
     }
 
     /// Appends an `item` entry (with `response` when the item is a model
     /// call's output) given the item's canonical form, `c`, and, for a
-    /// `function_call`, its `call_id`.
+    /// `function_call`, its `call_id`. `hashed`: the running hash takes
+    /// the item now; otherwise it is left for a hash taken ahead that
+    /// holds it ([`PathState::adopt`]).
     pub(super) fn append_canonical_item(
         &mut self,
         a: &mut Appender,
@@ -170,6 +208,7 @@ impl PathState {
         c: Rc<[u8]>,
         call: Option<&str>,
         response: Option<&str>,
+        hashed: bool,
     ) -> Result<String, ConvertError> {
         let id = match response {
             Some(r) => {
@@ -180,7 +219,12 @@ impl PathState {
             }
             None => a.append_canonical("item", ts, Map::new(), &[("item", &c)], call)?,
         };
-        self.hasher.push_canonical(&c);
+        if hashed {
+            self.settle();
+            self.hasher.push_canonical(&c);
+        } else {
+            self.unhashed += 1;
+        }
         let rank = self.on_path.len();
         self.on_path.push(c.clone());
         self.items.push(Held {
@@ -268,6 +312,7 @@ impl PathState {
                     item.canonical.clone(),
                     item.call.as_deref(),
                     None,
+                    true,
                 )?;
                 let rank = self.on_path.len() - 1;
                 for j in k + 1..n {
@@ -365,6 +410,7 @@ impl PathState {
             }
         };
         self.hasher = self.empty.clone();
+        self.unhashed = 0;
         self.items = canonical
             .into_iter()
             .enumerate()
