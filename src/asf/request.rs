@@ -408,10 +408,18 @@ impl<'a> Chain<'a> {
     }
 
     /// The `request_hash` of the request the `response` at `idx` was made
+    /// from, when the chain has it ([`Chain::request_hasher`]). `None`:
+    /// rebuild it from the path.
+    #[cfg(test)]
+    pub(super) fn request_hash(&self, s: &Session<'_>, idx: usize) -> Option<String> {
+        Some(self.request_hasher(s, idx)?.hash())
+    }
+
+    /// The running hash of the request the `response` at `idx` was made
     /// from, when the chain has it: its path without its output items,
     /// every entry skipped on the way back an output item or one that
     /// changes nothing. `None`: rebuild it from the path.
-    pub(super) fn request_hash(&self, s: &Session<'_>, idx: usize) -> Option<String> {
+    pub(super) fn request_hasher(&self, s: &Session<'_>, idx: usize) -> Option<&RequestHasher> {
         let e = &s.entries()[idx];
         let mut cur = self.parents[idx]?;
         if let Some(rid) = e.response_id.as_deref() {
@@ -438,7 +446,7 @@ impl<'a> Chain<'a> {
                 cur = self.parents[cur]?;
             }
         }
-        Some(self.states[cur].as_ref()?.hasher.hash())
+        Some(&self.states[cur].as_ref()?.hasher)
     }
 }
 

@@ -302,11 +302,25 @@ impl Session<'_> {
         // A redacted file's hashes no longer match, by design.
         if !self.header().redacted && entries.iter().any(|e| e.request_hash.is_some()) {
             let chain = super::request::Chain::of(self);
-            for (i, e) in entries.iter().enumerate() {
+            // The running hash of each response's request the chain has,
+            // all finished together (several at a time where they share
+            // settings).
+            let hashers: Vec<Option<&super::RequestHasher>> = entries
+                .iter()
+                .enumerate()
+                .map(|(i, e)| {
+                    e.request_hash
+                        .as_ref()
+                        .and_then(|_| chain.request_hasher(self, i))
+                })
+                .collect();
+            let found: Vec<&super::RequestHasher> = hashers.iter().flatten().copied().collect();
+            let mut hashes = super::RequestHasher::hash_many(&found).into_iter();
+            for (e, hasher) in entries.iter().zip(&hashers) {
                 let Some(recorded) = e.request_hash.as_deref() else {
                     continue;
                 };
-                let rebuilt = match chain.request_hash(self, i) {
+                let rebuilt = match hasher.and_then(|_| hashes.next()) {
                     Some(h) => Ok(h),
                     None => self.request_context(&e.id).and_then(|c| c.request_hash()),
                 };
