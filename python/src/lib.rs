@@ -13,6 +13,7 @@ mod errors;
 mod event;
 mod ids;
 mod occhat;
+mod requested;
 mod session_changes;
 mod store;
 mod tables;

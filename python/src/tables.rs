@@ -23,12 +23,14 @@ use agentlog::parquet::{
 };
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use arrow_array::{RecordBatch, RecordBatchReader};
-use arrow_schema::{ArrowError, SchemaRef};
+use arrow_schema::ffi::FFI_ArrowSchema;
+use arrow_schema::{ArrowError, Schema, SchemaRef};
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 
 use crate::conversation::MAX_SUBAGENT_DEPTH;
 use crate::errors::{Class, error};
+use crate::requested;
 use crate::store::{Kind, Store};
 
 /// The table named `name` (`conversations`, `events`, `messages`,
@@ -238,25 +240,57 @@ impl ArrowStream {
     }
 
     /// Exports the stream (once): a PyCapsule named `arrow_array_stream`.
-    /// `requested_schema` is not applied (the table's schema is the
-    /// Parquet schema, whatever is asked).
+    /// `requested_schema` (a PyCapsule named `arrow_schema`) asks for the
+    /// same columns in another Arrow representation: each column is cast
+    /// to it, or, when a column has no cast to the type asked, the table's
+    /// own schema is kept; a request for other columns (another number,
+    /// other names or order) raises `ValueError`.
     #[pyo3(signature = (requested_schema=None))]
     fn __arrow_c_stream__<'py>(
         &self,
         py: Python<'py>,
         requested_schema: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyCapsule>> {
-        let _ = requested_schema;
+        let plan = match &requested_schema {
+            Some(obj) if !obj.is_none() => {
+                let requested = schema_of_capsule(obj)?;
+                requested::plan(&self.table.schema(), &requested)
+                    .map_err(pyo3::exceptions::PyValueError::new_err)?
+            }
+            _ => requested::Plan::AsIs,
+        };
         let rows = self
             .rows
             .lock()
             .map_err(|_| error(Class::Other, None, "the stream's lock is poisoned"))?
             .take()
             .ok_or_else(|| error(Class::Other, None, "this Arrow stream was already consumed"))?;
-        let stream = FFI_ArrowArrayStream::new(Box::new(rows));
+        let stream = match plan {
+            requested::Plan::AsIs => FFI_ArrowArrayStream::new(Box::new(rows)),
+            requested::Plan::Cast(schema) => {
+                FFI_ArrowArrayStream::new(Box::new(requested::Cast::new(rows, schema)))
+            }
+        };
         let name = CString::new("arrow_array_stream").expect("no NUL");
         PyCapsule::new(py, stream, Some(name))
     }
+}
+
+/// The schema in an `arrow_schema` PyCapsule (the Arrow C data interface's
+/// `ArrowSchema`).
+fn schema_of_capsule(obj: &Bound<'_, PyAny>) -> PyResult<Schema> {
+    let capsule = obj.cast::<PyCapsule>().map_err(|_| {
+        pyo3::exceptions::PyTypeError::new_err(
+            "requested_schema is a PyCapsule named 'arrow_schema' (from __arrow_c_schema__)",
+        )
+    })?;
+    let ptr = capsule.pointer_checked(Some(c"arrow_schema"))?;
+    // SAFETY: a capsule named `arrow_schema` holds an `ArrowSchema` (the
+    // PyCapsule interface), alive as long as the capsule, which `obj`
+    // holds for this call; it is read, not released.
+    let ffi = unsafe { ptr.cast::<FFI_ArrowSchema>().as_ref() };
+    Schema::try_from(ffi)
+        .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("requested_schema: {e}")))
 }
 
 /// The stream of `table` over the store; a `pyarrow.RecordBatchReader`
