@@ -1,14 +1,16 @@
 //! SHA-256, the one digest the crate uses (the OpenHands view's saved
-//! output names; the Agent Session Format's content hashes), from the
-//! `sha2` crate, which uses the CPU's SHA instructions when it has them
-//! (detected at run time) and portable code otherwise.
+//! output names; the Agent Session Format's content hashes), on the `sha2`
+//! crate's compression function, which uses the CPU's SHA instructions
+//! when it has them (detected at run time) and portable code otherwise;
+//! several streams that end with the same bytes are finished side by side
+//! ([`Sha256Stream::finish_many_with`]).
 
 use sha2::{Digest, Sha256};
 
 mod lanes;
-mod midstate;
+mod stream;
 
-pub(crate) use midstate::Midstate;
+pub(crate) use stream::Sha256Stream;
 
 /// The SHA-256 digest of `data`.
 pub(crate) fn sha256(data: &[u8]) -> [u8; 32] {
@@ -18,23 +20,6 @@ pub(crate) fn sha256(data: &[u8]) -> [u8; 32] {
 /// The SHA-256 digest of `data` as 64 lowercase hex digits.
 pub(crate) fn sha256_hex(data: &[u8]) -> String {
     digest_hex(sha256(data))
-}
-
-/// A SHA-256 digest fed piece by piece: the digest of the pieces
-/// concatenated. A clone goes on from where the original stands.
-#[derive(Clone, Default)]
-pub(crate) struct Sha256Stream(Sha256);
-
-impl Sha256Stream {
-    /// Feeds `data`.
-    pub(crate) fn update(&mut self, data: &[u8]) {
-        self.0.update(data);
-    }
-
-    /// The digest of everything fed.
-    pub(crate) fn finish(self) -> [u8; 32] {
-        self.0.finalize().into()
-    }
 }
 
 /// A digest as 64 lowercase hex digits.

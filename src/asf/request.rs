@@ -13,7 +13,7 @@
 
 use sha2::{Digest, Sha256};
 
-use crate::hash::Midstate;
+use crate::hash::Sha256Stream;
 
 use crate::json::{Map, OwnedValue};
 
@@ -30,7 +30,7 @@ use super::read::Session;
 pub struct RequestHasher {
     /// The digest of the head (`{`, the members before `input`,
     /// `"input":[`) and the items so far.
-    state: Midstate,
+    state: Sha256Stream,
     items: usize,
     /// `]`, the members after `input` (each after a comma), `}`.
     tail: std::sync::Arc<Vec<u8>>,
@@ -104,7 +104,7 @@ impl RequestHasher {
             }
         }
         tail.push(b'}');
-        let mut state = Midstate::default();
+        let mut state = Sha256Stream::default();
         state.update(b"{");
         state.update(&head);
         state.update(b"\"input\":[");
@@ -215,9 +215,9 @@ impl RequestHasher {
             if run == 1 {
                 out.push(first.hash());
             } else {
-                let states: Vec<&Midstate> = group.iter().map(|h| &h.state).collect();
+                let states: Vec<&Sha256Stream> = group.iter().map(|h| &h.state).collect();
                 out.extend(
-                    Midstate::finish_many_with(&states, &first.tail)
+                    Sha256Stream::finish_many_with(&states, &first.tail)
                         .iter()
                         .map(|d| hex_ref(d)),
                 );

@@ -16,7 +16,7 @@ const H0: [u32; 8] = [
 /// A SHA-256 stream fed piece by piece; a clone goes on from where the
 /// original stands.
 #[derive(Clone)]
-pub(crate) struct Midstate {
+pub(crate) struct Sha256Stream {
     h: [u32; 8],
     /// The bytes fed since the last whole block (`filled` of them).
     block: [u8; 64],
@@ -25,9 +25,9 @@ pub(crate) struct Midstate {
     len: u64,
 }
 
-impl Default for Midstate {
+impl Default for Sha256Stream {
     fn default() -> Self {
-        Midstate {
+        Sha256Stream {
             h: H0,
             block: [0; 64],
             filled: 0,
@@ -36,7 +36,7 @@ impl Default for Midstate {
     }
 }
 
-impl Midstate {
+impl Sha256Stream {
     /// Feeds `data`.
     pub(crate) fn update(&mut self, mut data: &[u8]) {
         self.len = self.len.wrapping_add(data.len() as u64);
@@ -91,15 +91,15 @@ impl Midstate {
         s.finish()
     }
 
-    /// [`Midstate::finish_with`] of each of `streams` with the same `tail`,
+    /// [`Sha256Stream::finish_with`] of each of `streams` with the same `tail`,
     /// in order: [`LANES`] at a time in lockstep, where the tail is long
     /// enough for it to pay.
-    pub(crate) fn finish_many_with(streams: &[&Midstate], tail: &[u8]) -> Vec<[u8; 32]> {
-        Midstate::finish_many_by(streams, tail, Kernel::Detected)
+    pub(crate) fn finish_many_with(streams: &[&Sha256Stream], tail: &[u8]) -> Vec<[u8; 32]> {
+        Sha256Stream::finish_many_by(streams, tail, Kernel::Detected)
     }
 
-    /// [`Midstate::finish_many_with`] by a given kernel.
-    fn finish_many_by(streams: &[&Midstate], tail: &[u8], kernel: Kernel) -> Vec<[u8; 32]> {
+    /// [`Sha256Stream::finish_many_with`] by a given kernel.
+    fn finish_many_by(streams: &[&Sha256Stream], tail: &[u8], kernel: Kernel) -> Vec<[u8; 32]> {
         let mut out = Vec::with_capacity(streams.len());
         // Below two blocks of tail, one at a time.
         if tail.len() < 128 {
@@ -139,11 +139,11 @@ impl Kernel {
 /// the tail's whole blocks after it, as many as every lane has, in
 /// lockstep; the rest of each alone.
 fn finish_lanes<const N: usize>(
-    streams: &[&Midstate],
+    streams: &[&Sha256Stream],
     tail: &[u8],
     kernel: Kernel,
 ) -> [[u8; 32]; N] {
-    let streams: [&Midstate; N] = std::array::from_fn(|l| streams[l]);
+    let streams: [&Sha256Stream; N] = std::array::from_fn(|l| streams[l]);
     let mut h: [[u32; 8]; N] = std::array::from_fn(|l| streams[l].h);
     let first: [[u8; 64]; N] = std::array::from_fn(|l| {
         let s = streams[l];
@@ -161,7 +161,7 @@ fn finish_lanes<const N: usize>(
     kernel.compress(&mut h, std::array::from_fn(|l| &rest[l].0[..common]));
     std::array::from_fn(|l| {
         let (blocks, partial) = rest[l];
-        let mut s = Midstate {
+        let mut s = Sha256Stream {
             h: h[l],
             block: [0; 64],
             filled: 0,
@@ -206,10 +206,10 @@ mod tests {
         for n in [0, 1, 55, 56, 57, 63, 64, 65, 119, 120, 127, 128, 129, 1000] {
             let data = bytes(n as u64, n);
             // Fed whole, and fed in pieces that straddle the blocks.
-            let mut whole = Midstate::default();
+            let mut whole = Sha256Stream::default();
             whole.update(&data);
             assert_eq!(whole.clone().finish(), reference(&[&data]), "n {n}");
-            let mut pieces = Midstate::default();
+            let mut pieces = Sha256Stream::default();
             for piece in data.chunks(7) {
                 pieces.update(piece);
             }
@@ -235,21 +235,21 @@ mod tests {
             0, 1, 63, 64, 127, 128, 129, 191, 192, 200, 1000, 4096, 30_001,
         ] {
             let tail = bytes(1000 + tail_len as u64, tail_len);
-            let streams: Vec<Midstate> = heads
+            let streams: Vec<Sha256Stream> = heads
                 .iter()
                 .map(|h| {
-                    let mut s = Midstate::default();
+                    let mut s = Sha256Stream::default();
                     s.update(h);
                     s
                 })
                 .collect();
-            let refs: Vec<&Midstate> = streams.iter().collect();
+            let refs: Vec<&Sha256Stream> = streams.iter().collect();
             let want: Vec<[u8; 32]> = heads.iter().map(|h| reference(&[h, &tail])).collect();
             for (name, kernel) in kernels {
-                let got = Midstate::finish_many_by(&refs, &tail, kernel);
+                let got = Sha256Stream::finish_many_by(&refs, &tail, kernel);
                 assert_eq!(got, want, "tail {tail_len}, {name}");
             }
-            assert_eq!(Midstate::finish_many_with(&refs, &tail), want);
+            assert_eq!(Sha256Stream::finish_many_with(&refs, &tail), want);
         }
     }
 
