@@ -6,9 +6,54 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// The crate features this test binary was built with, for `cargo build
+/// --features`: building the example with other features would build the
+/// library and its dependencies a second time (as much disk again, which a
+/// CI machine may not have), and overwrite the example `cargo test` built.
+fn these_features() -> String {
+    let on: Vec<&str> = FEATURES
+        .iter()
+        .filter(|(_, on)| *on)
+        .map(|(name, _)| *name)
+        .collect();
+    on.join(",")
+}
+
+/// Every feature of `Cargo.toml`, with whether this build has it.
+const FEATURES: [(&str, bool); 7] = [
+    ("cli", cfg!(feature = "cli")),
+    ("parallel", cfg!(feature = "parallel")),
+    ("gen", cfg!(feature = "gen")),
+    ("html", cfg!(feature = "html")),
+    ("follow", cfg!(feature = "follow")),
+    ("parquet", cfg!(feature = "parquet")),
+    ("search", cfg!(feature = "search")),
+];
+
+#[test]
+fn the_feature_list_names_every_feature_of_the_manifest() {
+    let manifest = fs::read_to_string(repo("Cargo.toml")).unwrap();
+    let section = manifest
+        .split("\n[features]\n")
+        .nth(1)
+        .expect("a [features] table");
+    let section = section.split("\n[").next().unwrap();
+    let mut declared: Vec<&str> = section
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .filter_map(|l| l.split('=').next().map(str::trim))
+        .filter(|name| *name != "default")
+        .collect();
+    declared.sort_unstable();
+    let mut listed: Vec<&str> = FEATURES.iter().map(|(name, _)| *name).collect();
+    listed.sort_unstable();
+    assert_eq!(listed, declared);
+}
+
 /// The example `name`, built now (a no-op when it is fresh: `cargo test
 /// --test it examples` alone would otherwise run a stale binary) beside the
-/// test binaries, in `target/<profile>/examples/`.
+/// test binaries, in `target/<profile>/examples/`, with the test binary's
+/// own features.
 fn example(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("the test's own path");
     let profile_dir = exe
@@ -20,6 +65,7 @@ fn example(name: &str) -> PathBuf {
     let mut build = Command::new(cargo);
     build
         .args(["build", "--quiet", "--example", name])
+        .args(["--no-default-features", "--features", &these_features()])
         .current_dir(env!("CARGO_MANIFEST_DIR"));
     if profile_dir.ends_with("release") {
         build.arg("--release");
