@@ -137,8 +137,9 @@ class Store:
         verify_files: bool = False,
     ) -> Union[Follow, SessionFollow]:
         """Follows the store live (file-system events, or every ``poll``
-        seconds): everything since ``checkpoint`` first, then each change as
-        it is written; ends after ``idle_timeout`` seconds without one
+        seconds): everything since ``checkpoint`` first, read a conversation
+        (or session) at a time as ``changes_since`` reads it, then what was
+        written meanwhile and each change as it is written; ends after ``idle_timeout`` seconds without one
         (``None``: never; Ctrl-C stops it). An OC Chat sessions directory
         gives a :class:`SessionFollow` (``verify_files`` refused, ``settle``
         unused).
@@ -366,11 +367,14 @@ class Follow(Iterator[Change]):
     def __iter__(self) -> Follow: ...
     def __next__(self) -> Change: ...
     def checkpoint(self) -> Optional[Checkpoint]:
-        """What the scans so far read, the changes not yet taken from the
-        iterator included: save it once ``pending`` is 0."""
+        """What was handed out: while the first changes are handed out,
+        those so far; after them, what the scans so far read, the changes
+        not yet taken from the iterator included: save it once ``pending``
+        is 0."""
     @property
     def pending(self) -> int:
-        """Changes found by the last scan not yet handed out."""
+        """Changes found by the last scan not yet handed out (0 while the
+        first changes are handed out: none is held)."""
     @property
     def polling(self) -> Optional[str]: ...
     @property
@@ -495,10 +499,13 @@ class SessionFollow(Iterator[SessionChange]):
     def __iter__(self) -> SessionFollow: ...
     def __next__(self) -> SessionChange: ...
     def checkpoint(self) -> SessionsCheckpoint:
-        """What the scans so far read, the changes not yet taken from the
-        iterator included: save it once ``pending`` is 0."""
+        """What was handed out: while the first changes are handed out,
+        those so far; after them, what the scans so far read, the changes
+        not yet taken from the iterator included: save it once ``pending``
+        is 0."""
     @property
     def pending(self) -> int:
-        """Changes found by the last scan not yet handed out."""
+        """Changes found by the last scan not yet handed out (0 while the
+        first changes are handed out: none is held)."""
     @property
     def polling(self) -> Optional[str]: ...

@@ -476,14 +476,32 @@ impl Changes {
 /// Following a store live: an iterator of `agentlog.Change` that waits
 /// (the GIL released, Ctrl-C honoured) for what is written next. The
 /// first changes are everything since `checkpoint` (all there is, without
-/// one). Ends when nothing came for `idle_timeout` seconds (never, when
+/// one), read a conversation at a time as `changes_since` reads them; then
+/// what was written meanwhile and after. Ends when nothing came for `idle_timeout` seconds (never, when
 /// `None`); `checkpoint()` is the checkpoint of what was handed out.
 #[pyclass(module = "agentlog")]
 pub struct Follow {
     follower: std::sync::Mutex<Follower>,
+    /// The store followed (the follower's one root).
+    root: PathBuf,
+    /// The first changes, `None` once handed out.
+    catch_up: std::sync::Mutex<Option<CatchUp>>,
     queue: std::collections::VecDeque<Change>,
     pace: Pace,
     errors: Vec<Py<PyAny>>,
+}
+
+/// A follow's first changes (everything since the checkpoint given): one
+/// changes-since scan taken a conversation at a time, as `changes_since`
+/// takes it, so that a first scan of a large store never holds all its
+/// changes; the follower takes over from its checkpoint
+/// (`Follower::resume_from`), and its first scan hands out what changed
+/// meanwhile.
+enum CatchUp {
+    /// Not started: the checkpoint it starts from.
+    From(Option<RsCheckpoint>),
+    /// Under way.
+    Scan(Box<RsChanges>),
 }
 
 /// How often a follower looks and when it stops, in seconds, as Python
@@ -517,9 +535,11 @@ pub fn follow(
         ..FollowOptions::default()
     };
     let root = root.to_path_buf();
-    let follower = py.detach(|| Follower::new(vec![(root, since)], opts));
+    let follower = py.detach(|| Follower::new(vec![(root.clone(), None)], opts));
     Ok(Follow {
         follower: std::sync::Mutex::new(follower),
+        root,
+        catch_up: std::sync::Mutex::new(Some(CatchUp::From(since))),
         queue: Default::default(),
         pace: Pace::new(idle_timeout),
         errors: Vec::new(),
@@ -627,6 +647,69 @@ impl Pace {
     }
 }
 
+impl Follow {
+    /// The next of the first changes (a conversation read at a time);
+    /// `None` once they are all handed out, the follower then resumed
+    /// from the catch-up's checkpoint.
+    fn catch_up_next(&mut self, py: Python<'_>) -> PyResult<Option<Change>> {
+        let mut guard = self.catch_up.lock().map_err(|_| poisoned())?;
+        loop {
+            match guard.take() {
+                None => return Ok(None),
+                Some(CatchUp::From(since)) => {
+                    let opts = self.follower.lock().map_err(|_| poisoned())?.scan_options();
+                    let root = &self.root;
+                    let started = py.detach(|| Store::changes_since(root, since.as_ref(), opts));
+                    match started {
+                        Ok(scan) => {
+                            for e in scan.unreadable() {
+                                self.errors.push(
+                                    read_error(crate::conversation::path_of(e), e)
+                                        .value(py)
+                                        .clone()
+                                        .into_any()
+                                        .unbind(),
+                                );
+                            }
+                            *guard = Some(CatchUp::Scan(Box::new(scan)));
+                        }
+                        Err(e) => {
+                            // Tried again at the next call, as the
+                            // follower's own scans are.
+                            *guard = Some(CatchUp::From(since));
+                            return Err(error(Class::Read, None, e.to_string()));
+                        }
+                    }
+                }
+                Some(CatchUp::Scan(mut scan)) => {
+                    let got = py.detach(|| match scan.next() {
+                        None => None,
+                        Some(Ok(c)) => Some(Ok(Change::of(&c))),
+                        Some(Err(e)) => Some(Err(e)),
+                    });
+                    match got {
+                        Some(Ok(c)) => {
+                            *guard = Some(CatchUp::Scan(scan));
+                            return Ok(Some(c));
+                        }
+                        Some(Err(e)) => {
+                            self.errors
+                                .push(store_error(&e).value(py).clone().into_any().unbind());
+                            *guard = Some(CatchUp::Scan(scan));
+                        }
+                        None => {
+                            let cp = scan.into_checkpoint();
+                            let mut follower = self.follower.lock().map_err(|_| poisoned())?;
+                            follower.resume_from(0, cp);
+                            return Ok(None);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 #[pymethods]
 impl Follow {
     fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
@@ -634,27 +717,44 @@ impl Follow {
     }
 
     fn __next__(&mut self, py: Python<'_>) -> PyResult<Option<Change>> {
+        if let Some(c) = self.catch_up_next(py)? {
+            return Ok(Some(c));
+        }
         let Follow {
             follower,
             queue,
             pace,
             errors,
+            ..
         } = self;
         pace.next(py, follower, queue, |py, q| {
             scan_into(py, follower, q, errors)
         })
     }
 
-    /// The checkpoint of what the scans so far read, the changes not yet
-    /// taken from the iterator included: save it once the iterator has
-    /// handed out everything it holds (`pending == 0`).
+    /// The checkpoint of what was handed out: while the first changes are
+    /// handed out, of those handed out so far; after them, of what the
+    /// follower's scans read, the changes not yet taken from the iterator
+    /// included: save it when the iterator holds nothing (`pending == 0`).
     fn checkpoint(&self) -> PyResult<Option<Checkpoint>> {
+        match &*self.catch_up.lock().map_err(|_| poisoned())? {
+            Some(CatchUp::From(since)) => {
+                return Ok(since.as_ref().map(|cp| Checkpoint { cp: cp.clone() }));
+            }
+            Some(CatchUp::Scan(scan)) => {
+                return Ok(Some(Checkpoint {
+                    cp: scan.checkpoint(),
+                }));
+            }
+            None => {}
+        }
         let guard = self.follower.lock().map_err(|_| poisoned())?;
         Ok(guard.checkpoint(0).map(|cp| Checkpoint { cp: cp.clone() }))
     }
 
     /// How many changes the last scan found that the iterator has not
-    /// handed out yet.
+    /// handed out yet (0 while the first changes are handed out: they are
+    /// read one conversation at a time, none held).
     #[getter]
     fn pending(&self) -> usize {
         self.queue.len()

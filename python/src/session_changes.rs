@@ -301,14 +301,30 @@ impl SessionChanges {
 /// Following an OC Chat sessions directory live: an iterator of
 /// `agentlog.SessionChange` that waits (the GIL released, Ctrl-C honoured)
 /// for the next save. The first changes are everything since `checkpoint`
-/// (all there is, without one). Ends when nothing came for `idle_timeout`
-/// seconds (never, when `None`); `checkpoint()` is the checkpoint of what
-/// was handed out.
+/// (all there is, without one), loaded a session at a time as
+/// `changes_since` loads them; then what was saved meanwhile and after.
+/// Ends when nothing came for `idle_timeout` seconds (never, when `None`);
+/// `checkpoint()` is the checkpoint of what was handed out.
 #[pyclass(module = "agentlog")]
 pub struct SessionFollow {
     follower: Mutex<Follower>,
+    catch_up: CatchUp,
     queue: VecDeque<SessionChange>,
     pace: Pace,
+}
+
+/// A session follow's first changes: a pass over the follower's own
+/// sessions directory taken a change at a time (`Follower::occhat_mut`),
+/// each recorded in its checkpoint, so that a first scan of a large
+/// directory never holds all its messages; the follower's scans go on
+/// from there.
+enum CatchUp {
+    /// Not started.
+    Ahead,
+    /// Under way.
+    Pass(Pass),
+    /// Every first change handed out.
+    Done,
 }
 
 /// Starts following the sessions directory `root` from `since`.
@@ -336,6 +352,7 @@ pub fn follow(
     })?;
     Ok(SessionFollow {
         follower: Mutex::new(follower),
+        catch_up: CatchUp::Ahead,
         queue: VecDeque::new(),
         pace: Pace::new(timing.idle_timeout),
     })
@@ -370,15 +387,40 @@ impl SessionFollow {
     fn __next__(&mut self, py: Python<'_>) -> PyResult<Option<SessionChange>> {
         let SessionFollow {
             follower,
+            catch_up,
             queue,
             pace,
         } = self;
+        if !matches!(catch_up, CatchUp::Done) {
+            let guard = follower.get_mut().map_err(|_| poisoned())?;
+            let Some(sessions) = guard.occhat_mut(0) else {
+                return Err(error(
+                    Class::Other,
+                    None,
+                    "the follower holds no sessions directory",
+                ));
+            };
+            let got = py.detach(|| {
+                if let CatchUp::Ahead = catch_up {
+                    *catch_up = CatchUp::Pass(sessions.pass());
+                }
+                let CatchUp::Pass(pass) = catch_up else {
+                    return None;
+                };
+                sessions.step(pass, |c| Ok::<_, Infallible>(SessionChange::of(&c)))
+            });
+            match got {
+                Some(Ok(c)) => return Ok(Some(c)),
+                None => *catch_up = CatchUp::Done,
+            }
+        }
         pace.next(py, follower, queue, |py, q| scan_into(py, follower, q))
     }
 
-    /// The checkpoint of what the scans so far read, the changes not yet
-    /// taken from the iterator included: save it once the iterator has
-    /// handed out everything it holds (`pending == 0`).
+    /// The checkpoint of what was handed out: while the first changes are
+    /// handed out, of those handed out so far; after them, of what the
+    /// follower's scans read, the changes not yet taken from the iterator
+    /// included: save it when the iterator holds nothing (`pending == 0`).
     fn checkpoint(&self) -> PyResult<SessionsCheckpoint> {
         let guard = self.follower.lock().map_err(|_| poisoned())?;
         match guard.occhat_checkpoint(0) {
@@ -392,7 +434,8 @@ impl SessionFollow {
     }
 
     /// How many changes the last scan found that the iterator has not
-    /// handed out yet.
+    /// handed out yet (0 while the first changes are handed out: they are
+    /// loaded one session at a time, none held).
     #[getter]
     fn pending(&self) -> usize {
         self.queue.len()

@@ -295,6 +295,47 @@ impl Follower {
         self.roots.get(i)?.checkpoint.as_ref()
     }
 
+    /// The options of the follower's changes-since scans (its settle time,
+    /// whether it verifies files): those of a catch-up scan taken another
+    /// way before [`resume_from`](Self::resume_from).
+    pub fn scan_options(&self) -> ScanOptions {
+        ScanOptions {
+            settle: Some(self.opts.settle),
+            verify_files: self.opts.verify_files,
+            ..ScanOptions::default()
+        }
+    }
+
+    /// Sets what the root at `i` (in the order given) was read to: `cp`,
+    /// the checkpoint of what was handed out another way — a
+    /// changes-since scan taken a conversation at a time
+    /// ([`Store::changes_since`] with [`scan_options`](Self::scan_options)),
+    /// say, so that a first catch-up
+    /// over a large store never holds all of its changes at once. The next
+    /// [`scan`](Self::scan) is a full one from `cp`: what changed while the
+    /// other scan ran is handed out then. `false` when there is no root
+    /// `i`. A checkpoint of another root is refused by that scan, as by
+    /// [`Store::changes_since`].
+    pub fn resume_from(&mut self, i: usize, cp: Checkpoint) -> bool {
+        let Some(r) = self.roots.get_mut(i) else {
+            return false;
+        };
+        r.checkpoint = Some(cp);
+        r.full = true;
+        r.touched.clear();
+        r.held_in.clear();
+        true
+    }
+
+    /// The OC Chat store at `i` (in the order given), for a pass over it a
+    /// change at a time ([`occhat::Sessions::pass`],
+    /// [`occhat::Sessions::step`]): each change a step hands out is
+    /// recorded in the follower's checkpoint of that store, and its next
+    /// [`scan_occhat`](Self::scan_occhat) goes on from there.
+    pub fn occhat_mut(&mut self, i: usize) -> Option<&mut occhat::Sessions> {
+        self.sessions.get_mut(i)
+    }
+
     /// The roots followed.
     pub fn roots(&self) -> impl Iterator<Item = &Path> {
         self.roots.iter().map(|r| r.path.as_path())
@@ -311,11 +352,7 @@ impl Follower {
         &mut self,
         mut sink: impl FnMut(usize, Result<Change<'_>, StoreError>) -> Result<(), E>,
     ) -> Result<Result<(), E>, FollowError> {
-        let scan_opts = ScanOptions {
-            settle: Some(self.opts.settle),
-            verify_files: self.opts.verify_files,
-            ..ScanOptions::default()
-        };
+        let scan_opts = self.scan_options();
         let events = self.watch.is_some() && self.opts.poll.is_none();
         // The periodic full scan gives way to conversations a wake named
         // (they are scanned first, their events not held up behind a walk

@@ -1,5 +1,6 @@
 //! Live following of stores (`agentlog::follow`).
 
+mod catch_up;
 mod occhat_steps;
 mod refused;
 mod wake;
