@@ -55,6 +55,27 @@ def cli_lines(*args: object, ok: tuple[int, ...] = (0,)) -> list:
     return [json.loads(line) for line in cli(*args, ok=ok).splitlines() if line.strip()]
 
 
+def follow_reads_each_first_change_when_reached(store, remove_one):
+    """Checks that `store.follow(None)` hands out its first changes as a
+    changes-since pass does, reading each when the iterator reaches it:
+    after the first, nothing is held (`pending` is 0), the checkpoint is of
+    what was handed out so far, and what `remove_one(changes)` removes then
+    (it returns that change's id) is never handed out. Returns the follow,
+    every change handed out."""
+    order = list(store.changes_since(None))
+    assert len(order) >= 3
+    f = store.follow(None, poll=0.1, idle_timeout=1.0)
+    first = next(f)
+    assert (first.kind, first.id) == (order[0].kind, order[0].id)
+    assert f.pending == 0
+    assert [c.id for c in store.changes_since(f.checkpoint())] == [c.id for c in order[1:]]
+    gone = remove_one(order)
+    got = list(f)
+    assert [(c.kind, c.id) for c in got] == [(c.kind, c.id) for c in order[1:] if c.id != gone]
+    assert list(store.changes_since(f.checkpoint())) == []
+    return f
+
+
 @pytest.fixture
 def store_copy(tmp_path: Path) -> Path:
     """A copy of the 1.31.2 part of the corpus, free to change."""

@@ -10,7 +10,7 @@ import time
 import pytest
 
 import agentlog
-from conftest import cli_lines
+from conftest import cli_lines, follow_reads_each_first_change_when_reached
 
 
 def as_lines(changes):
@@ -167,23 +167,12 @@ def test_follow_from_nothing_ends_when_idle(store_copy):
 
 
 def test_follow_reads_its_first_changes_a_conversation_at_a_time(store_copy):
-    store = agentlog.open(store_copy)
-    order = list(store.changes_since(None))
-    assert len(order) >= 3
-    f = store.follow(None, poll=0.1, idle_timeout=1.0)
-    first = next(f)
-    assert (first.kind, first.id) == (order[0].kind, order[0].id)
-    # Nothing else is held: the rest is read when the iterator reaches it.
-    assert f.pending == 0
-    # The checkpoint is of what was handed out so far: a scan from it hands
-    # out the rest.
-    assert [c.id for c in store.changes_since(f.checkpoint())] == [c.id for c in order[1:]]
-    # A conversation removed before the iterator reaches it is not handed
-    # out (it was not read at the first call), nor its removal after.
-    last = next(
-        c for c in reversed(order) if c.depth == 0 and not (c.path / "subagents").exists()
-    )
-    shutil.rmtree(last.path)
-    got = list(f)
-    assert [c.id for c in got] == [c.id for c in order[1:] if c.id != last.id]
-    assert list(store.changes_since(f.checkpoint())) == []
+    def remove_one(order):
+        # A top-level conversation without sub-agents, late in the order.
+        last = next(
+            c for c in reversed(order) if c.depth == 0 and not (c.path / "subagents").exists()
+        )
+        shutil.rmtree(last.path)
+        return last.id
+
+    follow_reads_each_first_change_when_reached(agentlog.open(store_copy), remove_one)

@@ -12,7 +12,7 @@ import time
 import pytest
 
 import agentlog
-from conftest import OCCHAT
+from conftest import OCCHAT, follow_reads_each_first_change_when_reached
 
 
 @pytest.fixture
@@ -198,19 +198,12 @@ def test_a_sessions_directory_gone_since_it_was_opened_is_a_read_error(sessions_
 
 def test_follow_loads_its_first_changes_a_session_at_a_time(sessions_copy):
     store = agentlog.open(sessions_copy)
-    order = list(store.changes_since(None))
-    assert len(order) >= 3
-    f = store.follow(None, poll=0.1, idle_timeout=1.0)
-    first = next(f)
-    assert (first.kind, first.id) == (order[0].kind, order[0].id)
-    # Nothing else is held: the rest is loaded when the iterator reaches it.
-    assert f.pending == 0
-    # The checkpoint is of what was handed out so far.
-    assert [c.id for c in store.changes_since(f.checkpoint())] == [c.id for c in order[1:]]
-    # A session removed before the iterator reaches it is not handed out.
-    shutil.rmtree(store[order[-1].id].path)
-    got = list(f)
-    assert [(c.kind, c.id) for c in got] == [(c.kind, c.id) for c in order[1:-1]]
+
+    def remove_one(order):
+        shutil.rmtree(store[order[-1].id].path)
+        return order[-1].id
+
+    f = follow_reads_each_first_change_when_reached(store, remove_one)
     fresh = store.changes_since(None)
     list(fresh)
     assert f.checkpoint().to_bytes() == fresh.checkpoint().to_bytes()
