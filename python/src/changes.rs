@@ -402,20 +402,47 @@ pub fn changes_since(
             ),
         }
     })?;
-    let mut errors = Vec::new();
-    for e in scan.unreadable() {
-        errors.push(
-            read_error(crate::conversation::path_of(e), e)
-                .value(py)
-                .clone()
-                .into_any()
-                .unbind(),
-        );
-    }
+    let errors = unreadable_errors(py, &scan);
     Ok(Changes {
         scan: std::sync::Mutex::new(Some(scan)),
         errors,
     })
+}
+
+/// The directories of `scan`'s walk that could not be listed, as
+/// `agentlog.ReadError` objects.
+fn unreadable_errors(py: Python<'_>, scan: &RsChanges) -> Vec<Py<PyAny>> {
+    scan.unreadable()
+        .iter()
+        .map(|e| {
+            read_error(crate::conversation::path_of(e), e)
+                .value(py)
+                .clone()
+                .into_any()
+                .unbind()
+        })
+        .collect()
+}
+
+/// The next change of `scan`, read with the GIL released; a conversation
+/// that cannot be read is kept in `errors` (an `agentlog.ReadError`) and
+/// the scan goes on. `None` at the end.
+fn next_change(
+    py: Python<'_>,
+    scan: &mut RsChanges,
+    errors: &mut Vec<Py<PyAny>>,
+) -> Option<Change> {
+    loop {
+        let got = py.detach(|| match scan.next() {
+            None => None,
+            Some(Ok(c)) => Some(Ok(Change::of(&c))),
+            Some(Err(e)) => Some(Err(e)),
+        });
+        match got? {
+            Ok(c) => return Some(c),
+            Err(e) => errors.push(store_error(&e).value(py).clone().into_any().unbind()),
+        }
+    }
 }
 
 #[pymethods]
@@ -429,20 +456,7 @@ impl Changes {
         let Some(scan) = guard.as_mut() else {
             return Ok(None);
         };
-        loop {
-            let got = py.detach(|| match scan.next() {
-                None => None,
-                Some(Ok(c)) => Some(Ok(Change::of(&c))),
-                Some(Err(e)) => Some(Err(e)),
-            });
-            match got {
-                None => return Ok(None),
-                Some(Ok(c)) => return Ok(Some(c)),
-                Some(Err(e)) => self
-                    .errors
-                    .push(store_error(&e).value(py).clone().into_any().unbind()),
-            }
-        }
+        Ok(next_change(py, scan, &mut self.errors))
     }
 
     /// The checkpoint of what was handed out so far (at the end: the
@@ -653,60 +667,27 @@ impl Follow {
     /// from the catch-up's checkpoint.
     fn catch_up_next(&mut self, py: Python<'_>) -> PyResult<Option<Change>> {
         let mut guard = self.catch_up.lock().map_err(|_| poisoned())?;
-        loop {
-            match guard.take() {
-                None => return Ok(None),
-                Some(CatchUp::From(since)) => {
-                    let opts = self.follower.lock().map_err(|_| poisoned())?.scan_options();
-                    let root = &self.root;
-                    let started = py.detach(|| Store::changes_since(root, since.as_ref(), opts));
-                    match started {
-                        Ok(scan) => {
-                            for e in scan.unreadable() {
-                                self.errors.push(
-                                    read_error(crate::conversation::path_of(e), e)
-                                        .value(py)
-                                        .clone()
-                                        .into_any()
-                                        .unbind(),
-                                );
-                            }
-                            *guard = Some(CatchUp::Scan(Box::new(scan)));
-                        }
-                        Err(e) => {
-                            // Tried again at the next call, as the
-                            // follower's own scans are.
-                            *guard = Some(CatchUp::From(since));
-                            return Err(error(Class::Read, None, e.to_string()));
-                        }
-                    }
-                }
-                Some(CatchUp::Scan(mut scan)) => {
-                    let got = py.detach(|| match scan.next() {
-                        None => None,
-                        Some(Ok(c)) => Some(Ok(Change::of(&c))),
-                        Some(Err(e)) => Some(Err(e)),
-                    });
-                    match got {
-                        Some(Ok(c)) => {
-                            *guard = Some(CatchUp::Scan(scan));
-                            return Ok(Some(c));
-                        }
-                        Some(Err(e)) => {
-                            self.errors
-                                .push(store_error(&e).value(py).clone().into_any().unbind());
-                            *guard = Some(CatchUp::Scan(scan));
-                        }
-                        None => {
-                            let cp = scan.into_checkpoint();
-                            let mut follower = self.follower.lock().map_err(|_| poisoned())?;
-                            follower.resume_from(0, cp);
-                            return Ok(None);
-                        }
-                    }
-                }
-            }
+        if let Some(CatchUp::From(since)) = &*guard {
+            let opts = self.follower.lock().map_err(|_| poisoned())?.scan_options();
+            let root = &self.root;
+            let started = py.detach(|| Store::changes_since(root, since.as_ref(), opts));
+            // A scan that cannot start is tried again at the next call, as
+            // the follower's own scans are.
+            let scan = started.map_err(|e| error(Class::Read, None, e.to_string()))?;
+            self.errors.extend(unreadable_errors(py, &scan));
+            *guard = Some(CatchUp::Scan(Box::new(scan)));
         }
+        let Some(CatchUp::Scan(scan)) = guard.as_mut() else {
+            return Ok(None);
+        };
+        if let Some(c) = next_change(py, scan, &mut self.errors) {
+            return Ok(Some(c));
+        }
+        if let Some(CatchUp::Scan(scan)) = guard.take() {
+            let mut follower = self.follower.lock().map_err(|_| poisoned())?;
+            follower.resume_from(0, scan.into_checkpoint());
+        }
+        Ok(None)
     }
 }
 
