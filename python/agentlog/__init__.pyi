@@ -378,7 +378,10 @@ class Follow(Iterator[Change]):
     @property
     def polling(self) -> Optional[str]: ...
     @property
-    def errors(self) -> list[ReadError]: ...
+    def errors(self) -> list[ReadError]:
+        """The conversations that could not be read. Each scan tries such
+        a conversation again; an error is listed once, however many scans
+        met it."""
 
 class Converted:
     """A conversation or session converted to an ASF session file."""

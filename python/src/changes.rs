@@ -9,13 +9,13 @@ use std::time::{Duration, Instant};
 use agentlog::follow::{FollowOptions, Follower};
 use agentlog::openhands::{
     Change as RsChange, Changes as RsChanges, Checkpoint as RsCheckpoint, ScanOptions, Store,
-    StoreError,
 };
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
 use crate::errors::{Class, error, read_error};
 use crate::event::{Event, EventCopy, Src, with_root};
+use crate::met::Met;
 use crate::values::tape_to_py;
 
 /// What a store was read to: saved after what was done with the changes is
@@ -362,10 +362,6 @@ pub(crate) fn poisoned() -> PyErr {
     )
 }
 
-fn store_error(e: &StoreError) -> PyErr {
-    read_error(e.path(), e)
-}
-
 /// One changes-since scan of a store: an iterator of `agentlog.Change`,
 /// each conversation read when reached (the GIL released meanwhile).
 /// `checkpoint()` is the checkpoint of what was handed out so far;
@@ -374,7 +370,7 @@ fn store_error(e: &StoreError) -> PyErr {
 #[pyclass(module = "agentlog")]
 pub struct Changes {
     scan: std::sync::Mutex<Option<RsChanges>>,
-    errors: Vec<Py<PyAny>>,
+    errors: Met,
 }
 
 /// Starts a scan of `root` from `since`.
@@ -402,36 +398,26 @@ pub fn changes_since(
             ),
         }
     })?;
-    let errors = unreadable_errors(py, &scan);
+    let mut errors = Met::default();
+    unreadable_errors(py, &scan, &mut errors);
     Ok(Changes {
         scan: std::sync::Mutex::new(Some(scan)),
         errors,
     })
 }
 
-/// The directories of `scan`'s walk that could not be listed, as
-/// `agentlog.ReadError` objects.
-fn unreadable_errors(py: Python<'_>, scan: &RsChanges) -> Vec<Py<PyAny>> {
-    scan.unreadable()
-        .iter()
-        .map(|e| {
-            read_error(crate::conversation::path_of(e), e)
-                .value(py)
-                .clone()
-                .into_any()
-                .unbind()
-        })
-        .collect()
+/// Keeps the directories of `scan`'s walk that could not be listed in
+/// `errors`.
+fn unreadable_errors(py: Python<'_>, scan: &RsChanges, errors: &mut Met) {
+    for e in scan.unreadable() {
+        errors.read_error(py, crate::conversation::path_of(e), e);
+    }
 }
 
 /// The next change of `scan`, read with the GIL released; a conversation
 /// that cannot be read is kept in `errors` (an `agentlog.ReadError`) and
 /// the scan goes on. `None` at the end.
-fn next_change(
-    py: Python<'_>,
-    scan: &mut RsChanges,
-    errors: &mut Vec<Py<PyAny>>,
-) -> Option<Change> {
+fn next_change(py: Python<'_>, scan: &mut RsChanges, errors: &mut Met) -> Option<Change> {
     loop {
         let got = py.detach(|| match scan.next() {
             None => None,
@@ -440,7 +426,7 @@ fn next_change(
         });
         match got? {
             Ok(c) => return Some(c),
-            Err(e) => errors.push(store_error(&e).value(py).clone().into_any().unbind()),
+            Err(e) => errors.read_error(py, e.path(), &e),
         }
     }
 }
@@ -472,7 +458,7 @@ impl Changes {
     /// `agentlog.ReadError` objects (not raised: the scan went on).
     #[getter]
     fn errors(&self, py: Python<'_>) -> Vec<Py<PyAny>> {
-        self.errors.iter().map(|e| e.clone_ref(py)).collect()
+        self.errors.errors(py)
     }
 
     /// Whether the scan has handed out everything.
@@ -502,7 +488,7 @@ pub struct Follow {
     catch_up: std::sync::Mutex<Option<CatchUp>>,
     queue: std::collections::VecDeque<Change>,
     pace: Pace,
-    errors: Vec<Py<PyAny>>,
+    errors: Met,
 }
 
 /// A follow's first changes (everything since the checkpoint given): one
@@ -556,7 +542,7 @@ pub fn follow(
         catch_up: std::sync::Mutex::new(Some(CatchUp::From(since))),
         queue: Default::default(),
         pace: Pace::new(idle_timeout),
-        errors: Vec::new(),
+        errors: Met::default(),
     })
 }
 
@@ -566,7 +552,7 @@ fn scan_into(
     py: Python<'_>,
     follower: &std::sync::Mutex<Follower>,
     queue: &mut std::collections::VecDeque<Change>,
-    errors: &mut Vec<Py<PyAny>>,
+    errors: &mut Met,
 ) -> PyResult<()> {
     let mut guard = follower.lock().map_err(|_| poisoned())?;
     let follower = &mut *guard;
@@ -585,7 +571,7 @@ fn scan_into(
     drop(guard);
     let (r, found, failed) = got;
     for e in &failed {
-        errors.push(store_error(e).value(py).clone().into_any().unbind());
+        errors.read_error(py, e.path(), e);
     }
     if let Err(e) = r {
         return Err(error(Class::Read, None, e.to_string()));
@@ -674,7 +660,7 @@ impl Follow {
             // A scan that cannot start is tried again at the next call, as
             // the follower's own scans are.
             let scan = started.map_err(|e| error(Class::Read, None, e.to_string()))?;
-            self.errors.extend(unreadable_errors(py, &scan));
+            unreadable_errors(py, &scan, &mut self.errors);
             *guard = Some(CatchUp::Scan(Box::new(scan)));
         }
         let Some(CatchUp::Scan(scan)) = guard.as_mut() else {
@@ -750,9 +736,11 @@ impl Follow {
     }
 
     /// The conversations that could not be read, as `agentlog.ReadError`
-    /// objects (not raised: following went on).
+    /// objects (not raised: following went on). Each scan tries such a
+    /// conversation again; an error is listed once, however many scans met
+    /// it.
     #[getter]
     fn errors(&self, py: Python<'_>) -> Vec<Py<PyAny>> {
-        self.errors.iter().map(|e| e.clone_ref(py)).collect()
+        self.errors.errors(py)
     }
 }

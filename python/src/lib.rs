@@ -12,6 +12,7 @@ mod conversation;
 mod errors;
 mod event;
 mod ids;
+mod met;
 mod occhat;
 mod requested;
 mod session_changes;

@@ -176,3 +176,42 @@ def test_follow_reads_its_first_changes_a_conversation_at_a_time(store_copy):
         return last.id
 
     follow_reads_each_first_change_when_reached(agentlog.open(store_copy), remove_one)
+
+
+def nest_too_deep(store_copy):
+    """Makes a conversation with sub-agents nested one level deeper than
+    the reader follows (`MAX_SUBAGENT_DEPTH`, 16): each level a copy of the
+    `chat` conversation. Returns the directories, outermost first; the last
+    is the one too deep to read."""
+    template = next((store_copy / "chat").iterdir())
+    levels = []
+    at = store_copy / "deep" / "d0000000000000000000000000000000"
+    for depth in range(18):
+        at.mkdir(parents=True)
+        shutil.copy(template / "base_state.json", at / "base_state.json")
+        shutil.copytree(template / "events", at / "events")
+        levels.append(at)
+        at = at / "subagents" / f"d{depth + 1:031x}"
+    return levels
+
+
+def test_a_conversation_that_cannot_be_read_is_an_error_and_the_rest_is_read(store_copy):
+    levels = nest_too_deep(store_copy)
+    store = agentlog.open(store_copy)
+    everything = store.changes_since(None)
+    got = list(everything)
+    assert everything.finished
+    [error] = everything.errors
+    assert isinstance(error, agentlog.ReadError)
+    assert error.path == str(levels[-1])
+    paths = {c.path for c in got}
+    assert all(level in paths for level in levels[:-1])
+    assert levels[-1] not in paths
+    # Kept as it was in the checkpoint: tried again the next time.
+    again = store.changes_since(everything.checkpoint())
+    assert list(again) == []
+    assert [e.path for e in again.errors] == [error.path]
+    # The follow's first changes meet it as the scan does.
+    f = store.follow(None, idle_timeout=0.5)
+    assert [(c.kind, c.id) for c in f] == [(c.kind, c.id) for c in got]
+    assert [(type(e), e.path) for e in f.errors] == [(agentlog.ReadError, error.path)]
