@@ -22,7 +22,7 @@
 //! What is already in the stores is printed first (everything, or what
 //! changed since `--checkpoint FILE`), then changes as they are written.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -192,6 +192,9 @@ pub fn run(mut args: Args, out: &mut Out) -> Res<u8> {
     }
     // The last (status, title) printed, by root and conversation directory.
     let mut shown: HashMap<(usize, PathBuf), (Option<String>, Option<String>)> = HashMap::new();
+    // The warnings printed (a conversation that cannot be read, by path
+    // and reason).
+    let mut warned: HashSet<String> = HashSet::new();
     let mut parser = Parser::new();
     let mut line = Vec::with_capacity(1 << 16);
     let mut rest = Vec::new();
@@ -202,7 +205,13 @@ pub fn run(mut args: Args, out: &mut Out) -> Res<u8> {
                 let c = match item {
                     Ok(c) => c,
                     Err(e) => {
-                        warn(&e.to_string());
+                        // Each scan tries a conversation that could not be
+                        // read again: its warning is printed once.
+                        let e = e.to_string();
+                        if !warned.contains(&e) {
+                            warn(&e);
+                            warned.insert(e);
+                        }
                         return Ok(());
                     }
                 };

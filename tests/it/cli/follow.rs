@@ -305,3 +305,50 @@ fn follow_resumes_from_its_checkpoint() {
     assert_eq!(lines[0]["file"], last.as_str());
     assert!(recs.iter().all(|r| r["record"] != "new"), "{recs:?}");
 }
+
+/// A conversation that cannot be read (sub-agents nested one level deeper
+/// than the reader follows) is tried again at every scan; `follow` warns
+/// about it once and prints the rest.
+#[test]
+fn follow_warns_once_about_a_conversation_it_cannot_read() {
+    let t = tempfile::tempdir().unwrap();
+    let store = t.path().join("store");
+    let conv = fs::read_dir(corpus("chat"))
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let mut at = store.join("d0000000000000000000000000000000");
+    let mut deepest = at.clone();
+    for depth in 0..=agentlog::openhands::store::MAX_SUBAGENT_DEPTH + 1 {
+        fs::create_dir_all(&at).unwrap();
+        fs::copy(conv.join("base_state.json"), at.join("base_state.json")).unwrap();
+        common::copy_tree(&conv.join("events"), &at.join("events"));
+        deepest = at.clone();
+        at = at.join("subagents").join(format!("d{:031x}", depth + 1));
+    }
+    let out = t.path().join("out");
+    let err = t.path().join("err");
+    let mut child = bin()
+        .arg("follow")
+        .arg(&store)
+        .args(["--poll", "0.05"])
+        .stdout(fs::File::create(&out).unwrap())
+        .stderr(fs::File::create(&err).unwrap())
+        .spawn()
+        .unwrap();
+    // Many scans: polling every 50 ms for a second and a half.
+    std::thread::sleep(Duration::from_millis(1500));
+    let _ = child.kill();
+    let _ = child.wait();
+    let err = fs::read_to_string(&err).unwrap();
+    let warnings: Vec<&str> = err.lines().filter(|l| l.contains("nested")).collect();
+    assert_eq!(warnings.len(), 1, "{err}");
+    assert!(warnings[0].contains(&*deepest.to_string_lossy()), "{err}");
+    let (events, records) = group(&fs::read_to_string(&out).unwrap());
+    let new = records.iter().filter(|r| r["record"] == "new").count();
+    assert_eq!(new, agentlog::openhands::store::MAX_SUBAGENT_DEPTH + 1);
+    let lines: usize = events.values().map(Vec::len).sum();
+    assert_eq!(lines, new * event_file_names(&conv).len());
+}
