@@ -338,8 +338,19 @@ fn follow_warns_once_about_a_conversation_it_cannot_read() {
         .stderr(fs::File::create(&err).unwrap())
         .spawn()
         .unwrap();
-    // Many scans: polling every 50 ms for a second and a half.
-    std::thread::sleep(Duration::from_millis(1500));
+    // Until every readable conversation is printed (bounded), then many
+    // more scans: polling every 50 ms for a second.
+    let want = (agentlog::openhands::store::MAX_SUBAGENT_DEPTH + 1) * event_file_names(&conv).len();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < deadline {
+        let text = fs::read_to_string(&out).unwrap();
+        let k = text.lines().filter(|l| !l.contains("\"record\":")).count();
+        if k >= want && text.ends_with('\n') {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(1000));
     let _ = child.kill();
     let _ = child.wait();
     let err = fs::read_to_string(&err).unwrap();
@@ -350,5 +361,5 @@ fn follow_warns_once_about_a_conversation_it_cannot_read() {
     let new = records.iter().filter(|r| r["record"] == "new").count();
     assert_eq!(new, agentlog::openhands::store::MAX_SUBAGENT_DEPTH + 1);
     let lines: usize = events.values().map(Vec::len).sum();
-    assert_eq!(lines, new * event_file_names(&conv).len());
+    assert_eq!(lines, want);
 }
