@@ -49,6 +49,7 @@
 mod dir_watch;
 pub mod occhat;
 pub mod sessions_checkpoint;
+mod steps;
 mod watch;
 
 pub use sessions_checkpoint::SessionsCheckpoint;
@@ -59,7 +60,9 @@ use std::time::{Duration, Instant};
 
 use watch::Watch;
 
-use crate::openhands::{Change, Changes, ChangesError, Checkpoint, ScanOptions, Store, StoreError};
+#[cfg(doc)]
+use crate::openhands::Store;
+use crate::openhands::{Change, ChangesError, Checkpoint, ScanOptions, StoreError};
 
 /// How a [`Follower`] follows.
 #[derive(Debug, Clone, Copy)]
@@ -172,6 +175,8 @@ pub struct Follower {
     retry_at: Option<Instant>,
     last_full: Instant,
     why_polling: Option<String>,
+    /// A scan taken a change at a time ([`step`](Self::step)), under way.
+    pass: Option<steps::Pass>,
 }
 
 impl std::fmt::Debug for Follower {
@@ -205,6 +210,7 @@ impl Follower {
             retry_at: None,
             last_full: Instant::now(),
             why_polling: None,
+            pass: None,
         };
         if opts.poll.is_none() {
             f.watch();
@@ -317,6 +323,7 @@ impl Follower {
     /// `i`. A checkpoint of another root is refused by that scan, as by
     /// [`Store::changes_since`].
     pub fn resume_from(&mut self, i: usize, cp: Checkpoint) -> bool {
+        self.abandon_pass();
         let Some(r) = self.roots.get_mut(i) else {
             return false;
         };
@@ -352,85 +359,28 @@ impl Follower {
         &mut self,
         mut sink: impl FnMut(usize, Result<Change<'_>, StoreError>) -> Result<(), E>,
     ) -> Result<Result<(), E>, FollowError> {
-        let scan_opts = self.scan_options();
-        let events = self.watch.is_some() && self.opts.poll.is_none();
-        // The periodic full scan gives way to conversations a wake named
-        // (they are scanned first, their events not held up behind a walk
-        // of the whole store), for at most one more period.
-        let since_full = self.last_full.elapsed();
-        let named = self.roots.iter().any(|r| !r.touched.is_empty());
-        let all = !events
-            || (since_full >= self.opts.full_every
-                && (!named || since_full >= self.opts.full_every.saturating_mul(2)));
-        let retry_due = self.retry_at.is_some_and(|t| Instant::now() >= t);
-        let mut held = false;
-        for (i, r) in self.roots.iter_mut().enumerate() {
-            if retry_due {
-                for t in std::mem::take(&mut r.held_in) {
-                    r.touched.insert(t);
-                }
-            }
-            let full = all || r.full || r.checkpoint.is_none();
-            if !full && r.touched.is_empty() {
-                held |= !r.held_in.is_empty();
+        self.abandon_pass();
+        let mut pass = self.begin();
+        for i in 0..self.roots.len() {
+            let Some(mut current) = self.start_root(&mut pass, i)? else {
                 continue;
-            }
-            // The scan takes the checkpoint (no copy of it is made) and
-            // gives it back when it cannot start.
-            let started = match r.checkpoint.take() {
-                Some(cp) if !full => {
-                    let only = std::mem::take(&mut r.touched);
-                    Store::changes_in_owned(&r.path, cp, scan_opts, only)
-                }
-                cp => Store::changes_since_owned(&r.path, cp, scan_opts),
             };
-            let mut ch: Changes = match started {
-                Ok(ch) => ch,
-                Err((e, cp)) => {
-                    r.checkpoint = cp;
-                    return Err(e.into());
-                }
-            };
-            r.full = false;
-            r.touched.clear();
             let mut res = Ok(());
-            while let Some(item) = ch.next() {
+            while let Some(item) = current.changes.next() {
                 if let Err(e) = sink(i, item) {
                     res = Err(e);
                     break;
                 }
             }
-            // A held-back file is scanned again when due, with what
-            // was held before and not scanned now.
-            for t in ch.held_in() {
-                if !r.held_in.contains(t) {
-                    r.held_in.push(t.clone());
-                }
-            }
-            if full {
-                r.held_in = ch.held_in().to_vec();
-            }
-            held |= !r.held_in.is_empty();
-            if res.is_err() {
+            let refused = res.is_err();
+            self.finish_root(&mut pass, current, refused);
+            if refused {
                 // What the sink did not take is looked for again: the
                 // change it refused is not recorded as handed out.
-                r.checkpoint = Some(ch.into_checkpoint_refusing_last());
-                r.full = true;
                 return Ok(res);
             }
-            r.checkpoint = Some(ch.into_checkpoint());
         }
-        if all {
-            // The period runs from the end of a full scan: a long one (a
-            // first scan printing a large store) is not followed by
-            // another soon after.
-            self.last_full = Instant::now();
-        }
-        if !held {
-            self.retry_at = None;
-        } else if retry_due || self.retry_at.is_none() {
-            self.retry_at = Some(Instant::now() + self.opts.settle);
-        }
+        self.end(&pass);
         Ok(Ok(()))
     }
 

@@ -3,4 +3,5 @@
 mod catch_up;
 mod occhat_steps;
 mod refused;
+mod steps;
 mod wake;

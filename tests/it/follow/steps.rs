@@ -1,0 +1,152 @@
+//! A follower's scans taken a change at a time (`Follower::step`): the
+//! same changes and checkpoints as `Follower::scan`, round after round; a
+//! checkpoint mid-scan of what was handed out so far; a scan or a resume
+//! in the middle of one going on from there.
+
+use crate::common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use agentlog::follow::{FollowOptions, Follower};
+use agentlog::openhands::{Change, Checkpoint, Store};
+
+/// A change as a line: kind, directory, how many events.
+fn line(c: &Change<'_>) -> String {
+    format!(
+        "{} {} {}",
+        c.kind.as_str(),
+        c.rel.display(),
+        c.events().count()
+    )
+}
+
+/// Each change of one scan of `f`.
+fn scan(f: &mut Follower) -> Vec<String> {
+    let mut taken = Vec::new();
+    f.scan(|_, item| {
+        taken.push(line(&item.expect("every conversation reads")));
+        Ok::<(), ()>(())
+    })
+    .expect("the scan starts")
+    .expect("nothing refused");
+    taken
+}
+
+/// Each change of one scan of `f`, taken a step at a time.
+fn steps(f: &mut Follower) -> Vec<String> {
+    let mut taken = Vec::new();
+    while let Some(l) = f
+        .step(|_, item| line(&item.expect("every conversation reads")))
+        .expect("the scan starts")
+    {
+        taken.push(l);
+    }
+    taken
+}
+
+fn polling() -> FollowOptions {
+    FollowOptions {
+        poll: Some(Duration::from_millis(10)),
+        ..FollowOptions::default()
+    }
+}
+
+fn store(t: &Path) -> PathBuf {
+    let root = t.join("store");
+    common::copy_tree(&common::corpus_dir().join("openhands/1.31.2"), &root);
+    common::openhands::backdate(&root);
+    root
+}
+
+/// A checkpoint's body without the time it was taken (its second line:
+/// the first is its format and the digest of the second).
+fn marks(cp: Option<&Checkpoint>) -> serde_json::Value {
+    let bytes = cp.expect("a checkpoint").to_bytes();
+    let text = String::from_utf8(bytes).unwrap();
+    let body = text.lines().nth(1).expect("a body line");
+    let mut v: serde_json::Value = serde_json::from_str(body).unwrap();
+    v.as_object_mut().unwrap().remove("taken");
+    v
+}
+
+#[test]
+fn steps_hand_out_what_scans_do() {
+    let t = tempfile::tempdir().unwrap();
+    let root = store(t.path());
+    let mut by_scan = Follower::new(vec![(root.clone(), None)], polling());
+    let mut by_step = Follower::new(vec![(root.clone(), None)], polling());
+    let first = scan(&mut by_scan);
+    assert!(first.len() >= 3, "{first:?}");
+    assert_eq!(steps(&mut by_step), first);
+    assert_eq!(marks(by_step.checkpoint(0)), marks(by_scan.checkpoint(0)));
+    // Nothing new.
+    assert_eq!(steps(&mut by_step), Vec::<String>::new());
+    assert_eq!(scan(&mut by_scan), Vec::<String>::new());
+    // A conversation removed, one added, one's last event file removed.
+    let gone = first[0].split(' ').nth(1).unwrap().to_owned();
+    fs::remove_dir_all(root.join(&gone)).unwrap();
+    common::copy_tree(
+        &common::corpus_dir().join("openhands/1.58.2/chat"),
+        &root.join("added"),
+    );
+    common::openhands::backdate(&root);
+    let changed = scan(&mut by_scan);
+    assert!(
+        changed.iter().any(|l| l.starts_with("removed ")),
+        "{changed:?}"
+    );
+    assert!(
+        changed.iter().any(|l| l.starts_with("new added")),
+        "{changed:?}"
+    );
+    assert_eq!(steps(&mut by_step), changed);
+    assert_eq!(marks(by_step.checkpoint(0)), marks(by_scan.checkpoint(0)));
+}
+
+#[test]
+fn a_checkpoint_mid_scan_is_of_what_was_handed_out() {
+    let t = tempfile::tempdir().unwrap();
+    let root = store(t.path());
+    let every = scan(&mut Follower::new(vec![(root.clone(), None)], polling()));
+    let mut f = Follower::new(vec![(root.clone(), None)], polling());
+    assert!(f.checkpoint_so_far(0).is_none());
+    assert!(f.checkpoint_so_far(1).is_none());
+    let first = f
+        .step(|_, item| line(&item.unwrap()))
+        .unwrap()
+        .expect("a first change");
+    assert_eq!(first, every[0]);
+    let cp = f.checkpoint_so_far(0).expect("a checkpoint mid-scan");
+    let mut rest = Vec::new();
+    let mut ch = Store::changes_since(&root, Some(&cp), f.scan_options()).unwrap();
+    while let Some(item) = ch.next() {
+        rest.push(line(&item.unwrap()));
+    }
+    assert_eq!(rest, every[1..]);
+    assert_eq!(steps(&mut f), every[1..]);
+    assert_eq!(
+        marks(f.checkpoint_so_far(0).as_ref()),
+        marks(f.checkpoint(0))
+    );
+}
+
+#[test]
+fn a_scan_or_a_resume_mid_step_goes_on_from_what_was_handed_out() {
+    let t = tempfile::tempdir().unwrap();
+    let root = store(t.path());
+    let every = scan(&mut Follower::new(vec![(root.clone(), None)], polling()));
+    // A scan puts the steps under way aside and hands out the rest.
+    let mut f = Follower::new(vec![(root.clone(), None)], polling());
+    let first = f.step(|_, item| line(&item.unwrap())).unwrap().unwrap();
+    assert_eq!(first, every[0]);
+    assert_eq!(scan(&mut f), every[1..]);
+    assert_eq!(steps(&mut f), Vec::<String>::new());
+    // A resume does too: the steps after it start a new scan from the
+    // checkpoint given.
+    let mut g = Follower::new(vec![(root.clone(), None)], polling());
+    g.step(|_, item| line(&item.unwrap())).unwrap().unwrap();
+    assert!(g.resume_from(0, f.checkpoint(0).unwrap().clone()));
+    assert_eq!(steps(&mut g), Vec::<String>::new());
+}
