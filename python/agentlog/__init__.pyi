@@ -367,14 +367,12 @@ class Follow(Iterator[Change]):
     def __iter__(self) -> Follow: ...
     def __next__(self) -> Change: ...
     def checkpoint(self) -> Optional[Checkpoint]:
-        """What was handed out: while the first changes are handed out,
-        those so far; after them, what the scans so far read, the changes
-        not yet taken from the iterator included: save it once ``pending``
-        is 0."""
+        """What was handed out so far: each scan's changes are read as the
+        iterator reaches them, and recorded when handed out."""
     @property
     def pending(self) -> int:
-        """Changes found by the last scan not yet handed out (0 while the
-        first changes are handed out: none is held)."""
+        """Changes found and not handed out yet: always 0, since none is
+        held (kept for code that waits for 0 before saving a checkpoint)."""
     @property
     def polling(self) -> Optional[str]: ...
     @property
@@ -502,13 +500,11 @@ class SessionFollow(Iterator[SessionChange]):
     def __iter__(self) -> SessionFollow: ...
     def __next__(self) -> SessionChange: ...
     def checkpoint(self) -> SessionsCheckpoint:
-        """What was handed out: while the first changes are handed out,
-        those so far; after them, what the scans so far read, the changes
-        not yet taken from the iterator included: save it once ``pending``
-        is 0."""
+        """What was handed out so far: each scan's changes are read as the
+        iterator reaches them, and recorded when handed out."""
     @property
     def pending(self) -> int:
-        """Changes found by the last scan not yet handed out (0 while the
-        first changes are handed out: none is held)."""
+        """Changes found and not handed out yet: always 0, since none is
+        held (kept for code that waits for 0 before saving a checkpoint)."""
     @property
     def polling(self) -> Optional[str]: ...

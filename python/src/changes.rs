@@ -4,7 +4,7 @@
 //! system), both iterators of `agentlog.Change`, and `agentlog.Checkpoint`.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use agentlog::follow::{FollowOptions, Follower};
 use agentlog::openhands::{
@@ -16,6 +16,7 @@ use pyo3::types::PyList;
 use crate::errors::{Class, error, read_error};
 use crate::event::{Event, EventCopy, Src, with_root};
 use crate::met::Met;
+use crate::pace::Pace;
 use crate::values::tape_to_py;
 
 /// What a store was read to: saved after what was done with the changes is
@@ -477,8 +478,10 @@ impl Changes {
 /// (the GIL released, Ctrl-C honoured) for what is written next. The
 /// first changes are everything since `checkpoint` (all there is, without
 /// one), read a conversation at a time as `changes_since` reads them; then
-/// what was written meanwhile and after. Ends when nothing came for `idle_timeout` seconds (never, when
-/// `None`); `checkpoint()` is the checkpoint of what was handed out.
+/// what was written meanwhile and after, each scan of the follower taken a
+/// change at a time (`Follower::step`), none held. Ends when nothing came
+/// for `idle_timeout` seconds (never, when `None`); `checkpoint()` is the
+/// checkpoint of what was handed out.
 #[pyclass(module = "agentlog")]
 pub struct Follow {
     follower: std::sync::Mutex<Follower>,
@@ -486,17 +489,16 @@ pub struct Follow {
     root: PathBuf,
     /// The first changes, `None` once handed out.
     catch_up: std::sync::Mutex<Option<CatchUp>>,
-    queue: std::collections::VecDeque<Change>,
     pace: Pace,
     errors: Met,
 }
 
 /// A follow's first changes (everything since the checkpoint given): one
 /// changes-since scan taken a conversation at a time, as `changes_since`
-/// takes it, so that a first scan of a large store never holds all its
-/// changes; the follower takes over from its checkpoint
-/// (`Follower::resume_from`), and its first scan hands out what changed
-/// meanwhile.
+/// takes it (and, as it does, reporting in `errors` the directories its
+/// walk could not list, which the follower's scans do not report); the
+/// follower takes over from its checkpoint (`Follower::resume_from`), and
+/// its first scan hands out what changed meanwhile.
 enum CatchUp {
     /// Not started: the checkpoint it starts from.
     From(Option<RsCheckpoint>),
@@ -540,109 +542,28 @@ pub fn follow(
         follower: std::sync::Mutex::new(follower),
         root,
         catch_up: std::sync::Mutex::new(Some(CatchUp::From(since))),
-        queue: Default::default(),
         pace: Pace::new(idle_timeout),
         errors: Met::default(),
     })
 }
 
-/// Scans with `follower`, queueing the changes found and keeping the
-/// errors met.
-fn scan_into(
+/// The next change of `follower`'s scan under way (a new scan when none
+/// is), read with the GIL released; a conversation that cannot be read is
+/// kept in `errors` and the scan goes on. `None` at the scan's end.
+fn step(
     py: Python<'_>,
     follower: &std::sync::Mutex<Follower>,
-    queue: &mut std::collections::VecDeque<Change>,
     errors: &mut Met,
-) -> PyResult<()> {
+) -> PyResult<Option<Change>> {
     let mut guard = follower.lock().map_err(|_| poisoned())?;
     let follower = &mut *guard;
-    let got = py.detach(|| {
-        let mut found = Vec::new();
-        let mut failed = Vec::new();
-        let r = follower.scan(|_, item| {
-            match item {
-                Ok(c) => found.push(Change::of(&c)),
-                Err(e) => failed.push(e),
-            }
-            Ok::<(), ()>(())
-        });
-        (r, found, failed)
-    });
-    drop(guard);
-    let (r, found, failed) = got;
-    for e in &failed {
-        errors.read_error(py, e.path(), e);
-    }
-    if let Err(e) = r {
-        return Err(error(Class::Read, None, e.to_string()));
-    }
-    queue.extend(found);
-    Ok(())
-}
-
-/// When a live iterator looks at its stores again and when it ends (the
-/// `follow` iterators of both kinds of store).
-pub struct Pace {
-    idle_timeout: Option<Duration>,
-    /// When the last scan that found something ended.
-    last: Instant,
-    scanned: bool,
-}
-
-impl Pace {
-    /// Ending after `idle_timeout` seconds with nothing new (`None`: never).
-    pub fn new(idle_timeout: Option<f64>) -> Pace {
-        Pace {
-            idle_timeout: idle_timeout.map(Duration::from_secs_f64),
-            last: Instant::now(),
-            scanned: false,
-        }
-    }
-
-    /// The next item of `queue`: `scan` (which queues what a scan finds)
-    /// runs at the first call, and again whenever the queue is empty,
-    /// after waiting for `follower` to see something (the GIL released, in
-    /// slices that let Ctrl-C through); `None` once nothing came for the
-    /// idle timeout.
-    pub fn next<T>(
-        &mut self,
-        py: Python<'_>,
-        follower: &std::sync::Mutex<Follower>,
-        queue: &mut std::collections::VecDeque<T>,
-        mut scan: impl FnMut(Python<'_>, &mut std::collections::VecDeque<T>) -> PyResult<()>,
-    ) -> PyResult<Option<T>> {
-        let mut look = |queue: &mut std::collections::VecDeque<T>, last: &mut Instant| {
-            let had = queue.len();
-            scan(py, queue)?;
-            if queue.len() > had {
-                *last = Instant::now();
-            }
-            Ok::<(), PyErr>(())
-        };
-        if !self.scanned {
-            self.scanned = true;
-            self.last = Instant::now();
-            look(queue, &mut self.last)?;
-        }
-        loop {
-            if let Some(c) = queue.pop_front() {
-                return Ok(Some(c));
-            }
-            let mut slice = Duration::from_millis(200);
-            if let Some(t) = self.idle_timeout {
-                let idle = self.last.elapsed();
-                if idle >= t {
-                    return Ok(None);
-                }
-                slice = slice.min(t - idle);
-            }
-            {
-                let mut guard = follower.lock().map_err(|_| poisoned())?;
-                let follower = &mut *guard;
-                py.detach(|| follower.wait(Some(slice)));
-            }
-            py.check_signals()?;
-            look(queue, &mut self.last)?;
+    loop {
+        let got = py.detach(|| follower.step(|_, item| item.map(|c| Change::of(&c))));
+        match got {
+            Err(e) => return Err(error(Class::Read, None, e.to_string())),
+            Ok(None) => return Ok(None),
+            Ok(Some(Ok(c))) => return Ok(Some(c)),
+            Ok(Some(Err(e))) => errors.read_error(py, e.path(), &e),
         }
     }
 }
@@ -689,20 +610,15 @@ impl Follow {
         }
         let Follow {
             follower,
-            queue,
             pace,
             errors,
             ..
         } = self;
-        pace.next(py, follower, queue, |py, q| {
-            scan_into(py, follower, q, errors)
-        })
+        pace.next(py, follower, |py| step(py, follower, errors))
     }
 
-    /// The checkpoint of what was handed out: while the first changes are
-    /// handed out, of those handed out so far; after them, of what the
-    /// follower's scans read, the changes not yet taken from the iterator
-    /// included: save it when the iterator holds nothing (`pending == 0`).
+    /// The checkpoint of what was handed out so far (`None` before
+    /// anything was, without a checkpoint to start from).
     fn checkpoint(&self) -> PyResult<Option<Checkpoint>> {
         match &*self.catch_up.lock().map_err(|_| poisoned())? {
             Some(CatchUp::From(since)) => {
@@ -716,15 +632,15 @@ impl Follow {
             None => {}
         }
         let guard = self.follower.lock().map_err(|_| poisoned())?;
-        Ok(guard.checkpoint(0).map(|cp| Checkpoint { cp: cp.clone() }))
+        Ok(guard.checkpoint_so_far(0).map(|cp| Checkpoint { cp }))
     }
 
-    /// How many changes the last scan found that the iterator has not
-    /// handed out yet (0 while the first changes are handed out: they are
-    /// read one conversation at a time, none held).
+    /// How many changes were found and not handed out yet: 0, since each
+    /// scan is read a conversation at a time and none is held (kept for
+    /// the code that waits for it to be 0 before saving a checkpoint).
     #[getter]
     fn pending(&self) -> usize {
-        self.queue.len()
+        0
     }
 
     /// Why the follower polls although asked for events (`None` when it

@@ -14,6 +14,7 @@ mod event;
 mod ids;
 mod met;
 mod occhat;
+mod pace;
 mod requested;
 mod session_changes;
 mod store;

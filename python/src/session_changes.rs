@@ -5,7 +5,6 @@
 //! directory), both iterators of `agentlog.SessionChange`, and
 //! `agentlog.SessionsCheckpoint`.
 
-use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -18,8 +17,9 @@ use agentlog::openhands::CheckpointError;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
-use crate::changes::{FollowTiming, Pace, checkpoint_error, poisoned};
+use crate::changes::{FollowTiming, checkpoint_error, poisoned};
 use crate::errors::{Class, error, read_error};
+use crate::pace::Pace;
 use crate::values::owned_to_py;
 
 /// What an OC Chat sessions directory was read to: per session, its meta
@@ -301,30 +301,19 @@ impl SessionChanges {
 /// Following an OC Chat sessions directory live: an iterator of
 /// `agentlog.SessionChange` that waits (the GIL released, Ctrl-C honoured)
 /// for the next save. The first changes are everything since `checkpoint`
-/// (all there is, without one), loaded a session at a time as
-/// `changes_since` loads them; then what was saved meanwhile and after.
+/// (all there is, without one); then what was saved meanwhile and after.
+/// Each pass over the directory is taken a change at a time
+/// (`Follower::occhat_mut`), each recorded in the follower's checkpoint
+/// when handed out, so that no pass holds its messages: a session's are
+/// loaded when the iterator reaches it, as `changes_since` loads them.
 /// Ends when nothing came for `idle_timeout` seconds (never, when `None`);
 /// `checkpoint()` is the checkpoint of what was handed out.
 #[pyclass(module = "agentlog")]
 pub struct SessionFollow {
     follower: Mutex<Follower>,
-    catch_up: CatchUp,
-    queue: VecDeque<SessionChange>,
+    /// The pass under way.
+    pass: Option<Pass>,
     pace: Pace,
-}
-
-/// A session follow's first changes: a pass over the follower's own
-/// sessions directory taken a change at a time (`Follower::occhat_mut`),
-/// each recorded in its checkpoint, so that a first scan of a large
-/// directory never holds all its messages; the follower's scans go on
-/// from there.
-enum CatchUp {
-    /// Not started.
-    Ahead,
-    /// Under way.
-    Pass(Pass),
-    /// Every first change handed out.
-    Done,
 }
 
 /// Starts following the sessions directory `root` from `since`.
@@ -352,30 +341,37 @@ pub fn follow(
     })?;
     Ok(SessionFollow {
         follower: Mutex::new(follower),
-        catch_up: CatchUp::Ahead,
-        queue: VecDeque::new(),
+        pass: None,
         pace: Pace::new(timing.idle_timeout),
     })
 }
 
-/// Scans with `follower`, queueing the changes found.
-fn scan_into(
+/// The next change of the pass over `follower`'s sessions directory under
+/// way in `pass` (a new pass when none is), loaded with the GIL released;
+/// `None` at the pass's end.
+fn step(
     py: Python<'_>,
     follower: &Mutex<Follower>,
-    queue: &mut VecDeque<SessionChange>,
-) -> PyResult<()> {
+    pass: &mut Option<Pass>,
+) -> PyResult<Option<SessionChange>> {
     let mut guard = follower.lock().map_err(|_| poisoned())?;
-    let follower = &mut *guard;
-    let found = py.detach(|| {
-        let mut found = Vec::new();
-        let Ok(()) = follower.scan_occhat(|_, c| {
-            found.push(SessionChange::of(&c));
-            Ok::<(), Infallible>(())
-        });
-        found
-    });
-    queue.extend(found);
-    Ok(())
+    let Some(sessions) = guard.occhat_mut(0) else {
+        return Err(error(
+            Class::Other,
+            None,
+            "the follower holds no sessions directory",
+        ));
+    };
+    Ok(py.detach(|| {
+        let p = pass.get_or_insert_with(|| sessions.pass());
+        match sessions.step(p, |c| Ok::<_, Infallible>(SessionChange::of(&c))) {
+            Some(Ok(c)) => Some(c),
+            None => {
+                *pass = None;
+                None
+            }
+        }
+    }))
 }
 
 #[pymethods]
@@ -387,40 +383,13 @@ impl SessionFollow {
     fn __next__(&mut self, py: Python<'_>) -> PyResult<Option<SessionChange>> {
         let SessionFollow {
             follower,
-            catch_up,
-            queue,
+            pass,
             pace,
         } = self;
-        if !matches!(catch_up, CatchUp::Done) {
-            let guard = follower.get_mut().map_err(|_| poisoned())?;
-            let Some(sessions) = guard.occhat_mut(0) else {
-                return Err(error(
-                    Class::Other,
-                    None,
-                    "the follower holds no sessions directory",
-                ));
-            };
-            let got = py.detach(|| {
-                if let CatchUp::Ahead = catch_up {
-                    *catch_up = CatchUp::Pass(sessions.pass());
-                }
-                let CatchUp::Pass(pass) = catch_up else {
-                    return None;
-                };
-                sessions.step(pass, |c| Ok::<_, Infallible>(SessionChange::of(&c)))
-            });
-            match got {
-                Some(Ok(c)) => return Ok(Some(c)),
-                None => *catch_up = CatchUp::Done,
-            }
-        }
-        pace.next(py, follower, queue, |py, q| scan_into(py, follower, q))
+        pace.next(py, follower, |py| step(py, follower, pass))
     }
 
-    /// The checkpoint of what was handed out: while the first changes are
-    /// handed out, of those handed out so far; after them, of what the
-    /// follower's scans read, the changes not yet taken from the iterator
-    /// included: save it when the iterator holds nothing (`pending == 0`).
+    /// The checkpoint of what was handed out so far.
     fn checkpoint(&self) -> PyResult<SessionsCheckpoint> {
         let guard = self.follower.lock().map_err(|_| poisoned())?;
         match guard.occhat_checkpoint(0) {
@@ -433,12 +402,12 @@ impl SessionFollow {
         }
     }
 
-    /// How many changes the last scan found that the iterator has not
-    /// handed out yet (0 while the first changes are handed out: they are
-    /// loaded one session at a time, none held).
+    /// How many changes were found and not handed out yet: 0, since each
+    /// pass is read a session at a time and none is held (kept for the
+    /// code that waits for it to be 0 before saving a checkpoint).
     #[getter]
     fn pending(&self) -> usize {
-        self.queue.len()
+        0
     }
 
     /// Why the follower polls although asked for events (`None` when it

@@ -76,6 +76,28 @@ def follow_reads_each_first_change_when_reached(store, remove_one):
     return f
 
 
+def follow_reads_each_later_change_when_reached(store, make_changes):
+    """Checks that `store.follow(None)`, once its first changes are handed
+    out, hands out a later scan's changes as they are reached: after
+    `make_changes()` (three changes or more) and the first of them,
+    nothing is held (`pending` is 0), the checkpoint is of what was handed
+    out (a changes-since pass from it gives the others, which the follow
+    then hands out), and after the last, nothing is left. Returns the
+    follow."""
+    f = store.follow(None, poll=0.1, idle_timeout=5.0)
+    for _ in store.changes_since(None):
+        next(f)
+    make_changes()
+    first = next(f)
+    assert f.pending == 0
+    rest = [(c.kind, c.id) for c in store.changes_since(f.checkpoint())]
+    assert len(rest) >= 2 and (first.kind, first.id) not in rest
+    assert [(c.kind, c.id) for c in (next(f) for _ in rest)] == rest
+    assert f.pending == 0
+    assert list(store.changes_since(f.checkpoint())) == []
+    return f
+
+
 @pytest.fixture
 def store_copy(tmp_path: Path) -> Path:
     """A copy of the 1.31.2 part of the corpus, free to change."""

@@ -10,7 +10,11 @@ import time
 import pytest
 
 import agentlog
-from conftest import cli_lines, follow_reads_each_first_change_when_reached
+from conftest import (
+    cli_lines,
+    follow_reads_each_first_change_when_reached,
+    follow_reads_each_later_change_when_reached,
+)
 
 
 def as_lines(changes):
@@ -176,6 +180,25 @@ def test_follow_reads_its_first_changes_a_conversation_at_a_time(store_copy):
         return last.id
 
     follow_reads_each_first_change_when_reached(agentlog.open(store_copy), remove_one)
+
+
+def test_follow_reads_a_later_scan_a_conversation_at_a_time(store_copy, tmp_path):
+    template = next((store_copy / "chat").iterdir())
+
+    def add_three():
+        # Each a copy of the chat conversation under an ID of its own,
+        # made beside the store and renamed into it.
+        (store_copy / "added").mkdir()
+        for k in range(3):
+            new_id = f"{k + 1:08x}-0000-4000-8000-000000000000"
+            stage = tmp_path / "stage" / new_id.replace("-", "")
+            shutil.copytree(template, stage)
+            state = json.loads((stage / "base_state.json").read_text())
+            state["id"] = new_id
+            (stage / "base_state.json").write_text(json.dumps(state))
+            stage.rename(store_copy / "added" / stage.name)
+
+    follow_reads_each_later_change_when_reached(agentlog.open(store_copy), add_three)
 
 
 def nest_too_deep(store_copy):

@@ -12,7 +12,11 @@ import time
 import pytest
 
 import agentlog
-from conftest import OCCHAT, follow_reads_each_first_change_when_reached
+from conftest import (
+    OCCHAT,
+    follow_reads_each_first_change_when_reached,
+    follow_reads_each_later_change_when_reached,
+)
 
 
 @pytest.fixture
@@ -204,6 +208,19 @@ def test_follow_loads_its_first_changes_a_session_at_a_time(sessions_copy):
         return order[-1].id
 
     f = follow_reads_each_first_change_when_reached(store, remove_one)
+    fresh = store.changes_since(None)
+    list(fresh)
+    assert f.checkpoint().to_bytes() == fresh.checkpoint().to_bytes()
+
+
+def test_follow_loads_a_later_pass_a_session_at_a_time(sessions_copy):
+    store = agentlog.open(sessions_copy)
+
+    def save_three():
+        for s in list(store)[:3]:
+            save_again(s, s.messages + [{"role": "assistant", "content": "later"}])
+
+    f = follow_reads_each_later_change_when_reached(store, save_three)
     fresh = store.changes_since(None)
     list(fresh)
     assert f.checkpoint().to_bytes() == fresh.checkpoint().to_bytes()
