@@ -61,7 +61,7 @@ use std::time::{Duration, Instant};
 use watch::Watch;
 
 #[cfg(doc)]
-use crate::openhands::Store;
+use crate::openhands::{Changes, Store};
 use crate::openhands::{Change, ChangesError, Checkpoint, ScanOptions, StoreError};
 
 /// How a [`Follower`] follows.
