@@ -60,9 +60,9 @@ use std::time::{Duration, Instant};
 
 use watch::Watch;
 
+use crate::openhands::{Change, ChangesError, Checkpoint, ScanOptions, StoreError};
 #[cfg(doc)]
 use crate::openhands::{Changes, Store};
-use crate::openhands::{Change, ChangesError, Checkpoint, ScanOptions, StoreError};
 
 /// How a [`Follower`] follows.
 #[derive(Debug, Clone, Copy)]
