@@ -41,6 +41,9 @@
 //! - The checkpoints ([`Follower::checkpoint`]) record only what was handed
 //!   to the sink: saved after the sink's output is durable, a restart from
 //!   them goes on where the last scan stopped.
+//! - What cannot be read is said: a conversation that cannot be read, or
+//!   a directory under a root that cannot be listed, is an error item of
+//!   the scan (tried again by the next one), and the rest is read.
 //! - When the watch cannot be set up (too many directories for the
 //!   inotify limit, a file system without events), the follower polls at
 //!   [`FollowOptions::fallback_poll`] and says so ([`Follower::polling`]).
@@ -349,7 +352,11 @@ impl Follower {
     }
 
     /// Scans every root from its checkpoint, handing each change (with the
-    /// index of its root) to `sink`, and advances the checkpoints. A sink
+    /// index of its root) to `sink`, and advances the checkpoints. The
+    /// errors among the items are the conversations that could not be read
+    /// and, ahead of the changes, the directories the scan's walk could not
+    /// list ([`StoreError::Read`]; such a directory is listed again by the
+    /// next scan that walks the root). A sink
     /// error stops the scan; the checkpoint of that root then records only
     /// what the sink took before, and the next scan hands out again the
     /// change the sink refused (a removal as a removal, anything else as a
@@ -366,7 +373,7 @@ impl Follower {
                 continue;
             };
             let mut res = Ok(());
-            while let Some(item) = current.changes.next() {
+            while let Some(item) = current.next() {
                 if let Err(e) = sink(i, item) {
                     res = Err(e);
                     break;

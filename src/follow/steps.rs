@@ -9,10 +9,11 @@
 //! changes-since scan, [`Follower::finish_root`] gives the root its
 //! checkpoint back, and [`Follower::end`] times the next scans.
 
+use std::collections::VecDeque;
 use std::time::Instant;
 
 use super::{FollowError, Follower};
-use crate::openhands::{Change, Changes, Checkpoint, Store, StoreError};
+use crate::openhands::{Change, Changes, Checkpoint, ReadError, Store, StoreError};
 
 /// A scan under way: what it looks at and how far it is.
 pub(super) struct Pass {
@@ -33,8 +34,21 @@ pub(super) struct Current {
     i: usize,
     /// Whether it is a full scan of the root.
     full: bool,
+    /// The directories its walk could not list, handed out first.
+    unlisted: VecDeque<ReadError>,
     /// The root's changes-since scan.
-    pub(super) changes: Box<Changes>,
+    changes: Box<Changes>,
+}
+
+impl Current {
+    /// The next item of the root's scan: a directory its walk could not
+    /// list (as [`StoreError::Read`]), then each change.
+    pub(super) fn next(&mut self) -> Option<Result<Change<'_>, StoreError>> {
+        if let Some(e) = self.unlisted.pop_front() {
+            return Some(Err(StoreError::Read(e)));
+        }
+        self.changes.next()
+    }
 }
 
 impl Follower {
@@ -89,7 +103,7 @@ impl Follower {
             }
             cp => Store::changes_since_owned(&r.path, cp, scan_opts),
         };
-        let changes = match started {
+        let mut changes = match started {
             Ok(ch) => ch,
             Err((e, cp)) => {
                 r.checkpoint = cp;
@@ -101,6 +115,7 @@ impl Follower {
         Ok(Some(Current {
             i,
             full,
+            unlisted: changes.take_unreadable().into(),
             changes: Box::new(changes),
         }))
     }
@@ -110,7 +125,9 @@ impl Follower {
     /// without it (handed out again by the next scan, which is then a full
     /// one).
     pub(super) fn finish_root(&mut self, pass: &mut Pass, current: Current, refused: bool) {
-        let Current { i, full, changes } = current;
+        let Current {
+            i, full, changes, ..
+        } = current;
         let Some(r) = self.roots.get_mut(i) else {
             return;
         };
@@ -170,7 +187,7 @@ impl Follower {
         loop {
             if let Some(mut current) = pass.current.take() {
                 let i = current.i;
-                if let Some(item) = current.changes.next() {
+                if let Some(item) = current.next() {
                     let got = take(i, item);
                     pass.current = Some(current);
                     self.pass = Some(pass);

@@ -615,6 +615,12 @@ impl Changes {
         &self.unreadable
     }
 
+    /// Takes the directories of the walk that could not be listed (the
+    /// follower hands them out as errors of its scan).
+    pub(crate) fn take_unreadable(&mut self) -> Vec<ReadError> {
+        std::mem::take(&mut self.unreadable)
+    }
+
     /// How many top-level conversations the walk found.
     pub fn top_level(&self) -> usize {
         self.tops.len()

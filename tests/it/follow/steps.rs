@@ -150,3 +150,76 @@ fn a_scan_or_a_resume_mid_step_goes_on_from_what_was_handed_out() {
     assert!(g.resume_from(0, f.checkpoint(0).unwrap().clone()));
     assert_eq!(steps(&mut g), Vec::<String>::new());
 }
+
+/// A directory under the root that cannot be listed is an error item of
+/// each scan that walks it, ahead of the changes (it was left out without
+/// a word), whether the scan is taken whole or a step at a time. Run as a
+/// user permissions apply to (as root: in a child as `nobody`; see
+/// `unprivileged`).
+#[test]
+fn a_directory_that_cannot_be_listed_is_an_error_of_the_scan() {
+    use agentlog::openhands::{ReadError, StoreError};
+    use std::os::unix::fs::PermissionsExt;
+    if !common::unprivileged::checks_run_here(
+        module_path!(),
+        "a_directory_that_cannot_be_listed_is_an_error_of_the_scan",
+    ) {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("store");
+    for (dir, id) in [
+        (
+            "open/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+            "aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa",
+        ),
+        (
+            "locked/bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
+            "bbbbbbbb-bbbb-4bbb-8bbb-bbbbbbbbbbbb",
+        ),
+    ] {
+        let d = root.join(dir);
+        fs::create_dir_all(d.join("events")).unwrap();
+        let state = format!(r#"{{"id":"{id}","agent":{{"kind":"Agent"}}}}"#);
+        fs::write(d.join("base_state.json"), state).unwrap();
+    }
+    let locked = root.join("locked");
+    fs::set_permissions(&locked, fs::Permissions::from_mode(0o000)).unwrap();
+    let item = |item: Result<Change<'_>, StoreError>| match item {
+        Ok(c) => line(&c),
+        Err(StoreError::Read(ReadError::Io { path, .. })) => format!("unlisted {}", path.display()),
+        Err(e) => format!("error {e}"),
+    };
+    let mut by_scan = Follower::new(vec![(root.clone(), None)], polling());
+    let mut by_step = Follower::new(vec![(root.clone(), None)], polling());
+    let mut rounds = Vec::new();
+    for _ in 0..2 {
+        let mut scanned = Vec::new();
+        by_scan
+            .scan(|_, i| {
+                scanned.push(item(i));
+                Ok::<(), ()>(())
+            })
+            .unwrap()
+            .unwrap();
+        let mut stepped = Vec::new();
+        while let Some(l) = by_step.step(|_, i| item(i)).unwrap() {
+            stepped.push(l);
+        }
+        rounds.push((scanned, stepped));
+    }
+    fs::set_permissions(&locked, fs::Permissions::from_mode(0o755)).unwrap();
+    let unlisted = format!("unlisted {}", locked.display());
+    for (scanned, stepped) in &rounds {
+        assert_eq!(scanned, stepped);
+    }
+    assert_eq!(
+        rounds[0].0,
+        vec![
+            unlisted.clone(),
+            "new open/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0".to_owned()
+        ]
+    );
+    // Polling: every scan walks the store, and meets it again.
+    assert_eq!(rounds[1].0, vec![unlisted]);
+}
