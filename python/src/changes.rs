@@ -477,33 +477,16 @@ impl Changes {
 /// Following a store live: an iterator of `agentlog.Change` that waits
 /// (the GIL released, Ctrl-C honoured) for what is written next. The
 /// first changes are everything since `checkpoint` (all there is, without
-/// one), read a conversation at a time as `changes_since` reads them; then
-/// what was written meanwhile and after, each scan of the follower taken a
-/// change at a time (`Follower::step`), none held. Ends when nothing came
-/// for `idle_timeout` seconds (never, when `None`); `checkpoint()` is the
-/// checkpoint of what was handed out.
+/// one); then what was written meanwhile and after. Each of the follower's
+/// scans is taken a change at a time (`Follower::step`), each conversation
+/// read when the iterator reaches it, as `changes_since` reads them, none
+/// held. Ends when nothing came for `idle_timeout` seconds (never, when
+/// `None`); `checkpoint()` is the checkpoint of what was handed out.
 #[pyclass(module = "agentlog")]
 pub struct Follow {
     follower: std::sync::Mutex<Follower>,
-    /// The store followed (the follower's one root).
-    root: PathBuf,
-    /// The first changes, `None` once handed out.
-    catch_up: std::sync::Mutex<Option<CatchUp>>,
     pace: Pace,
     errors: Met,
-}
-
-/// A follow's first changes (everything since the checkpoint given): one
-/// changes-since scan taken a conversation at a time, as `changes_since`
-/// takes it (and, as it does, reporting in `errors` the directories its
-/// walk could not list, which the follower's scans do not report); the
-/// follower takes over from its checkpoint (`Follower::resume_from`), and
-/// its first scan hands out what changed meanwhile.
-enum CatchUp {
-    /// Not started: the checkpoint it starts from.
-    From(Option<RsCheckpoint>),
-    /// Under way.
-    Scan(Box<RsChanges>),
 }
 
 /// How often a follower looks and when it stops, in seconds, as Python
@@ -537,19 +520,18 @@ pub fn follow(
         ..FollowOptions::default()
     };
     let root = root.to_path_buf();
-    let follower = py.detach(|| Follower::new(vec![(root.clone(), None)], opts));
+    let follower = py.detach(|| Follower::new(vec![(root, since)], opts));
     Ok(Follow {
         follower: std::sync::Mutex::new(follower),
-        root,
-        catch_up: std::sync::Mutex::new(Some(CatchUp::From(since))),
         pace: Pace::new(idle_timeout),
         errors: Met::default(),
     })
 }
 
 /// The next change of `follower`'s scan under way (a new scan when none
-/// is), read with the GIL released; a conversation that cannot be read is
-/// kept in `errors` and the scan goes on. `None` at the scan's end.
+/// is), read with the GIL released; a conversation that cannot be read, or
+/// a directory its walk could not list, is kept in `errors` and the scan
+/// goes on. `None` at the scan's end.
 fn step(
     py: Python<'_>,
     follower: &std::sync::Mutex<Follower>,
@@ -568,36 +550,6 @@ fn step(
     }
 }
 
-impl Follow {
-    /// The next of the first changes (a conversation read at a time);
-    /// `None` once they are all handed out, the follower then resumed
-    /// from the catch-up's checkpoint.
-    fn catch_up_next(&mut self, py: Python<'_>) -> PyResult<Option<Change>> {
-        let mut guard = self.catch_up.lock().map_err(|_| poisoned())?;
-        if let Some(CatchUp::From(since)) = &*guard {
-            let opts = self.follower.lock().map_err(|_| poisoned())?.scan_options();
-            let root = &self.root;
-            let started = py.detach(|| Store::changes_since(root, since.as_ref(), opts));
-            // A scan that cannot start is tried again at the next call, as
-            // the follower's own scans are.
-            let scan = started.map_err(|e| error(Class::Read, None, e.to_string()))?;
-            unreadable_errors(py, &scan, &mut self.errors);
-            *guard = Some(CatchUp::Scan(Box::new(scan)));
-        }
-        let Some(CatchUp::Scan(scan)) = guard.as_mut() else {
-            return Ok(None);
-        };
-        if let Some(c) = next_change(py, scan, &mut self.errors) {
-            return Ok(Some(c));
-        }
-        if let Some(CatchUp::Scan(scan)) = guard.take() {
-            let mut follower = self.follower.lock().map_err(|_| poisoned())?;
-            follower.resume_from(0, scan.into_checkpoint());
-        }
-        Ok(None)
-    }
-}
-
 #[pymethods]
 impl Follow {
     fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
@@ -605,14 +557,10 @@ impl Follow {
     }
 
     fn __next__(&mut self, py: Python<'_>) -> PyResult<Option<Change>> {
-        if let Some(c) = self.catch_up_next(py)? {
-            return Ok(Some(c));
-        }
         let Follow {
             follower,
             pace,
             errors,
-            ..
         } = self;
         pace.next(py, follower, |py| step(py, follower, errors))
     }
@@ -620,17 +568,6 @@ impl Follow {
     /// The checkpoint of what was handed out so far (`None` before
     /// anything was, without a checkpoint to start from).
     fn checkpoint(&self) -> PyResult<Option<Checkpoint>> {
-        match &*self.catch_up.lock().map_err(|_| poisoned())? {
-            Some(CatchUp::From(since)) => {
-                return Ok(since.as_ref().map(|cp| Checkpoint { cp: cp.clone() }));
-            }
-            Some(CatchUp::Scan(scan)) => {
-                return Ok(Some(Checkpoint {
-                    cp: scan.checkpoint(),
-                }));
-            }
-            None => {}
-        }
         let guard = self.follower.lock().map_err(|_| poisoned())?;
         Ok(guard.checkpoint_so_far(0).map(|cp| Checkpoint { cp }))
     }
@@ -651,10 +588,10 @@ impl Follow {
         Ok(guard.polling().map(str::to_owned))
     }
 
-    /// The conversations that could not be read, as `agentlog.ReadError`
-    /// objects (not raised: following went on). Each scan tries such a
-    /// conversation again; an error is listed once, however many scans met
-    /// it.
+    /// The conversations that could not be read and the directories that
+    /// could not be listed, as `agentlog.ReadError` objects (not raised:
+    /// following went on). Each scan tries them again; an error is listed
+    /// once, however many scans met it.
     #[getter]
     fn errors(&self, py: Python<'_>) -> Vec<Py<PyAny>> {
         self.errors.errors(py)
