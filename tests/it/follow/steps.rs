@@ -46,6 +46,13 @@ fn steps(f: &mut Follower) -> Vec<String> {
     taken
 }
 
+/// The first change a step of `f` hands out.
+fn first_step(f: &mut Follower) -> String {
+    f.step(|_, item| line(&item.expect("every conversation reads")))
+        .expect("the scan starts")
+        .expect("a first change")
+}
+
 fn polling() -> FollowOptions {
     FollowOptions {
         poll: Some(Duration::from_millis(10)),
@@ -58,6 +65,13 @@ fn store(t: &Path) -> PathBuf {
     common::copy_tree(&common::corpus_dir().join("openhands/1.31.2"), &root);
     common::openhands::backdate(&root);
     root
+}
+
+/// A store, and the changes a follower's first scan of it hands out.
+fn store_and_first_scan(t: &Path) -> (PathBuf, Vec<String>) {
+    let root = store(t);
+    let every = scan(&mut Follower::new(vec![(root.clone(), None)], polling()));
+    (root, every)
 }
 
 /// A checkpoint's body without the time it was taken (its second line:
@@ -108,16 +122,11 @@ fn steps_hand_out_what_scans_do() {
 #[test]
 fn a_checkpoint_mid_scan_is_of_what_was_handed_out() {
     let t = tempfile::tempdir().unwrap();
-    let root = store(t.path());
-    let every = scan(&mut Follower::new(vec![(root.clone(), None)], polling()));
+    let (root, every) = store_and_first_scan(t.path());
     let mut f = Follower::new(vec![(root.clone(), None)], polling());
     assert!(f.checkpoint_so_far(0).is_none());
     assert!(f.checkpoint_so_far(1).is_none());
-    let first = f
-        .step(|_, item| line(&item.unwrap()))
-        .unwrap()
-        .expect("a first change");
-    assert_eq!(first, every[0]);
+    assert_eq!(first_step(&mut f), every[0]);
     let cp = f.checkpoint_so_far(0).expect("a checkpoint mid-scan");
     let mut rest = Vec::new();
     let mut ch = Store::changes_since(&root, Some(&cp), f.scan_options()).unwrap();
@@ -135,18 +144,16 @@ fn a_checkpoint_mid_scan_is_of_what_was_handed_out() {
 #[test]
 fn a_scan_or_a_resume_mid_step_goes_on_from_what_was_handed_out() {
     let t = tempfile::tempdir().unwrap();
-    let root = store(t.path());
-    let every = scan(&mut Follower::new(vec![(root.clone(), None)], polling()));
+    let (root, every) = store_and_first_scan(t.path());
     // A scan puts the steps under way aside and hands out the rest.
     let mut f = Follower::new(vec![(root.clone(), None)], polling());
-    let first = f.step(|_, item| line(&item.unwrap())).unwrap().unwrap();
-    assert_eq!(first, every[0]);
+    assert_eq!(first_step(&mut f), every[0]);
     assert_eq!(scan(&mut f), every[1..]);
     assert_eq!(steps(&mut f), Vec::<String>::new());
     // A resume does too: the steps after it start a new scan from the
     // checkpoint given.
     let mut g = Follower::new(vec![(root.clone(), None)], polling());
-    g.step(|_, item| line(&item.unwrap())).unwrap().unwrap();
+    first_step(&mut g);
     assert!(g.resume_from(0, f.checkpoint(0).unwrap().clone()));
     assert_eq!(steps(&mut g), Vec::<String>::new());
 }
