@@ -299,7 +299,9 @@ impl Follower {
     }
 
     /// The checkpoint of the root at `i` (in the order given): what was
-    /// handed out so far.
+    /// handed out so far. `None` while [`step`](Self::step) is in the
+    /// middle of that root's scan, which holds it:
+    /// [`checkpoint_so_far`](Self::checkpoint_so_far) gives it then.
     pub fn checkpoint(&self, i: usize) -> Option<&Checkpoint> {
         self.roots.get(i)?.checkpoint.as_ref()
     }

@@ -617,6 +617,7 @@ impl Changes {
 
     /// Takes the directories of the walk that could not be listed (the
     /// follower hands them out as errors of its scan).
+    #[cfg(feature = "follow")]
     pub(crate) fn take_unreadable(&mut self) -> Vec<ReadError> {
         std::mem::take(&mut self.unreadable)
     }
