@@ -399,20 +399,15 @@ pub fn changes_since(
             ),
         }
     })?;
+    // The directories of the walk that could not be listed.
     let mut errors = Met::default();
-    unreadable_errors(py, &scan, &mut errors);
+    for e in scan.unreadable() {
+        errors.read_error(py, crate::conversation::path_of(e), e);
+    }
     Ok(Changes {
         scan: std::sync::Mutex::new(Some(scan)),
         errors,
     })
-}
-
-/// Keeps the directories of `scan`'s walk that could not be listed in
-/// `errors`.
-fn unreadable_errors(py: Python<'_>, scan: &RsChanges, errors: &mut Met) {
-    for e in scan.unreadable() {
-        errors.read_error(py, crate::conversation::path_of(e), e);
-    }
 }
 
 /// The next change of `scan`, read with the GIL released; a conversation
@@ -420,11 +415,7 @@ fn unreadable_errors(py: Python<'_>, scan: &RsChanges, errors: &mut Met) {
 /// the scan goes on. `None` at the end.
 fn next_change(py: Python<'_>, scan: &mut RsChanges, errors: &mut Met) -> Option<Change> {
     loop {
-        let got = py.detach(|| match scan.next() {
-            None => None,
-            Some(Ok(c)) => Some(Ok(Change::of(&c))),
-            Some(Err(e)) => Some(Err(e)),
-        });
+        let got = py.detach(|| scan.next().map(|item| item.map(|c| Change::of(&c))));
         match got? {
             Ok(c) => return Some(c),
             Err(e) => errors.read_error(py, e.path(), &e),

@@ -321,8 +321,8 @@ impl Follower {
     /// the checkpoint of what was handed out another way — a
     /// changes-since scan taken a conversation at a time
     /// ([`Store::changes_since`] with [`scan_options`](Self::scan_options)),
-    /// say, so that a first catch-up
-    /// over a large store never holds all of its changes at once. The next
+    /// say (a follower's own scans hold none of their changes when taken
+    /// with [`step`](Self::step)). The next
     /// [`scan`](Self::scan) is a full one from `cp`: what changed while the
     /// other scan ran is handed out then. `false` when there is no root
     /// `i`. A checkpoint of another root is refused by that scan, as by
